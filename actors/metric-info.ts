@@ -1,0 +1,10 @@
+import type { MetricIdentity } from '../model/ingest-record.js';
+
+/** A metric as this node knows it: its identity plus where its data lives. */
+export interface MetricInfo extends MetricIdentity {
+  /** 16-byte storage id (model/metric-key.ts). */
+  id: Buffer;
+  /** `id` as hex, for map keys. */
+  idHex: string;
+  partition: number;
+}

@@ -1,0 +1,68 @@
+// Resolves submitted (check field, metric name) pairs to metrics, once each: parsing,
+// canonicalising and hashing happen on a metric's first sample, later samples hit a map.
+import { parseCheckField } from '../model/check-field.js';
+import type { MetricResolution } from '../model/ingest-record.js';
+import { canonicalizeMetricName } from '../model/metric-name.js';
+import { metricKey, placeMetric } from '../model/metric-key.js';
+import type { AccountId, MetricKey } from '../model/types.js';
+import type { MetricInfo } from './metric-info.js';
+
+/** Bound on cached (field, name) spellings; past it the cache starts over. */
+const MAX_SPELLINGS = 1_000_000;
+
+export class MetricRegistry {
+  private readonly byKey = new Map<MetricKey, MetricInfo>();
+  private spellings = new Map<string, MetricResolution<MetricInfo>>();
+
+  constructor(private readonly partitions: number) {}
+
+  /** A resolver for one request; `headerAccount` lets bare uuids through. */
+  resolver(headerAccount: AccountId | null): (checkField: string, name: string) => MetricResolution<MetricInfo> {
+    return (checkField, name) => {
+      const spelling = `${headerAccount ?? ''}\u0000${checkField}\u0000${name}`;
+      let hit = this.spellings.get(spelling);
+      if (hit === undefined) {
+        hit = this.resolveUncached(checkField, name, headerAccount);
+        if (this.spellings.size >= MAX_SPELLINGS) this.spellings = new Map();
+        this.spellings.set(spelling, hit);
+      }
+      return hit;
+    };
+  }
+
+  /** The metric with this uuid and (already canonical) name, creating its info if new. */
+  intern(accountId: AccountId, uuid: string, checkName: string, canonical: string): MetricResolution<MetricInfo> {
+    const parsed = canonicalizeMetricName(canonical);
+    if (!parsed.ok) return parsed;
+    const key = metricKey(uuid, parsed.value.canonical);
+    let info = this.byKey.get(key);
+    if (info === undefined) {
+      const { id, partition } = placeMetric(key, this.partitions);
+      info = { key, accountId, uuid, checkName, name: parsed.value, id, idHex: id.toString('hex'), partition };
+      this.byKey.set(key, info);
+    }
+    return { ok: true, metric: info };
+  }
+
+  /**
+   * The metric a read names. Reads carry no account, so a metric not yet interned is
+   * described without being remembered (its account is whatever ingest says).
+   */
+  lookup(uuid: string, name: string): MetricResolution<MetricInfo> {
+    const parsed = canonicalizeMetricName(name);
+    if (!parsed.ok) return parsed;
+    const key = metricKey(uuid, parsed.value.canonical);
+    const known = this.byKey.get(key);
+    if (known !== undefined) return { ok: true, metric: known };
+    const { id, partition } = placeMetric(key, this.partitions);
+    const accountId = 0 as AccountId;
+    return { ok: true, metric: { key, accountId, uuid, checkName: '', name: parsed.value, id, idHex: id.toString('hex'), partition } };
+  }
+
+  private resolveUncached(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<MetricInfo> {
+    const check = parseCheckField(checkField, headerAccount);
+    if (!check.ok) return check;
+    const { accountId, uuid, checkName } = check.check;
+    return this.intern(accountId, uuid, checkName, name);
+  }
+}

@@ -1,0 +1,97 @@
+// Starting the systems a benchmark compares: ferrite as a child process, and the peer
+// (VictoriaMetrics from Debian's `victoria-metrics` package) on a loopback port.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export interface Running {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  dataDir: string;
+  /** Stops gracefully and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return () => {
+    child.kill(signal);
+    return exited;
+  };
+}
+
+async function waitHttp(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.status < 500) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up in ${timeoutMs} ms`);
+}
+
+export async function startFerrite(dataDir: string, extraArgs: string[] = []): Promise<Running> {
+  const port = await freePort();
+  const bin = path.resolve(process.cwd(), 'bin/ferrite.js');
+  const child = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitHttp(`${url}/state`);
+  return { name: 'ferrite', url, child, dataDir, stop: stopper(child, 'SIGTERM') };
+}
+
+export const VM_BINARY = '/usr/bin/victoria-metrics';
+
+export function victoriaMetricsAvailable(): boolean {
+  return existsSync(VM_BINARY);
+}
+
+export async function startVictoriaMetrics(dataDir: string): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(
+    VM_BINARY,
+    [
+      `-storageDataPath=${dataDir}`,
+      `-httpListenAddr=127.0.0.1:${port}`,
+      '-retentionPeriod=100y',
+      '-search.latencyOffset=0s',
+      '-search.disableCache',
+      '-loggerLevel=ERROR',
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitHttp(`${url}/health`);
+  return { name: 'victoria-metrics', url, child, dataDir, stop: stopper(child, 'SIGINT') };
+}
+
+/** Peak resident set size (VmHWM) of a running process, in bytes. */
+export function peakRss(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmHWM:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+export function diskBytes(dir: string): number {
+  const r = spawnSync('du', ['-sb', dir], { encoding: 'utf8' });
+  return Number(r.stdout.split('\t')[0]);
+}

@@ -1,0 +1,66 @@
+// `ferrite` command line: `ferrite serve` runs one node.
+import { Command, InvalidArgumentError } from 'commander';
+import { pino } from 'pino';
+import { FerriteNode } from '../actors/node.js';
+import { buildServer } from '../http/server.js';
+import { ConfigError, type FerriteConfig } from '../model/config.js';
+import { VERSION } from '../model/version.js';
+import { envName, loadConfig } from './config-sources.js';
+
+const int = (value: string): number => {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('not a non-negative integer');
+  return Number(value);
+};
+
+const program = new Command('ferrite').description('ferrite: a clustered time-series metric store').version(VERSION);
+
+program
+  .command('serve')
+  .description('run one node')
+  .option('--config <file>', 'JSON config file (keys as in the README)')
+  .option('--host <host>', 'listen address (default 127.0.0.1)')
+  .option('--port <port>', 'listen port (default 8112; 0 = any free port)', int)
+  .option('--data-dir <dir>', 'RocksDB directory (default ./data)')
+  .option('--node-id <uuid>', 'node uuid (default: chosen at first start and remembered)')
+  .option('--partitions <n>', 'metric partitions (default 16)', int)
+  .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest')
+  .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
+  .addHelpText('after', `\nEvery option of the config file can also be set as an environment variable,\ne.g. dataDir as ${envName('dataDir')}. Precedence: flags > environment > file > defaults.`)
+  .action(async (flags: Partial<FerriteConfig> & { config?: string }) => {
+    let config: FerriteConfig;
+    try {
+      config = loadConfig(flags, process.env);
+    } catch (error) {
+      console.error(error instanceof ConfigError ? error.message : String((error as Error).message ?? error));
+      process.exit(2);
+    }
+    await serve(config);
+  });
+
+async function serve(config: FerriteConfig): Promise<void> {
+  const log = pino({ level: config.logLevel });
+  const node = await FerriteNode.start(config, log);
+  const app = buildServer(node, log);
+  const address = await app.listen({ host: config.host, port: config.port });
+  log.info({ address, dataDir: config.dataDir, identity: node.identity, partitions: config.partitions }, 'ferrite listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: draining requests, sealing buffers');
+    try {
+      await app.close(); // stops accepting and waits for in-flight requests
+      await node.stop(); // seals every buffer, truncates the journal, closes RocksDB
+      log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'unclean shutdown; the journal will be replayed at next start');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+await program.parseAsync(process.argv);

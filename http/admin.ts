@@ -1,0 +1,67 @@
+// `GET /stats.json` and `GET /state` in IRONdb's shapes (irondb-reference §10): existing
+// clients (gosnowth, the Grafana data source) call these before anything else.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { FerriteNode } from '../actors/node.js';
+import { VERSION } from '../model/version.js';
+
+/** Numeric rollup periods (seconds) this node reports; aging into them is issue 5's work. */
+const ROLLUPS = [60, 300, 1800, 10800, 86400];
+
+const s = (value: string | number) => ({ _type: 's', _value: String(value) });
+const n = (value: number) => ({ _type: 'L', _value: value });
+
+export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
+  const { node } = opts;
+  const topology = topologyHash(node.identity);
+
+  app.get('/stats.json', async () => ({
+    application: s('ferrite'),
+    identity: s(node.identity),
+    version: s(VERSION),
+    semver: s(VERSION),
+    topology: { current: s(topology), next: s('-') },
+    ingest: {
+      requests: n(node.stats.requestsIngested),
+      records: n(node.stats.recordsIngested),
+      journal_replayed: n(node.stats.journalEntriesReplayed),
+    },
+  }));
+
+  app.get('/state', async () => {
+    const usage = process.resourceUsage();
+    return {
+      identity: node.identity,
+      current: topology,
+      next: '-',
+      base_rollup: ROLLUPS[0],
+      rollups: ROLLUPS,
+      nntbs: { rollups: ROLLUPS },
+      text: { rollups: [] },
+      histogram: { rollups: ROLLUPS },
+      'rusage.utime': usage.userCPUTime / 1e6,
+      'rusage.stime': usage.systemCPUTime / 1e6,
+      'rusage.maxrss': usage.maxRSS,
+      max_peer_lag: 0,
+      avg_peer_lag: 0,
+      features: {
+        'text:store': '1',
+        'histogram:store': '1',
+        'nnt:store': '1',
+        'nnt:second_order': '0',
+        'histogram:dynamic_rollups': '0',
+        features: '1',
+      },
+      version: VERSION,
+      application: 'ferrite',
+    };
+  });
+}
+
+/**
+ * A standalone node is a topology of one; its hash is SHA-256 over the node list, the
+ * 64-hex form IRONdb uses to name topologies.
+ */
+function topologyHash(identity: string): string {
+  return createHash('sha256').update(JSON.stringify({ write_copies: 1, nodes: [{ id: identity, weight: 1 }] })).digest('hex');
+}

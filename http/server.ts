@@ -1,0 +1,47 @@
+// The Fastify edge: one encapsulated plugin per endpoint family, one body parser, and a
+// single error handler that is the only place writing `{"error": ...}`.
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { FerriteNode } from '../actors/node.js';
+import { ferr, FerriteError } from '../model/errors.js';
+import { adminRoutes } from './admin.js';
+import { rawRoutes } from './raw.js';
+import { textRoutes } from './text.js';
+
+export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: node.config.bodyLimitBytes,
+    disableRequestLogging: true,
+    // Reads put whole metric names (which may hold '/') in the path.
+    routerOptions: { maxParamLength: 8192 },
+  });
+
+  // Every body arrives as bytes; each endpoint decodes its own formats (TSV, FlatBuffer, JSON).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((error: FastifyError | FerriteError, req, reply) => {
+    if (error instanceof FerriteError) {
+      if (error.status >= 500) req.log.error({ err: error }, error.message);
+      return reply.status(error.status).send(errorBody(error));
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send(errorBody(ferr('FER_ERR_BODY_TOO_LARGE', node.config.bodyLimitBytes)));
+    }
+    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+    if (status >= 500) req.log.error({ err: error }, 'request failed');
+    const wrapped = status >= 500 ? ferr('FER_ERR_BUG', error.message) : ferr('FER_ERR_BAD_BODY', error.message);
+    return reply.status(status).send(errorBody(wrapped));
+  });
+  app.setNotFoundHandler((req, reply) => reply.status(404).send(errorBody(ferr('FER_ERR_NOT_FOUND', req.method, req.url))));
+
+  app.register(rawRoutes, { node });
+  app.register(textRoutes, { node });
+  app.register(adminRoutes, { node });
+  return app;
+}
+
+function errorBody(error: FerriteError): { error: string; code: string } {
+  return { error: error.message, code: error.code };
+}

@@ -1,0 +1,121 @@
+// The header every block starts with, and the parts all block formats share: the null
+// bitmap and the delta-of-delta timestamp stream.
+import { ByteReader, ByteWriter, unzigzag, zigzag } from './bytes.js';
+
+/** The first byte of a block. The enum only grows: a value, once written, keeps its meaning. */
+export const BlockFormat = {
+  NumericFloat: 1,
+  /** Values that are exact decimals m / 10^k: a scale byte k, then deltas of m. */
+  NumericDecimal: 2,
+  NumericBigint: 3,
+  Text: 4,
+} as const;
+export type BlockFormat = (typeof BlockFormat)[keyof typeof BlockFormat];
+
+const FLAG_HAS_NULLS = 1;
+
+export interface BlockHeader {
+  version: BlockFormat;
+  count: number;
+  firstTs: number;
+  lastTs: number;
+}
+
+export function writeHeader(w: ByteWriter, format: BlockFormat, ts: readonly number[], present: boolean[] | null): void {
+  w.byte(format);
+  w.varint(ts.length);
+  if (ts.length === 0) return;
+  w.varint(ts[0]!);
+  w.varint(ts[ts.length - 1]! - ts[0]!);
+  w.byte(present === null ? 0 : FLAG_HAS_NULLS);
+  if (present !== null) writeBitmap(w, present);
+  writeTimestamps(w, ts);
+}
+
+export interface DecodedHeader extends BlockHeader {
+  /** null when every value is present. */
+  present: boolean[] | null;
+  ts: number[];
+}
+
+export function readHeader(r: ByteReader): DecodedHeader {
+  const version = r.byte() as BlockFormat;
+  if (version < BlockFormat.NumericFloat || version > BlockFormat.Text) r.fail(`unknown block format ${version}`);
+  const count = r.varint();
+  if (count === 0) return { version, count, firstTs: 0, lastTs: 0, present: null, ts: [] };
+  // Every sample costs at least one bit somewhere, which bounds a corrupt count.
+  if (count > r.buf.length * 8) r.fail(`count ${count} cannot fit in ${r.buf.length} bytes`);
+  const firstTs = r.varint();
+  const lastTs = firstTs + r.varint();
+  const flags = r.byte();
+  const present = flags & FLAG_HAS_NULLS ? readBitmap(r, count) : null;
+  const ts = readTimestamps(r, count, firstTs);
+  if (ts[count - 1] !== lastTs) r.fail('timestamps disagree with the header');
+  return { version, count, firstTs, lastTs, present, ts };
+}
+
+/** Reads only the fixed part of the header, without decoding the body. */
+export function peekHeader(bytes: Uint8Array): BlockHeader {
+  const r = new ByteReader(bytes);
+  const version = r.byte() as BlockFormat;
+  const count = r.varint();
+  if (count === 0) return { version, count, firstTs: 0, lastTs: 0 };
+  const firstTs = r.varint();
+  return { version, count, firstTs, lastTs: firstTs + r.varint() };
+}
+
+function writeBitmap(w: ByteWriter, present: boolean[]): void {
+  for (let i = 0; i < present.length; i += 8) {
+    let b = 0;
+    for (let j = 0; j < 8 && i + j < present.length; j++) if (present[i + j]) b |= 0x80 >>> j;
+    w.byte(b);
+  }
+}
+
+function readBitmap(r: ByteReader, count: number): boolean[] {
+  const bytes = r.bytes(Math.ceil(count / 8));
+  const present = new Array<boolean>(count);
+  for (let i = 0; i < count; i++) present[i] = (bytes[i >>> 3]! & (0x80 >>> (i & 7))) !== 0;
+  return present;
+}
+
+// Timestamps after the first: zigzag delta-of-delta tokens. A token's low bit says what
+// it is: 0 = one delta-of-delta (value << 1), 1 = a run of N zero delta-of-deltas
+// (N << 1 | 1), so a regular series costs a couple of bytes in all.
+function writeTimestamps(w: ByteWriter, ts: readonly number[]): void {
+  let prevDelta = 0;
+  let zeros = 0;
+  for (let i = 1; i < ts.length; i++) {
+    const delta = ts[i]! - ts[i - 1]!;
+    const dod = delta - prevDelta;
+    prevDelta = delta;
+    if (dod === 0) {
+      zeros++;
+      continue;
+    }
+    if (zeros > 0) w.varint(zeros * 2 + 1);
+    zeros = 0;
+    w.varint(zigzag(dod) * 2);
+  }
+  if (zeros > 0) w.varint(zeros * 2 + 1);
+}
+
+function readTimestamps(r: ByteReader, count: number, first: number): number[] {
+  const ts = new Array<number>(count);
+  ts[0] = first;
+  let delta = 0;
+  let i = 1;
+  while (i < count) {
+    const token = r.varint();
+    if (token % 2 === 1) {
+      const run = (token - 1) / 2;
+      if (run === 0 || run > count - i) r.fail(`timestamp run of ${run} overflows the block`);
+      for (let k = 0; k < run; k++, i++) ts[i] = ts[i - 1]! + delta;
+    } else {
+      delta += unzigzag(token / 2);
+      ts[i] = ts[i - 1]! + delta;
+      i++;
+    }
+  }
+  return ts;
+}

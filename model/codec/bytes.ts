@@ -1,0 +1,113 @@
+// Append-style byte writer and bounds-checked reader with LEB128 varints and zigzag,
+// for safe-integer numbers and for bigints.
+import { BlockFormatError } from './errors.js';
+
+export class ByteWriter {
+  private buf: Uint8Array;
+  length = 0;
+
+  constructor(capacity = 256) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  ensure(extra: number): void {
+    if (this.length + extra <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + extra) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+  }
+
+  byte(b: number): void {
+    this.ensure(1);
+    this.buf[this.length++] = b;
+  }
+
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+
+  /** Unsigned LEB128 of a non-negative safe integer. */
+  varint(n: number): void {
+    this.ensure(8);
+    while (n >= 0x80) {
+      this.buf[this.length++] = (n % 0x80) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    this.buf[this.length++] = n;
+  }
+
+  /** Unsigned LEB128 of a non-negative bigint of any size. */
+  bigVarint(n: bigint): void {
+    while (n >= 0x80n) {
+      this.byte(Number(n & 0x7fn) | 0x80);
+      n >>= 7n;
+    }
+    this.byte(Number(n));
+  }
+
+  /** The written bytes (a view; copy if the writer is reused). */
+  finish(): Uint8Array {
+    return this.buf.subarray(0, this.length);
+  }
+
+  /** Direct access for the bit writer, which appends in place. */
+  get raw(): Uint8Array {
+    return this.buf;
+  }
+}
+
+export class ByteReader {
+  pos = 0;
+
+  constructor(readonly buf: Uint8Array) {}
+
+  fail(reason: string): never {
+    throw new BlockFormatError(this.pos, reason);
+  }
+
+  byte(): number {
+    if (this.pos >= this.buf.length) this.fail('unexpected end of block');
+    return this.buf[this.pos++]!;
+  }
+
+  bytes(n: number): Uint8Array {
+    if (n > this.buf.length - this.pos) this.fail(`needs ${n} bytes, ${this.buf.length - this.pos} left`);
+    const out = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return out;
+  }
+
+  varint(): number {
+    let result = 0;
+    let scale = 1;
+    for (let i = 0; i < 8; i++) {
+      const b = this.byte();
+      result += (b & 0x7f) * scale;
+      if (b < 0x80) return result;
+      scale *= 0x80;
+    }
+    return this.fail('varint longer than 8 bytes');
+  }
+
+  bigVarint(): bigint {
+    let result = 0n;
+    let shift = 0n;
+    for (let i = 0; i < 10; i++) {
+      const b = this.byte();
+      result |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) return result;
+      shift += 7n;
+    }
+    return this.fail('varint longer than 10 bytes');
+  }
+}
+
+/** Zigzag maps signed to unsigned so small magnitudes stay small: 0,-1,1,-2 → 0,1,2,3. */
+export const zigzag = (n: number): number => (n >= 0 ? n * 2 : -n * 2 - 1);
+export const unzigzag = (n: number): number => (n % 2 === 0 ? n / 2 : -(n + 1) / 2);
+export const bigZigzag = (n: bigint): bigint => (n >= 0n ? n << 1n : (-n << 1n) - 1n);
+export const bigUnzigzag = (n: bigint): bigint => ((n & 1n) === 0n ? n >> 1n : -((n + 1n) >> 1n));

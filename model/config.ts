@@ -1,0 +1,108 @@
+// ferrite's options: one typed interface, defaults from one function, validated once
+// (the habit of nats.js core/src/options.ts). A bad option names the property.
+import { CONFLICT_RESOLVERS, type ConflictResolverName } from './conflict.js';
+
+export interface FerriteConfig {
+  /** Address the HTTP edge listens on. */
+  host: string;
+  port: number;
+  /** RocksDB directory. */
+  dataDir: string;
+  /** This node's uuid; chosen and remembered at first start when unset. */
+  nodeId: string | null;
+  /** Metric partitions, each one actor (DESIGN.md). Fixed for the life of a data dir. */
+  partitions: number;
+  conflictResolver: ConflictResolverName;
+  /** Samples stamped further ahead of the node clock than this are rejected (IRONdb max_clock_skew: 1 week). */
+  maxClockSkewMs: number;
+  /** Text values longer than this are truncated at ingest (IRONdb text_size_limit: 512). */
+  textSizeLimit: number;
+  /** Samples of one metric are sealed in blocks that each cover one window of this span. */
+  blockSpanMs: number;
+  /** A block is sealed early when its buffer holds this many samples. */
+  maxBlockSamples: number;
+  /** A buffer whose window has ended is sealed once it has been quiet this long. */
+  sealQuietMs: number;
+  /** Any buffer older than this is sealed, which bounds how much journal replays after a crash. */
+  maxBufferAgeMs: number;
+  /** How often partitions seal what is due and the journal is truncated. */
+  checkpointIntervalMs: number;
+  /** Largest accepted request body. */
+  bodyLimitBytes: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export function defaultConfig(): FerriteConfig {
+  return {
+    host: '127.0.0.1',
+    port: 8112,
+    dataDir: './data',
+    nodeId: null,
+    partitions: 16,
+    conflictResolver: 'abs_biggest',
+    maxClockSkewMs: 7 * 24 * 3600 * 1000,
+    textSizeLimit: 512,
+    blockSpanMs: 3600 * 1000,
+    maxBlockSamples: 4096,
+    sealQuietMs: 60 * 1000,
+    maxBufferAgeMs: 2 * 3600 * 1000,
+    checkpointIntervalMs: 1000,
+    bodyLimitBytes: 256 * 1024 * 1024,
+    logLevel: 'info',
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly property: string,
+    message: string,
+  ) {
+    super(`config ${property}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Merges `overrides` over the defaults and validates every property. */
+export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unknown>>): FerriteConfig {
+  const known = new Set(Object.keys(defaultConfig()));
+  for (const key of Object.keys(overrides)) {
+    if (!known.has(key)) throw new ConfigError(key, 'unknown option');
+  }
+  const merged = { ...defaultConfig() } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
+  const c = merged as unknown as FerriteConfig;
+  requireString(c, 'host');
+  requireInt(c, 'port', 0, 65535);
+  requireString(c, 'dataDir');
+  if (c.nodeId !== null && (typeof c.nodeId !== 'string' || !UUID.test(c.nodeId))) {
+    throw new ConfigError('nodeId', 'must be a lower-case uuid');
+  }
+  requireInt(c, 'partitions', 1, 4096);
+  if (!(CONFLICT_RESOLVERS as readonly string[]).includes(c.conflictResolver)) {
+    throw new ConfigError('conflictResolver', `must be one of ${CONFLICT_RESOLVERS.join(', ')}`);
+  }
+  requireInt(c, 'maxClockSkewMs', 0, Number.MAX_SAFE_INTEGER);
+  requireInt(c, 'textSizeLimit', 1, 1 << 30);
+  requireInt(c, 'blockSpanMs', 1000, 366 * 24 * 3600 * 1000);
+  requireInt(c, 'maxBlockSamples', 1, 1 << 20);
+  requireInt(c, 'sealQuietMs', 0, Number.MAX_SAFE_INTEGER);
+  requireInt(c, 'maxBufferAgeMs', 0, Number.MAX_SAFE_INTEGER);
+  requireInt(c, 'checkpointIntervalMs', 10, 3600 * 1000);
+  requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
+  if (!LOG_LEVELS.includes(c.logLevel)) throw new ConfigError('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
+  return c;
+}
+
+function requireString(c: FerriteConfig, key: keyof FerriteConfig): void {
+  if (typeof c[key] !== 'string' || (c[key] as string).length === 0) throw new ConfigError(key, 'must be a non-empty string');
+}
+
+function requireInt(c: FerriteConfig, key: keyof FerriteConfig, min: number, max: number): void {
+  const v = c[key];
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new ConfigError(key, `must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+  }
+}

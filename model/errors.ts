@@ -1,0 +1,47 @@
+// Every error a client can see, in one table (the habit of fastify's lib/errors.js).
+// Each code is stable, has a message template and the HTTP status it maps to, and is
+// documented in docs/errors.md; test/errors.test.ts fails when the two drift apart.
+
+export const ERRORS = {
+  FER_ERR_BAD_TIMESTAMP: { status: 400, message: 'parameter %s must be <seconds>.<3 digits>, got %s' },
+  FER_ERR_BAD_EPOCH: { status: 400, message: 'parameter %s must be epoch seconds, got %s' },
+  FER_ERR_MISSING_PARAM: { status: 400, message: 'missing required parameter %s' },
+  FER_ERR_BAD_PARAM: { status: 400, message: 'invalid parameter %s: %s' },
+  FER_ERR_MISSING_HEADER: { status: 400, message: 'missing required header %s' },
+  FER_ERR_BAD_HEADER: { status: 400, message: 'invalid header %s: %s' },
+  FER_ERR_BAD_UUID: { status: 400, message: 'invalid check uuid %s' },
+  FER_ERR_BAD_METRIC_NAME: { status: 400, message: 'invalid metric name: %s' },
+  FER_ERR_NO_VALID_RECORDS: { status: 400, message: 'no valid record in the submission (%s)' },
+  FER_ERR_BAD_BODY: { status: 400, message: 'invalid request body: %s' },
+  FER_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'unsupported content type %s' },
+  FER_ERR_BODY_TOO_LARGE: { status: 413, message: 'request body exceeds %s bytes' },
+  FER_ERR_METRIC_NOT_FOUND: { status: 404, message: 'metric %s not in surrogate-db.' },
+  FER_ERR_NOT_FOUND: { status: 404, message: 'no route for %s %s' },
+  FER_ERR_OVERLOADED: { status: 503, message: 'service unavailable: %s' },
+  FER_ERR_SHUTTING_DOWN: { status: 503, message: 'service unavailable: node is shutting down' },
+  FER_ERR_STORAGE: { status: 500, message: 'storage failure: %s' },
+  FER_ERR_BUG: { status: 500, message: 'BUG: %s' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class FerriteError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+
+  constructor(code: ErrorCode, args: readonly unknown[] = [], options?: { cause?: unknown }) {
+    super(format(ERRORS[code].message, args), options);
+    this.name = 'FerriteError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+  }
+}
+
+export function ferr(code: ErrorCode, ...args: unknown[]): FerriteError {
+  return new FerriteError(code, args);
+}
+
+function format(template: string, args: readonly unknown[]): string {
+  let i = 0;
+  return template.replace(/%s/g, () => String(i < args.length ? args[i++] : ''));
+}

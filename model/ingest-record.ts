@@ -1,0 +1,32 @@
+import type { CanonicalName } from './metric-name.js';
+import type { AccountId, EpochMs, MetricKey, NumericValue } from './types.js';
+
+/** Who a metric is: resolved once per (check, name) and shared by its records. */
+export interface MetricIdentity {
+  key: MetricKey;
+  accountId: AccountId;
+  uuid: string;
+  checkName: string;
+  name: CanonicalName;
+}
+
+/** One accepted measurement, after validation; the unit of journaling and storage. */
+export type IngestRecord<M extends MetricIdentity = MetricIdentity> =
+  | { kind: 'numeric'; metric: M; ts: EpochMs; value: NumericValue }
+  | { kind: 'text'; metric: M; ts: EpochMs; value: string | null }
+  /** `value` is the base64 serialized circllhist as submitted. */
+  | { kind: 'histogram'; metric: M; ts: EpochMs; value: string };
+
+export type DataKind = IngestRecord['kind'];
+
+/** A rejected line or item, reported back to the client. */
+export interface RecordError {
+  /** 1-based line number (TSV) or 0-based item index (JSON writers). */
+  at: number;
+  reason: string;
+}
+
+export type MetricResolution<M extends MetricIdentity> = { ok: true; metric: M } | { ok: false; reason: string };
+
+/** Turns a check field and a submitted metric name into a metric (normally cached). */
+export type MetricResolver<M extends MetricIdentity> = (checkField: string, name: string) => MetricResolution<M>;

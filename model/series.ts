@@ -1,0 +1,76 @@
+// In-memory sample series: parallel arrays of epoch-ms timestamps and values, plus the
+// normalisation every read and seal needs (time order, one value per timestamp).
+import type { ConflictResolver } from './conflict.js';
+import type { NumericValue } from './types.js';
+
+export interface Series<V> {
+  ts: number[];
+  values: V[];
+}
+
+export const emptySeries = <V>(): Series<V> => ({ ts: [], values: [] });
+
+/**
+ * Sorts by time and keeps one value per timestamp: `combine(kept, incoming)` picks it,
+ * seeing duplicates in the order they appear. Already-ordered input costs one pass.
+ */
+export function normalizeSeries<V>(s: Series<V>, combine: (kept: V, incoming: V) => V): Series<V> {
+  const n = s.ts.length;
+  let ordered = true;
+  for (let i = 1; i < n && ordered; i++) ordered = s.ts[i]! > s.ts[i - 1]!;
+  if (ordered) return s;
+  const order = Array.from({ length: n }, (_, i) => i);
+  order.sort((a, b) => s.ts[a]! - s.ts[b]! || a - b); // stable: equal stamps keep arrival order
+  const out: Series<V> = { ts: [], values: [] };
+  for (const i of order) {
+    const t = s.ts[i]!;
+    const last = out.ts.length - 1;
+    if (last >= 0 && out.ts[last] === t) out.values[last] = combine(out.values[last]!, s.values[i]!);
+    else {
+      out.ts.push(t);
+      out.values.push(s.values[i]!);
+    }
+  }
+  return out;
+}
+
+/** Numeric series resolve collisions with the configured conflict resolver. */
+export const normalizeNumeric = (s: Series<NumericValue>, resolve: ConflictResolver): Series<NumericValue> =>
+  normalizeSeries(s, resolve);
+
+/** Text (and raw histogram) series keep the value written last. */
+export function normalizeLastWins<V>(s: Series<V>): Series<V> {
+  return normalizeSeries(s, (_kept, incoming) => incoming);
+}
+
+/** Concatenates parts given oldest write first, so later parts come later among equal stamps. */
+export function concatSeries<V>(parts: readonly Series<V>[]): Series<V> {
+  if (parts.length === 1) return { ts: parts[0]!.ts.slice(), values: parts[0]!.values.slice() };
+  const out: Series<V> = { ts: [], values: [] };
+  for (const p of parts) {
+    for (let i = 0; i < p.ts.length; i++) {
+      out.ts.push(p.ts[i]!);
+      out.values.push(p.values[i]!);
+    }
+  }
+  return out;
+}
+
+/** The samples with start <= ts < end, of a time-ordered series. */
+export function sliceSeries<V>(s: Series<V>, start: number, end: number): Series<V> {
+  const from = lowerBound(s.ts, start);
+  const to = lowerBound(s.ts, end);
+  return { ts: s.ts.slice(from, to), values: s.values.slice(from, to) };
+}
+
+/** First index whose timestamp is >= t. */
+export function lowerBound(ts: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = ts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ts[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,121 @@
+// Our interface to RocksDB (rocksdb-native). Nothing else imports the binding, so the
+// rest of ferrite sees column families by name, atomic multi-family batches and
+// bounded iterators.
+import RocksDB from 'rocksdb-native';
+import { ALL_COLUMN_FAMILIES, type ColumnFamilyName } from './keys.js';
+
+export interface Entry {
+  key: Buffer;
+  value: Buffer;
+}
+
+export interface Range {
+  gte?: Buffer;
+  lt?: Buffer;
+  reverse?: boolean;
+  limit?: number;
+}
+
+type Session = InstanceType<typeof RocksDB>;
+
+export class Store {
+  private constructor(
+    private readonly root: Session,
+    private readonly families: ReadonlyMap<ColumnFamilyName, Session>,
+    readonly path: string,
+  ) {}
+
+  static async open(path: string): Promise<Store> {
+    const root = new RocksDB(path, { columnFamilies: [...ALL_COLUMN_FAMILIES] });
+    const families = new Map<ColumnFamilyName, Session>();
+    for (const name of ALL_COLUMN_FAMILIES) families.set(name, root.columnFamily(name));
+    await root.ready();
+    return new Store(root, families, path);
+  }
+
+  batch(): StoreBatch {
+    return new StoreBatch(this.root, this.families);
+  }
+
+  async get(cf: ColumnFamilyName, key: Buffer): Promise<Buffer | null> {
+    return (await this.family(cf).get(key)) as Buffer | null;
+  }
+
+  /** Iterates a key range of one column family in key order (or reverse). */
+  async *scan(cf: ColumnFamilyName, range: Range): AsyncGenerator<Entry> {
+    const opts: Record<string, unknown> = { reverse: range.reverse ?? false, capacity: 64 };
+    if (range.gte) opts.gte = range.gte;
+    if (range.lt) opts.lt = range.lt;
+    if (range.limit !== undefined) opts.limit = range.limit;
+    for await (const entry of this.family(cf).iterator(opts)) yield entry as Entry;
+  }
+
+  async close(): Promise<void> {
+    for (const session of this.families.values()) await session.close();
+    await this.root.close();
+  }
+
+  private family(cf: ColumnFamilyName): Session {
+    const session = this.families.get(cf);
+    if (!session) throw new Error(`BUG: unknown column family ${cf}`);
+    return session;
+  }
+}
+
+/**
+ * One atomic write across column families. rocksdb-native ties a batch to the column
+ * family of the session that made it, while the native write takes a family per
+ * operation; so the batch is pointed at each family's session as operations are added,
+ * and back at the root before it is flushed.
+ */
+export class StoreBatch {
+  /** The native batch, made at the first operation: an unused batch must hold no handle, or close() waits for it. */
+  private batch: any = null;
+  private count = 0;
+
+  constructor(
+    private readonly root: Session,
+    private readonly families: ReadonlyMap<ColumnFamilyName, Session>,
+  ) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  put(cf: ColumnFamilyName, key: Buffer, value: Uint8Array): this {
+    return this.op(cf, (b) => b.tryPut(key, value));
+  }
+
+  delete(cf: ColumnFamilyName, key: Buffer): this {
+    return this.op(cf, (b) => b.tryDelete(key));
+  }
+
+  /** Removes [start, end) with one range tombstone, not key by key. */
+  deleteRange(cf: ColumnFamilyName, start: Buffer, end: Buffer): this {
+    return this.op(cf, (b) => b.tryDeleteRange(start, end));
+  }
+
+  async write(): Promise<void> {
+    if (this.batch === null) return;
+    this.batch._db = this.root;
+    await this.batch.flush(); // autoDestroy releases the handle once written
+  }
+
+  /** Drops an unwritten batch, releasing its handle. */
+  discard(): void {
+    if (this.batch === null) return;
+    this.batch._db = this.root;
+    this.batch.destroy();
+    this.batch = null;
+  }
+
+  private op(cf: ColumnFamilyName, add: (batch: any) => void): this {
+    const session = this.families.get(cf);
+    if (!session) throw new Error(`BUG: unknown column family ${cf}`);
+    this.batch ??= this.root.write({ autoDestroy: true });
+    this.batch._db = session;
+    add(this.batch);
+    this.count++;
+    return this;
+  }
+}

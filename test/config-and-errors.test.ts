@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import { envName, fromEnv, loadConfig } from '../bin/config-sources.js';
+import { ConfigError, defaultConfig, resolveConfig } from '../model/config.js';
+import { ERRORS } from '../model/errors.js';
+
+test('every error code is documented in docs/errors.md, and nothing else is', (t) => {
+  const doc = readFileSync('docs/errors.md', 'utf8');
+  const documented = new Set([...doc.matchAll(/`(FER_ERR_[A-Z_]+)`/g)].map((m) => m[1]));
+  for (const [code, { status }] of Object.entries(ERRORS)) {
+    t.true(documented.has(code), `${code} is not documented`);
+    t.regex(doc, new RegExp(`\`${code}\`\\s*\\|\\s*${status}`), `${code} documented with the wrong status`);
+  }
+  for (const code of documented) t.true(code! in ERRORS, `${code} is documented but does not exist`);
+});
+
+test('config defaults validate and bad options name the property', (t) => {
+  t.deepEqual(resolveConfig({}), defaultConfig());
+  const bad = (o: Record<string, unknown>) => t.throws(() => resolveConfig(o), { instanceOf: ConfigError });
+  t.regex(bad({ port: 70000 })!.message, /port/);
+  t.regex(bad({ partitions: 0 })!.message, /partitions/);
+  t.regex(bad({ conflictResolver: 'newest' })!.message, /conflictResolver/);
+  t.regex(bad({ nodeId: 'x' })!.message, /nodeId/);
+  t.regex(bad({ bogus: 1 })!.message, /bogus: unknown option/);
+});
+
+test('environment variables and flags override in order', (t) => {
+  t.is(envName('dataDir'), 'FERRITE_DATA_DIR');
+  t.deepEqual(fromEnv({ FERRITE_PORT: '9000', FERRITE_DATA_DIR: '/x' }), { port: 9000, dataDir: '/x' });
+  const c = loadConfig({ port: 9100 }, { FERRITE_PORT: '9000', FERRITE_HOST: '0.0.0.0' });
+  t.is(c.port, 9100);
+  t.is(c.host, '0.0.0.0');
+});

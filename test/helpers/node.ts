@@ -1,0 +1,97 @@
+// Starts real ferrite nodes for integration tests: a real RocksDB in a temp directory
+// and a real HTTP listener on a loopback port chosen by the OS.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { FerriteNode } from '../../actors/node.js';
+import { buildServer } from '../../http/server.js';
+import { resolveConfig, type FerriteConfig } from '../../model/config.js';
+
+export interface TestNode {
+  url: string;
+  node: FerriteNode;
+  dataDir: string;
+  /** Stops the server and node; keeps the data dir unless `remove`. */
+  stop(remove?: boolean): Promise<void>;
+}
+
+export function tempDir(prefix = 'ferrite-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export async function startNode(overrides: Partial<FerriteConfig> = {}, dataDir = tempDir()): Promise<TestNode> {
+  const config = resolveConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', partitions: 4, ...overrides, dataDir });
+  const log = pino({ level: config.logLevel });
+  const node = await FerriteNode.start(config, log);
+  const app = buildServer(node, log);
+  const address = await app.listen({ host: config.host, port: 0 });
+  return {
+    url: address,
+    node,
+    dataDir,
+    async stop(remove = true) {
+      await app.close();
+      await node.stop();
+      if (remove) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const BIN = path.resolve(process.cwd(), 'bin/ferrite.js');
+
+export interface ChildNode {
+  url: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/** Runs `ferrite serve` as a separate process and waits until it listens. */
+export async function spawnNode(dataDir: string, extraArgs: string[] = []): Promise<ChildNode> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`node did not start: ${stderr}`)), 30_000);
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      buffered += d.toString();
+      for (const line of buffered.split('\n')) {
+        if (!line.includes('ferrite listening')) continue;
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { address: string }).address);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`node exited with ${code} before listening: ${stderr}`)));
+  });
+  return { url, child, exited };
+}
+
+export const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';
+export const CHECK = `example.com\`http\`c_123_987654::http\`${UUID}`;
+
+/** An M line for the standard test check. */
+export function mLine(ts: string, name: string, type: string, value: string, check = CHECK): string {
+  return ['M', ts, check, name, type, value].join('\t');
+}
+
+export async function put(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${url}/raw`, { method: 'PUT', body, headers });
+  return { status: res.status, json: await res.json() };
+}
+
+export async function getJson(url: string): Promise<{ status: number; json: any; text: string }> {
+  const res = await fetch(url);
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text };
+}

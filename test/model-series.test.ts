@@ -1,0 +1,71 @@
+import test from 'ava';
+import fc from 'fast-check';
+import { conflictResolver } from '../model/conflict.js';
+import { decodeJournalEntry, encodeJournalEntry } from '../model/journal-entry.js';
+import { normalizeLastWins, normalizeNumeric, sliceSeries } from '../model/series.js';
+import { selectTextRows } from '../model/text-read.js';
+import type { IngestRecord } from '../model/ingest-record.js';
+import type { AccountId, EpochMs, MetricKey } from '../model/types.js';
+
+test('abs_biggest keeps the largest magnitude, whatever the order', (t) => {
+  const r = conflictResolver('abs_biggest');
+  t.is(r(3, -7), -7);
+  t.is(r(-7, 3), -7);
+  t.is(r(5, -5), 5);
+  t.is(r(-5, 5), 5);
+  t.is(r(null, 2), 2);
+  t.is(r(NaN, 2), 2);
+  t.is(r(10n ** 19n, 5), 10n ** 19n);
+  t.is(conflictResolver('abs_smallest')(3, -7), 3);
+  t.is(conflictResolver('biggest')(3, -7), 3);
+  t.is(conflictResolver('smallest')(3, -7), -7);
+  fc.assert(
+    fc.property(fc.double({ noNaN: true }), fc.double({ noNaN: true }), (a, b) => Object.is(r(a, b), r(b, a)) || (a === b)),
+  );
+});
+
+test('normalising sorts by time and resolves collisions', (t) => {
+  const s = normalizeNumeric({ ts: [30, 10, 20, 10], values: [3, 1, 2, -9] }, conflictResolver('abs_biggest'));
+  t.deepEqual(s, { ts: [10, 20, 30], values: [-9, 2, 3] });
+  t.deepEqual(normalizeLastWins({ ts: [5, 5, 1], values: ['a', 'b', 'c'] }), { ts: [1, 5], values: ['c', 'b'] });
+  t.deepEqual(sliceSeries({ ts: [1, 2, 3, 4], values: [1, 2, 3, 4] }, 2, 4), { ts: [2, 3], values: [2, 3] });
+});
+
+test('text reads are front-edge triggered with a lead row', (t) => {
+  const s = { ts: [100, 200, 300, 400, 500, 600], values: ['a', 'a', 'b', 'b', 'b', 'c'] };
+  const read = (start: number, end: number, specificRange = false, lead = true) => selectTextRows(s, { start, end, specificRange, lead });
+  t.deepEqual(read(0, 1000), [[100, 'a'], [300, 'b'], [600, 'c']]);
+  // No sample at 450: the lead is the first sample of the run in force (300), and 500 repeats it.
+  t.deepEqual(read(450, 1000), [[300, 'b'], [600, 'c']]);
+  t.deepEqual(read(400, 1000), [[400, 'b'], [600, 'c']], 'a sample exactly at start: no lead');
+  t.deepEqual(read(450, 1000, false, false), [[500, 'b'], [600, 'c']]);
+  t.deepEqual(read(200, 500, true), [[200, 'a'], [300, 'b'], [400, 'b']], 'specific range: every sample, end exclusive');
+  t.deepEqual(read(0, 50), [], 'nothing before or in range');
+});
+
+test('journal entries round-trip every value kind', (t) => {
+  const metric = {
+    key: 'u-m' as MetricKey,
+    accountId: 1 as AccountId,
+    uuid: 'u',
+    checkName: 'c_1_2::x',
+    name: { name: 'm', tags: [], canonical: 'm' },
+  };
+  const at = (ms: number) => ms as EpochMs;
+  const records: IngestRecord[] = [
+    { kind: 'numeric', metric, ts: at(1), value: 1.5 },
+    { kind: 'numeric', metric, ts: at(2), value: NaN },
+    { kind: 'numeric', metric, ts: at(3), value: -Infinity },
+    { kind: 'numeric', metric, ts: at(4), value: 18446744073709551615n },
+    { kind: 'numeric', metric, ts: at(5), value: null },
+    { kind: 'text', metric, ts: at(6), value: 'tab\there "quoted"' },
+    { kind: 'text', metric, ts: at(7), value: null },
+    { kind: 'histogram', metric, ts: at(8), value: 'AAFQ/gAB' },
+  ];
+  const back = decodeJournalEntry(encodeJournalEntry(records));
+  t.deepEqual(back.metrics, [{ accountId: 1, uuid: 'u', checkName: 'c_1_2::x', canonical: 'm' }]);
+  t.deepEqual(
+    back.records.map((r) => [r.kind, r.ts, r.value]),
+    records.map((r) => [r.kind, r.ts, r.value]),
+  );
+});
