@@ -120,8 +120,9 @@ export class FerriteNode {
   /** Seals every open buffer and truncates the journal behind it. */
   async flush(): Promise<void> {
     await this.checkpointRunning;
+    const dispatched = this.dispatchedWatermark();
     const lows = await Promise.all(this.partitions.map((_, p) => this.ask<number>(p, (replyTo) => ({ type: 'sealAll', replyTo }))));
-    await this.truncateJournal(lows);
+    await this.truncateJournal(dispatched, lows);
   }
 
   /** Graceful stop: refuse new writes, seal all buffers, close RocksDB. */
@@ -142,8 +143,9 @@ export class FerriteNode {
     if (this.checkpointRunning !== null || this.stopping) return;
     this.checkpointRunning = (async () => {
       try {
+        const dispatched = this.dispatchedWatermark();
         const lows = await Promise.all(this.partitions.map((_, p) => this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', replyTo }))));
-        await this.truncateJournal(lows);
+        await this.truncateJournal(dispatched, lows);
       } catch (error) {
         this.log.error({ err: error }, 'checkpoint failed');
       } finally {
@@ -154,13 +156,15 @@ export class FerriteNode {
   }
 
   /**
-   * Everything below the cut is sealed: every entry up to the dispatched watermark was
-   * handed to the partitions before they were asked, and none of their buffers needs it.
+   * Everything below the cut is sealed: every entry up to `dispatched` was handed to the
+   * partitions before they were asked (so their lows account for it), and none of their
+   * buffers needs it. `dispatched` must be read before asking: an entry dispatched while
+   * the partitions answer may sit in a buffer their lows did not see.
    */
-  private async truncateJournal(partitionLows: number[]): Promise<void> {
+  private async truncateJournal(dispatched: number, partitionLows: number[]): Promise<void> {
     // After a fault some applied records may be missing from buffers: keep the journal.
     if (this.fault !== null) return;
-    const cut = Math.min(this.dispatchedWatermark() + 1, ...partitionLows);
+    const cut = Math.min(dispatched + 1, ...partitionLows);
     if (cut <= this.journalCut) return;
     await this.store.batch().deleteRange(CF.journal, journalKey(0), journalKey(cut)).write();
     this.journalCut = cut;

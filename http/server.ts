@@ -1,6 +1,6 @@
 // The Fastify edge: one encapsulated plugin per endpoint family, one body parser, and a
 // single error handler that is the only place writing `{"error": ...}`.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr, FerriteError } from '../model/errors.js';
@@ -12,7 +12,8 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   const app: FastifyInstance = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: node.config.bodyLimitBytes,
-    disableRequestLogging: true,
+    // Per-request lines at ingest rates would cost more than the requests; errors still log.
+    logController: new LogController({ disableRequestLogging: true }),
     // Reads put whole metric names (which may hold '/') in the path.
     routerOptions: { maxParamLength: 8192 },
   });

@@ -2,9 +2,11 @@
 // restart. The node runs as a child process (`ferrite serve`) on a real RocksDB.
 import { rmSync } from 'node:fs';
 import test from 'ava';
-import { getJson, mLine, spawnNode, tempDir, UUID, type ChildNode } from './helpers/node.js';
+import { getJson, killSpawnedNodes, mLine, spawnNode, tempDir, UUID, type ChildNode } from './helpers/node.js';
 
 const TRIALS = 20;
+
+test.after.always(killSpawnedNodes);
 const METRICS = ['crash.a', 'crash.b|ST[k:v]', 'crash.c', 'crash.txt'];
 
 /** (metric → ts ms → value) of every acknowledged sample. */

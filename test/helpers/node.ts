@@ -47,11 +47,24 @@ export interface ChildNode {
   exited: Promise<number | null>;
 }
 
+const children = new Set<ChildProcess>();
+
+/**
+ * Kills every node `spawnNode` started that is still running. Test files that spawn
+ * nodes register it with `test.after.always`, so a failed assertion never leaves a
+ * server behind holding the test worker (and CI) open.
+ */
+export function killSpawnedNodes(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+}
+
 /** Runs `ferrite serve` as a separate process and waits until it listens. */
 export async function spawnNode(dataDir: string, extraArgs: string[] = []): Promise<ChildNode> {
   const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(child);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = '';
