@@ -21,6 +21,8 @@ import type { BufferValue } from './window-buffer.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
+/** Journal entries truncated between compactions of the journal column family. */
+const JOURNAL_COMPACT_EVERY = 5_000;
 
 export interface NodeStats {
   recordsIngested: number;
@@ -39,6 +41,7 @@ export class FerriteNode {
   /** Journal entries written but not yet handed to the partitions. */
   private readonly inflight = new Set<number>();
   private journalCut = 0;
+  private journalCompactedAt = 0;
   private checkpointTimer: NodeJS.Timeout | null = null;
   private checkpointRunning: Promise<void> | null = null;
   private stopping = false;
@@ -131,7 +134,13 @@ export class FerriteNode {
     this.stopping = true;
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     try {
-      if (this.fault === null) await this.flush();
+      if (this.fault === null) {
+        await this.flush();
+        // The journal is now empty: flushing and compacting leaves on disk only the
+        // sealed blocks, not the WAL and journal entries that led to them.
+        await this.store.flushAll();
+        await this.store.compact(CF.journal);
+      }
     } finally {
       nact.stop(this.system);
       await this.store.close();
@@ -168,6 +177,11 @@ export class FerriteNode {
     if (cut <= this.journalCut) return;
     await this.store.batch().deleteRange(CF.journal, journalKey(0), journalKey(cut)).write();
     this.journalCut = cut;
+    // Range tombstones hide truncated entries but only compaction frees their bytes.
+    if (cut - this.journalCompactedAt >= JOURNAL_COMPACT_EVERY) {
+      this.journalCompactedAt = cut;
+      await this.store.compact(CF.journal);
+    }
   }
 
   private dispatchedWatermark(): number {

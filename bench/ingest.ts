@@ -160,7 +160,8 @@ async function main(): Promise<void> {
       results.push(await measure(vm, vBodies, o, `${vm.url}/api/v1/import/prometheus`, () => vmCount(vm.url, o, start)));
     }
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
+    else rmSync(root, { recursive: true, force: true });
   }
   console.log('\n| system | seconds | samples/s | bytes/sample on disk | peak RSS MiB |');
   console.log('|---|---|---|---|---|');

@@ -50,6 +50,16 @@ export class Store {
     for await (const entry of this.family(cf).iterator(opts)) yield entry as Entry;
   }
 
+  /** Compacts one column family, dropping what range deletes left behind. */
+  async compact(cf: ColumnFamilyName): Promise<void> {
+    await this.family(cf).compact();
+  }
+
+  /** Writes every column family's memtable to SST files, so the WAL can be dropped. */
+  async flushAll(): Promise<void> {
+    for (const session of this.families.values()) await session.flush();
+  }
+
   async close(): Promise<void> {
     for (const session of this.families.values()) await session.close();
     await this.root.close();
