@@ -5,22 +5,31 @@
 import { randomUUID } from 'node:crypto';
 import nact from 'nact';
 import type { Logger } from 'pino';
+import type { ActivityWindow } from '../model/activity.js';
 import type { FerriteConfig } from '../model/config.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import type { DataKind, IngestRecord } from '../model/ingest-record.js';
 import { decodeJournalEntry, encodeJournalEntry } from '../model/journal-entry.js';
 import type { Series } from '../model/series.js';
 import type { TextReadOptions, TextRow } from '../model/text-read.js';
-import { CF, decodeU64, journalKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
-import { Store } from '../storage/rocks.js';
-import type { PartitionMsg, Reply } from './messages.js';
+import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, postingKey, typeKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
+import { Store, type StoreBatch } from '../storage/rocks.js';
+import { encodeNameRecord, metricPostings } from './name-record.js';
+import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './messages.js';
 import type { MetricInfo } from './metric-info.js';
+import { HistogramStore, type HistogramRow } from './histogram-store.js';
 import { MetricRegistry } from './metric-registry.js';
+import { sweepHistogramRetention } from './retention.js';
+import { Tombstones } from './tombstones.js';
 import { spawnPartition, type PartitionRef } from './partition.js';
 import type { BufferValue } from './window-buffer.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
+const EMPTY = Buffer.alloc(0);
+const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
+/** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
+const FOREVER = Number.MAX_SAFE_INTEGER;
 /** Journal entries truncated between compactions of the journal column family. */
 const JOURNAL_COMPACT_EVERY = 5_000;
 
@@ -37,12 +46,16 @@ export class FerriteNode {
   private readonly system: any;
   /** Metrics whose name record is known to be on disk. */
   private readonly named = new Set<string>();
+  /** `key NUL kind` pairs whose type record is known to be on disk. */
+  private readonly typed = new Set<string>();
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the partitions. */
   private readonly inflight = new Set<number>();
   private journalCut = 0;
   private journalCompactedAt = 0;
   private checkpointTimer: NodeJS.Timeout | null = null;
+  private retentionTimer: NodeJS.Timeout | null = null;
+  private retentionRunning: Promise<void> | null = null;
   private checkpointRunning: Promise<void> | null = null;
   private stopping = false;
   private fault: unknown = null;
@@ -53,11 +66,13 @@ export class FerriteNode {
     readonly identity: string,
     private readonly log: Logger,
     sealSeqs: number[],
+    histograms: HistogramStore[],
+    private readonly tombstones: Tombstones,
   ) {
     this.registry = new MetricRegistry(config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
-      const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, now: Date.now };
+      const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, tombstones, now: Date.now };
       this.partitions.push(spawnPartition(this.system, deps, { onFault: (p, e) => this.onPartitionFault(p, e) }));
     }
   }
@@ -67,14 +82,18 @@ export class FerriteNode {
     const store = await Store.open(config.dataDir);
     const identity = await loadIdentity(store, config.nodeId);
     const sealSeqs: number[] = [];
+    const histograms: HistogramStore[] = [];
     for (let p = 0; p < config.partitions; p++) {
       const raw = await store.get(CF.state, sealSeqKey(p));
       sealSeqs.push(raw === null ? 0 : decodeU64(raw));
+      histograms.push(await HistogramStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, log, sealSeqs);
+    const node = new FerriteNode(config, store, identity, log, sealSeqs, histograms, await Tombstones.load(store));
     await node.replayJournal();
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();
+    node.retentionTimer = setInterval(() => void node.sweepRetention(), config.retentionSweepIntervalMs);
+    node.retentionTimer.unref();
     return node;
   }
 
@@ -91,9 +110,10 @@ export class FerriteNode {
     try {
       const batch = this.store.batch();
       batch.put(CF.journal, journalKey(seq), encodeJournalEntry(records));
-      const fresh = this.addNameRecords(batch, records);
+      const fresh = this.addIndexRecords(batch, records);
       await batch.write();
-      for (const key of fresh) this.named.add(key);
+      for (const key of fresh.named) this.named.add(key);
+      for (const tag of fresh.typed) this.typed.add(tag);
       this.dispatch(seq, records);
       this.stats.requestsIngested++;
       this.stats.recordsIngested += records.length;
@@ -120,6 +140,69 @@ export class FerriteNode {
     return this.ask(metric.partition, (replyTo) => ({ type: 'readText', metric, options, replyTo }));
   }
 
+  /** The two most recent samples of each kind (histograms excepted). */
+  latest(metric: MetricInfo, kinds: DataKind[]): Promise<LatestValues> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'latest', metric, kinds, replyTo }));
+  }
+
+  /** True when latest values are tracked for the metric (config `implicitLatest`, or find latest=2). */
+  async latestTracked(metric: MetricInfo): Promise<boolean> {
+    return this.config.implicitLatest || (await this.store.get(CF.index, latestFlagKey(metric.id))) !== null;
+  }
+
+  async trackLatest(metric: MetricInfo): Promise<void> {
+    await this.store.batch().put(CF.index, latestFlagKey(metric.id), EMPTY).write();
+  }
+
+  /**
+   * Deletes the metric's `kind` data stamped before `before` ms (histograms: in the given
+   * rollup periods, null = all), or with `confirm` false only reports whether there is any.
+   */
+  deleteData(metric: MetricInfo, kind: DataKind, before: number, confirm: boolean, periods: number[] | null = null): Promise<DeleteOutcome> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'delete', metric, kind, before, seq: this.nextSeq, confirm, periods, replyTo }));
+  }
+
+  /**
+   * Full delete: every data type at every time and rollup, then the name record, postings,
+   * types, activity and latest flag. Tombstones keep journal replay from resurrecting it;
+   * data written afterwards starts a fresh metric.
+   */
+  async fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome> {
+    if (!confirm) return 'found';
+    for (const kind of DATA_KINDS) await this.deleteData(metric, kind, FOREVER, true);
+    await this.ask<void>(metric.partition, (replyTo) => ({ type: 'forget', metric, replyTo }));
+    const batch = this.store.batch().delete(CF.metrics, metric.id).delete(CF.index, latestFlagKey(metric.id));
+    for (const kind of DATA_KINDS) batch.delete(CF.index, typeKey(metric.id, kind));
+    for (const [category, value] of metricPostings(metric)) batch.delete(CF.index, postingKey(metric.accountId, category, value, metric.id));
+    await batch.write();
+    this.named.delete(metric.key);
+    for (const kind of DATA_KINDS) this.typed.delete(`${metric.key}\u0000${kind}`);
+    return 'deleted';
+  }
+
+  /** Activity windows of each metric (unflushed activity included), in the order given. */
+  async activityOf(metrics: MetricInfo[]): Promise<ActivityWindow[][]> {
+    const byPartition = new Map<number, number[]>();
+    metrics.forEach((m, i) => {
+      const list = byPartition.get(m.partition) ?? [];
+      list.push(i);
+      byPartition.set(m.partition, list);
+    });
+    const out = new Array<ActivityWindow[]>(metrics.length);
+    await Promise.all(
+      [...byPartition].map(async ([p, indexes]) => {
+        const windows = await this.ask<ActivityWindow[][]>(p, (replyTo) => ({ type: 'activity', metrics: indexes.map((i) => metrics[i]!), replyTo }));
+        indexes.forEach((i, k) => (out[i] = windows[k]!));
+      }),
+    );
+    return out;
+  }
+
+  /** Histograms per `period` s for period starts in [start, end] ms (inclusive). */
+  readHistograms(metric: MetricInfo, period: number, start: number, end: number): Promise<HistogramRow[]> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'readHistograms', metric, period, start, end, replyTo }));
+  }
+
   /** Seals every open buffer and truncates the journal behind it. */
   async flush(): Promise<void> {
     await this.checkpointRunning;
@@ -133,6 +216,8 @@ export class FerriteNode {
     if (this.stopping) return;
     this.stopping = true;
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    await this.retentionRunning;
     try {
       if (this.fault === null) {
         await this.flush();
@@ -153,7 +238,7 @@ export class FerriteNode {
     this.checkpointRunning = (async () => {
       try {
         const dispatched = this.dispatchedWatermark();
-        const lows = await Promise.all(this.partitions.map((_, p) => this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', replyTo }))));
+        const lows = await Promise.all(this.partitions.map((_, p) => this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo }))));
         await this.truncateJournal(dispatched, lows);
       } catch (error) {
         this.log.error({ err: error }, 'checkpoint failed');
@@ -162,6 +247,21 @@ export class FerriteNode {
       }
     })();
     await this.checkpointRunning;
+  }
+
+  /** Drops data past its retention (range deletes). One sweep at a time. */
+  async sweepRetention(): Promise<void> {
+    if (this.retentionRunning !== null || this.stopping) return;
+    this.retentionRunning = (async () => {
+      try {
+        await sweepHistogramRetention(this.store, this.config.histogramRollups, Date.now());
+      } catch (error) {
+        this.log.error({ err: error }, 'retention sweep failed');
+      } finally {
+        this.retentionRunning = null;
+      }
+    })();
+    await this.retentionRunning;
   }
 
   /**
@@ -175,7 +275,9 @@ export class FerriteNode {
     if (this.fault !== null) return;
     const cut = Math.min(dispatched + 1, ...partitionLows);
     if (cut <= this.journalCut) return;
-    await this.store.batch().deleteRange(CF.journal, journalKey(0), journalKey(cut)).write();
+    const batch = this.store.batch().deleteRange(CF.journal, journalKey(0), journalKey(cut)).put(CF.state, STATE_KEY.journalCut, encodeU64(cut));
+    this.tombstones.prune(batch, cut);
+    await batch.write();
     this.journalCut = cut;
     // Range tombstones hide truncated entries but only compaction frees their bytes.
     if (cut - this.journalCompactedAt >= JOURNAL_COMPACT_EVERY) {
@@ -200,20 +302,33 @@ export class FerriteNode {
     for (const [p, list] of byPartition) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, records: list });
   }
 
-  private addNameRecords(batch: ReturnType<Store['batch']>, records: IngestRecord<MetricInfo>[]): string[] {
-    const fresh: string[] = [];
+  /**
+   * Adds, to the journal batch, what the index must know before the write is acknowledged:
+   * the name record and postings of metrics new to this node, and each data type a metric
+   * shows for the first time (puts are idempotent, so after a restart they are simply redone).
+   */
+  private addIndexRecords(batch: StoreBatch, records: IngestRecord<MetricInfo>[]): { named: string[]; typed: string[] } {
+    const named: string[] = [];
+    const typed: string[] = [];
     for (const r of records) {
       const m = r.metric;
-      if (this.named.has(m.key) || fresh.includes(m.key)) continue;
-      fresh.push(m.key);
-      const record = { account_id: m.accountId, uuid: m.uuid, check_name: m.checkName, metric_name: m.name.canonical };
-      batch.put(CF.metrics, m.id, Buffer.from(JSON.stringify(record)));
+      const typeTag = `${m.key}\u0000${r.kind}`;
+      if (!this.typed.has(typeTag) && !typed.includes(typeTag)) {
+        typed.push(typeTag);
+        batch.put(CF.index, typeKey(m.id, r.kind), EMPTY);
+      }
+      if (this.named.has(m.key) || named.includes(m.key)) continue;
+      named.push(m.key);
+      batch.put(CF.metrics, m.id, encodeNameRecord(m));
+      for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
     }
-    return fresh;
+    return { named, typed };
   }
 
   private async replayJournal(): Promise<void> {
-    let last = 0;
+    const cut = await this.store.get(CF.state, STATE_KEY.journalCut);
+    this.journalCut = cut === null ? 0 : decodeU64(cut);
+    let last = this.journalCut - 1;
     for await (const { key, value } of this.store.scan(CF.journal, {})) {
       const seq = journalSeqOf(key);
       const entry = decodeJournalEntry(value);
@@ -228,8 +343,8 @@ export class FerriteNode {
       this.stats.journalEntriesReplayed++;
       last = seq;
     }
-    this.nextSeq = last + 1;
-    if (last > 0) this.log.info({ entries: this.stats.journalEntriesReplayed, lastSeq: last }, 'journal replayed');
+    this.nextSeq = Math.max(1, last + 1);
+    if (this.stats.journalEntriesReplayed > 0) this.log.info({ entries: this.stats.journalEntriesReplayed, lastSeq: last }, 'journal replayed');
   }
 
   private ask<T>(partition: number, build: (replyTo: any) => PartitionMsg): Promise<T> {

@@ -7,8 +7,11 @@ import type { DataKind, IngestRecord } from '../model/ingest-record.js';
 import { concatSeries, normalizeLastWins, normalizeNumeric, sliceSeries, type Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
 import { blockKey, blockKeyFloor, blockWindowOf, CF, encodeU64, sealSeqKey } from '../storage/keys.js';
-import type { Store } from '../storage/rocks.js';
+import type { Store, StoreBatch } from '../storage/rocks.js';
+import type { Tombstone, Tombstones } from './tombstones.js';
+import { ActivityTracker } from './activity-tracker.js';
 import { blockHeader, LAYOUT } from './block-store.js';
+import type { HistogramRow, HistogramStore } from './histogram-store.js';
 import type { MetricInfo } from './metric-info.js';
 import { MetricBuffers, type BufferValue, type WindowBuffer } from './window-buffer.js';
 
@@ -18,6 +21,9 @@ export interface PartitionDeps {
   config: FerriteConfig;
   /** Seal sequence to start from (persisted per partition; see storage/keys.ts). */
   sealSeq: number;
+  histograms: HistogramStore;
+  /** Shared by all partitions (one JS thread); see actors/tombstones.ts. */
+  tombstones: Tombstones;
   now: () => number;
 }
 
@@ -25,8 +31,10 @@ export class PartitionCore {
   private readonly metrics = new Map<string, { info: MetricInfo; buffers: MetricBuffers }>();
   private readonly resolve: ConflictResolver;
   private sealSeq: number;
+  readonly activity: ActivityTracker;
 
   constructor(private readonly deps: PartitionDeps) {
+    this.activity = new ActivityTracker(deps.store);
     this.resolve = conflictResolver(deps.config.conflictResolver);
     this.sealSeq = deps.sealSeq;
   }
@@ -41,7 +49,14 @@ export class PartitionCore {
     const span = this.span;
     const max = this.deps.config.maxBlockSamples;
     let full = false;
+    const stones = this.deps.tombstones;
     for (const r of records) {
+      if (stones.size > 0 && stones.drops(r.metric.idHex, r.kind, r.ts, seq)) continue;
+      this.activity.note(r.metric.id, r.metric.idHex, r.ts);
+      if (r.kind === 'histogram') {
+        if (this.deps.histograms.apply(r.metric, r.ts, r.value, seq)) full = true;
+        continue;
+      }
       const buffers = this.buffersOf(r.metric);
       const windowStart = r.ts - (r.ts % span);
       const buffer = buffers.bufferFor(r.kind, windowStart, seq, now);
@@ -60,15 +75,28 @@ export class PartitionCore {
       if (now - b.openedAt >= maxBufferAgeMs) return true;
       return b.windowStart + this.span + sealQuietMs <= now && now - b.lastAppendAt >= sealQuietMs;
     });
+    await this.deps.histograms.seal();
+    await this.activity.flush();
   }
 
   async sealAll(): Promise<void> {
     await this.seal(() => true);
+    await this.deps.histograms.seal();
+    await this.activity.flush();
+  }
+
+  /** Rolls up histogram periods the journal (cut below `journalCut`) can no longer replay. */
+  async rollUp(journalCut: number): Promise<void> {
+    await this.deps.histograms.rollUp(journalCut, this.deps.now());
+  }
+
+  readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {
+    return this.deps.histograms.read(metric, periodSecs, start, end);
   }
 
   /** The oldest journal sequence any open buffer still depends on (Infinity when none). */
   lowWater(): number {
-    let low = Infinity;
+    let low = this.deps.histograms.lowWater();
     for (const { buffers } of this.metrics.values()) {
       for (const b of buffers.windows.values()) if (b.firstSeq < low) low = b.firstSeq;
     }
@@ -134,6 +162,57 @@ export class PartitionCore {
     if (!done && current !== null) done = addDownTo(current.window, current.parts);
     if (!done && upper > 0) addDownTo(0, []);
     return this.normalize(kind, concatSeries(windows));
+  }
+
+  /** True when the metric has `kind` data stamped before `before` (histograms: in the given levels). */
+  async hasDataBefore(metric: MetricInfo, kind: DataKind, before: number, periods: readonly number[] | null): Promise<boolean> {
+    if (kind === 'histogram') return this.deps.histograms.hasDataBefore(metric, before, periods);
+    const open = this.metrics.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
+    if (open.some((b) => b.ts.some((ts) => ts < before))) return true;
+    const scan = this.deps.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % this.span) + this.span) });
+    for await (const { value } of scan) if (blockHeader(value).firstTs < before) return true;
+    return false;
+  }
+
+  /**
+   * Deletes the metric's `kind` data stamped before `before`: whole windows by one range
+   * delete, the window holding `before` rewritten without the older samples, open buffers
+   * trimmed, and a tombstone so a journal replay cannot bring the samples back.
+   */
+  async deleteBefore(metric: MetricInfo, kind: DataKind, before: number, stone: Tombstone, periods: readonly number[] | null): Promise<void> {
+    const batch = this.deps.store.batch();
+    if (kind === 'histogram') this.deps.histograms.deleteBefore(batch, metric, before, periods);
+    else await this.deleteBlocksBefore(batch, metric, kind, before);
+    this.deps.tombstones.add(batch, metric.idHex, kind, stone);
+    await batch.write();
+    const entry = this.metrics.get(metric.idHex);
+    for (const b of entry?.buffers.overlapping(kind, 0, before, this.span) ?? []) {
+      b.dropBefore(before);
+      if (b.size === 0) entry!.buffers.remove(b);
+    }
+  }
+
+  private async deleteBlocksBefore(batch: StoreBatch, metric: MetricInfo, kind: DataKind, before: number): Promise<void> {
+    const layout = LAYOUT[kind];
+    const cut = Math.min(before, Number.MAX_SAFE_INTEGER - this.span);
+    const window = cut - (cut % this.span);
+    batch.deleteRange(layout.cf, blockKeyFloor(metric.id, 0), blockKeyFloor(metric.id, window));
+    if (cut === window) return;
+    const parts: Series<BufferValue>[] = [];
+    const range = { gte: blockKeyFloor(metric.id, window), lt: blockKeyFloor(metric.id, window + this.span) };
+    for await (const { value } of this.deps.store.scan(layout.cf, range)) parts.push(layout.decode(value));
+    if (parts.length === 0) return;
+    batch.deleteRange(layout.cf, range.gte, range.lt);
+    const kept = sliceSeries(this.normalize(kind, concatSeries(parts)), cut, Number.MAX_SAFE_INTEGER);
+    if (kept.ts.length === 0) return;
+    batch.put(layout.cf, blockKey(metric.id, window, ++this.sealSeq), layout.encode(kept));
+    batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(this.sealSeq));
+  }
+
+  /** Forgets everything in memory about a metric (full delete). */
+  async forget(metric: MetricInfo): Promise<void> {
+    this.metrics.delete(metric.idHex);
+    await this.activity.drop(metric.id, metric.idHex);
   }
 
   private normalize(kind: DataKind, s: Series<BufferValue>): Series<BufferValue> {

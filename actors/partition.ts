@@ -4,7 +4,9 @@
 import nact, { type Ref } from 'nact';
 import { leadRunComplete, selectTextRows, type TextReadOptions, type TextRow } from '../model/text-read.js';
 import { concatSeries, type Series } from '../model/series.js';
-import type { Reply, PartitionMsg } from './messages.js';
+import type { DataKind } from '../model/ingest-record.js';
+import type { LatestValues, Reply, PartitionMsg } from './messages.js';
+import type { BufferValue } from './window-buffer.js';
 import type { MetricInfo } from './metric-info.js';
 import { PartitionCore, type PartitionDeps } from './partition-core.js';
 
@@ -29,6 +31,7 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
       case 'checkpoint':
         return reply(msg.replyTo, async () => {
           await core.sealDue();
+          await core.rollUp(msg.journalCut);
           return core.lowWater();
         });
       case 'sealAll':
@@ -38,6 +41,21 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
         });
       case 'read':
         return reply(msg.replyTo, () => core.read(msg.metric, msg.kind, msg.start, msg.end));
+      case 'readHistograms':
+        return reply(msg.replyTo, () => core.readHistograms(msg.metric, msg.period, msg.start, msg.end));
+      case 'activity':
+        return reply(msg.replyTo, () => Promise.all(msg.metrics.map((m) => core.activity.windows(m.id, m.idHex))));
+      case 'latest':
+        return reply(msg.replyTo, () => latest(core, msg.metric, msg.kinds));
+      case 'delete':
+        return reply(msg.replyTo, async () => {
+          if (!(await core.hasDataBefore(msg.metric, msg.kind, msg.before, msg.periods))) return 'no content' as const;
+          if (!msg.confirm) return 'found' as const;
+          await core.deleteBefore(msg.metric, msg.kind, msg.before, { before: msg.before, seq: msg.seq }, msg.periods);
+          return 'deleted' as const;
+        });
+      case 'forget':
+        return reply(msg.replyTo, () => core.forget(msg.metric));
       case 'readText':
         return reply(msg.replyTo, () => readText(core, msg.metric, msg.options));
     }
@@ -56,6 +74,21 @@ async function reply<T>(to: Ref<Reply<T>>, work: () => Promise<T>): Promise<void
     answer = { ok: false, error };
   }
   nact.dispatch(to, answer);
+}
+
+/** Reads back from the newest data (far past any real timestamp) until two samples are in hand. */
+const LATEST_HORIZON = 2 ** 52;
+
+async function latest(core: PartitionCore, metric: MetricInfo, kinds: DataKind[]): Promise<LatestValues> {
+  const out: LatestValues = {};
+  for (const kind of kinds) {
+    // Histograms are not stored as samples; their latest values are not tracked.
+    if (kind === 'histogram') continue;
+    const s = await core.readBackwards(metric, kind, LATEST_HORIZON, (got) => got.ts.length >= 2);
+    const from = Math.max(0, s.ts.length - 2);
+    out[kind] = s.ts.slice(from).map((ts, i) => [ts, s.values[from + i]!] as [number, BufferValue | null]);
+  }
+  return out;
 }
 
 async function readText(core: PartitionCore, metric: MetricInfo, options: TextReadOptions): Promise<TextRow[]> {

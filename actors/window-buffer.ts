@@ -33,6 +33,18 @@ export class WindowBuffer {
   get size(): number {
     return this.ts.length;
   }
+
+  /** Removes samples stamped before `ts` (a delete); appended order is kept. */
+  dropBefore(ts: number): void {
+    let w = 0;
+    for (let i = 0; i < this.ts.length; i++) {
+      if (this.ts[i]! < ts) continue;
+      this.ts[w] = this.ts[i]!;
+      this.values[w++] = this.values[i]!;
+    }
+    this.ts.length = w;
+    this.values.length = w;
+  }
 }
 
 /** All open buffers of one metric, keyed by data kind and window start. */

@@ -33,7 +33,7 @@ export function fromEnv(env: NodeJS.ProcessEnv): Overrides {
   for (const [key, fallback] of Object.entries(defaults)) {
     const raw = env[envName(key)];
     if (raw === undefined) continue;
-    out[key] = typeof fallback === 'number' ? Number(raw) : raw;
+    out[key] = typeof fallback === 'number' ? Number(raw) : typeof fallback === 'object' || typeof fallback === 'boolean' ? parseJsonEnv(key, raw) : raw;
   }
   return out as Overrides;
 }
@@ -42,4 +42,13 @@ export function loadConfig(flags: Overrides & { config?: string }, env: NodeJS.P
   const { config: file, ...cli } = flags;
   const defined = Object.fromEntries(Object.entries(cli).filter(([, v]) => v !== undefined));
   return resolveConfig({ ...fromFile(file), ...fromEnv(env), ...defined });
+}
+
+/** Structured options (rollup levels) are given as JSON in their environment variable. */
+function parseJsonEnv(key: string, raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`${envName(key)} must be JSON: ${(error as Error).message}`);
+  }
 }

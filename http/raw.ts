@@ -7,11 +7,9 @@ import { parseSecMs } from '../model/timestamp.js';
 import { parseTsv } from '../model/tsv.js';
 import { asEpochMs } from '../model/types.js';
 import { accountHeader, mediaType } from './headers.js';
+import { ingestAndReply } from './ingest-reply.js';
 import { numberJson, rowsJson } from './json-out.js';
 import { knownMetricFromPath } from './metric-param.js';
-
-/** How many rejected lines are described in a reply (all are counted). */
-const MAX_ERROR_DETAILS = 10;
 
 const FLATBUFFER_TYPES = new Set([
   'application/x-svc-metric-list-flatbuffer',
@@ -34,22 +32,7 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
         latestAllowed: asEpochMs(Date.now() + node.config.maxClockSkewMs),
         textSizeLimit: node.config.textSizeLimit,
       });
-      if (result.records.length === 0) {
-        const why = result.errors.length === 0 ? 'the body is empty' : `line ${result.errors[0]!.at}: ${result.errors[0]!.reason}`;
-        throw ferr('FER_ERR_NO_VALID_RECORDS', why);
-      }
-      await node.ingest(result.records);
-      const summary: Record<string, unknown> = {
-        records: result.lines,
-        updated: result.records.length,
-        misdirected: 0,
-        discarded: 0,
-        errors: result.errors.length,
-      };
-      if (result.errors.length > 0) {
-        summary.error_details = result.errors.slice(0, MAX_ERROR_DETAILS).map((e) => ({ line: e.at, reason: e.reason }));
-      }
-      return reply.send(summary);
+      return reply.send(await ingestAndReply(node, { ...result, submitted: result.lines }, 'line'));
     },
   });
 

@@ -5,6 +5,9 @@ import type { Logger } from 'pino';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import { adminRoutes } from './admin.js';
+import { deleteRoutes } from './delete.js';
+import { findRoutes } from './find.js';
+import { histogramRoutes } from './histogram.js';
 import { rawRoutes } from './raw.js';
 import { textRoutes } from './text.js';
 
@@ -40,6 +43,9 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(rawRoutes, { node });
   app.register(textRoutes, { node });
   app.register(adminRoutes, { node });
+  app.register(histogramRoutes, { node });
+  app.register(findRoutes, { node });
+  app.register(deleteRoutes, { node });
   return app;
 }
 

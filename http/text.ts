@@ -3,10 +3,36 @@ import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr } from '../model/errors.js';
 import { parseEpochSec } from '../model/timestamp.js';
+import type { MetricInfo } from '../actors/metric-info.js';
+import { parseItems, type ItemParser } from '../model/json-items.js';
+import { ingestAndReply } from './ingest-reply.js';
+import { itemsContext } from './items-context.js';
 import { knownMetricFromPath } from './metric-param.js';
+import { bodyText } from './raw.js';
+
+/** `/write/text` items: `value` is the text, stored like an `s` record (truncated at the size limit). */
+function textItem(limit: number): ItemParser<MetricInfo> {
+  return (item, head) => {
+    const v = item.value;
+    if (v !== null && typeof v !== 'string') return "'value' must be a string (or null)";
+    const value = v !== null && v.length > limit ? v.slice(0, limit) : v;
+    return [{ kind: 'text', metric: head.metric, ts: head.ts, value }];
+  };
+}
 
 export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/write/text',
+    handler: async (req, reply) => {
+      const parsed = parseItems(bodyText(req), itemsContext(node, req, 'string'), textItem(node.config.textSizeLimit));
+      if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
+      return reply.send(await ingestAndReply(node, { ...parsed, submitted: parsed.items }, 'item'));
+    },
+  });
+
   app.get('/read/:start/:end/:uuid/*', async (req, reply) => {
     const params = req.params as { start: string; end: string; uuid: string; '*': string };
     const query = req.query as Record<string, string | undefined>;
@@ -23,7 +49,7 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
   });
 }
 
-function epochSecParam(raw: string, name: string): number {
+export function epochSecParam(raw: string, name: string): number {
   const sec = parseEpochSec(raw);
   if (sec === null) throw ferr('FER_ERR_BAD_EPOCH', name, `'${raw}'`);
   return sec;

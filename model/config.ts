@@ -30,7 +30,26 @@ export interface FerriteConfig {
   /** Largest accepted request body. */
   bodyLimitBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Histogram rollup levels, finest first; each period divides the next. The finest is the
+   * period submitted histograms are filed under. retention 0 keeps a level forever.
+   */
+  histogramRollups: RollupLevel[];
+  /** How long a histogram period must be closed before its submissions are merged and rolled up. */
+  histogramRollupQuietMs: number;
+  /** Track latest values for every metric, not only those a find with latest=2 turned on. */
+  implicitLatest: boolean;
+  /** How often data past its retention is dropped. */
+  retentionSweepIntervalMs: number;
 }
+
+/** One rollup level: a period and how long its records are kept, both in seconds. */
+export interface RollupLevel {
+  period: number;
+  retention: number;
+}
+
+const DAY = 86400;
 
 export function defaultConfig(): FerriteConfig {
   return {
@@ -49,6 +68,10 @@ export function defaultConfig(): FerriteConfig {
     checkpointIntervalMs: 1000,
     bodyLimitBytes: 256 * 1024 * 1024,
     logLevel: 'info',
+    histogramRollups: [60, 300, 1800, 10800, 86400].map((period) => ({ period, retention: 0 })),
+    histogramRollupQuietMs: 60 * 1000,
+    retentionSweepIntervalMs: 3600 * 1000,
+    implicitLatest: false,
   };
 }
 
@@ -92,6 +115,10 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'maxBufferAgeMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'checkpointIntervalMs', 10, 3600 * 1000);
   requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
+  requireRollupLevels(c, 'histogramRollups');
+  if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
+  requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
+  requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
   if (!LOG_LEVELS.includes(c.logLevel)) throw new ConfigError('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   return c;
 }
@@ -104,5 +131,21 @@ function requireInt(c: FerriteConfig, key: keyof FerriteConfig, min: number, max
   const v = c[key];
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
     throw new ConfigError(key, `must be an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+  }
+}
+
+function requireRollupLevels(c: FerriteConfig, key: 'histogramRollups'): void {
+  const levels = c[key] as unknown;
+  if (!Array.isArray(levels) || levels.length === 0) throw new ConfigError(key, 'must be a non-empty array of {period, retention}');
+  let previous = 0;
+  for (const [i, level] of levels.entries()) {
+    const { period, retention } = (level ?? {}) as Partial<RollupLevel>;
+    const at = `${key}[${i}]`;
+    if (!Number.isInteger(period) || period! <= 0 || period! > 366 * DAY) throw new ConfigError(at, `period must be a positive number of seconds, got ${JSON.stringify(period)}`);
+    if (!Number.isInteger(retention) || retention! < 0) throw new ConfigError(at, `retention must be seconds >= 0 (0 = forever), got ${JSON.stringify(retention)}`);
+    if (previous > 0 && (period! <= previous || period! % previous !== 0)) {
+      throw new ConfigError(at, `period ${period} must be a multiple of the previous level's ${previous}`);
+    }
+    previous = period!;
   }
 }

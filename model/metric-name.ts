@@ -127,3 +127,9 @@ function decodePart(part: string, legal: RegExp): string | null {
 function fail(reason: string): { ok: false; reason: string } {
   return { ok: false, reason };
 }
+
+/** A tag category or value as searches see it: `b"..."` (kept encoded in the canonical name) decoded. */
+export function tagSearchText(text: string): string {
+  const m = BASE64_WRAPPED.exec(text);
+  return m === null ? text : Buffer.from(m[1]!, 'base64').toString('utf8');
+}

@@ -1,5 +1,6 @@
 // The /raw TSV body (interface §2.8): `M` and `H1` records, TAB-separated, one per line.
 import type { IngestRecord, MetricIdentity, MetricResolver, RecordError } from './ingest-record.js';
+import { histogramProblem } from './histogram-check.js';
 import { parseSampleValue } from './sample-value.js';
 import { parseSecMs } from './timestamp.js';
 import type { EpochMs } from './types.js';
@@ -69,6 +70,8 @@ function parseH1<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): Ing
   if (typeof head === 'string') return head;
   const histogram = f[4]!;
   if (histogram.length === 0 || !BASE64.test(histogram)) return 'H1 HISTOGRAM is not base64';
+  const problem = histogramProblem(histogram);
+  if (problem !== null) return `H1 HISTOGRAM ${problem}`;
   return { kind: 'histogram', metric: head.metric, ts: head.ts, value: histogram };
 }
 

@@ -12,6 +12,18 @@ export const CF = {
   text: 'text',
   /** Submitted histograms as received (base64), same key layout; decoded by the histogram store. */
   histogramRaw: 'histogram_raw',
+  /**
+   * Histograms by rollup level: metric id | level period s (4) | period start ms (8) |
+   * journal seq (8) → serialized circllhist. seq > 0 is one request's submissions, not yet
+   * merged (replaying the journal rewrites the same key, so replay never double counts);
+   * seq 0 is the merged record of the period.
+   */
+  histogram: 'histogram',
+  /**
+   * The search index (docs/format/storage.md): postings `p`, data types `t`, activity
+   * windows `a`, latest values `l` and latest-tracking flags `L`.
+   */
+  index: 'index',
   /** Metric name records: metric id → who the metric is (account, uuid, check, canonical name). */
   metrics: 'metrics',
   /** Small node-wide values (identity, counters), keyed by name. */
@@ -25,6 +37,11 @@ export const ALL_COLUMN_FAMILIES: readonly ColumnFamilyName[] = Object.values(CF
 export const STATE_KEY = {
   /** This node's uuid, chosen at first start unless configured. */
   nodeId: Buffer.from('node_id'),
+  /**
+   * Journal entries below this sequence are gone (truncated). Kept so sequences never
+   * restart after the journal empties: histogram keys carry them and must not collide.
+   */
+  journalCut: Buffer.from('journal_cut'),
 } as const;
 
 /**
@@ -72,3 +89,100 @@ export function blockKeyFloor(metricId: Buffer, windowStart: number): Buffer {
 }
 
 export const blockWindowOf = (key: Buffer): number => decodeU64(key, METRIC_ID_BYTES);
+
+/** Histogram key; see CF.histogram. */
+export function histogramKey(metricId: Buffer, period: number, start: number, seq: number): Buffer {
+  const key = Buffer.allocUnsafe(METRIC_ID_BYTES + 20);
+  metricId.copy(key, 0, 0, METRIC_ID_BYTES);
+  key.writeUInt32BE(period, METRIC_ID_BYTES);
+  key.writeBigUInt64BE(BigInt(Math.max(0, start)), METRIC_ID_BYTES + 4);
+  key.writeBigUInt64BE(BigInt(seq), METRIC_ID_BYTES + 12);
+  return key;
+}
+
+export function histogramKeyParts(key: Buffer): { period: number; start: number; seq: number } {
+  return {
+    period: key.readUInt32BE(METRIC_ID_BYTES),
+    start: decodeU64(key, METRIC_ID_BYTES + 4),
+    seq: decodeU64(key, METRIC_ID_BYTES + 12),
+  };
+}
+
+/**
+ * `hdirty/<partition>/<metric id hex>/<start>` in `state`: a base histogram period holding
+ * unmerged submissions. Written with the submissions and removed by the rollup that merges
+ * them, so a restart resumes rolling up where it left off.
+ */
+export function histogramDirtyKey(partition: number, idHex: string, start: number): Buffer {
+  return Buffer.from(`${histogramDirtyPrefix(partition)}${idHex}/${start}`);
+}
+
+export function histogramDirtyPrefix(partition: number): string {
+  return `hdirty/${partition}/`;
+}
+
+// Index keys. Strings are UTF-8 and end in 0x00, which legal tag text never contains.
+const POSTING = 0x70; // 'p'
+const TYPE = 0x74; // 't'
+const ACTIVITY = 0x61; // 'a'
+const LATEST_FLAG = 0x4c; // 'L'
+
+/** `p | account (u32 BE) | category 0 value 0 | metric id`: a metric has this tag (value '' for a category alone). */
+export function postingKey(account: number, category: string, value: string, metricId: Buffer): Buffer {
+  return Buffer.concat([postingPrefix(account, category, value), metricId.subarray(0, METRIC_ID_BYTES)]);
+}
+
+export function postingPrefix(account: number, category: string, value?: string): Buffer {
+  const head = Buffer.allocUnsafe(5);
+  head[0] = POSTING;
+  head.writeUInt32BE(account, 1);
+  const text = value === undefined ? `${category}\0` : `${category}\0${value}\0`;
+  return Buffer.concat([head, Buffer.from(text, 'utf8')]);
+}
+
+/** The metric id at the end of a posting key. */
+export const postingMetricId = (key: Buffer): Buffer => key.subarray(key.length - METRIC_ID_BYTES);
+
+/** The value of a posting key found under `postingPrefix(account, category)`. */
+export function postingValue(key: Buffer, prefixLength: number): string {
+  return key.subarray(prefixLength, key.length - METRIC_ID_BYTES - 1).toString('utf8');
+}
+
+/** `t | metric id | kind`: the metric holds data of this kind. */
+export function typeKey(metricId: Buffer, kind: string): Buffer {
+  return Buffer.concat([Buffer.from([TYPE]), metricId.subarray(0, METRIC_ID_BYTES), Buffer.from(kind, 'utf8')]);
+}
+
+export function typePrefix(metricId: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([TYPE]), metricId.subarray(0, METRIC_ID_BYTES)]);
+}
+
+/** `a | metric id | window start s (u64 BE)` → window end s (u64 BE). */
+export function activityKey(metricId: Buffer, startSec: number): Buffer {
+  const key = Buffer.allocUnsafe(1 + METRIC_ID_BYTES + 8);
+  key[0] = ACTIVITY;
+  metricId.copy(key, 1, 0, METRIC_ID_BYTES);
+  key.writeBigUInt64BE(BigInt(startSec), 1 + METRIC_ID_BYTES);
+  return key;
+}
+
+export function activityPrefix(metricId: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([ACTIVITY]), metricId.subarray(0, METRIC_ID_BYTES)]);
+}
+
+/** The exclusive upper bound of every key starting with `prefix`. */
+export function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]!++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+}
+
+/** `L | metric id`: latest values are tracked for this metric (turned on by find latest=2). */
+export function latestFlagKey(metricId: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([LATEST_FLAG]), metricId.subarray(0, METRIC_ID_BYTES)]);
+}

@@ -1,0 +1,156 @@
+// The thirteen DELETE endpoints (interface §2.3, §3, §4.1): single metric, pattern, tag
+// query and check deletes of raw, text and histogram data, and full deletes.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { searchMetrics, type Found } from '../actors/metric-search.js';
+import type { MetricInfo } from '../actors/metric-info.js';
+import type { DeleteOutcome } from '../actors/messages.js';
+import type { FerriteNode } from '../actors/node.js';
+import { normalizeUuid } from '../model/check-field.js';
+import { ferr } from '../model/errors.js';
+import type { DataKind } from '../model/ingest-record.js';
+import { parseTagQuery, type TagQuery } from '../model/tag-query/index.js';
+import type { AccountId } from '../model/types.js';
+import { advisoryLimit, tagQuery } from './find.js';
+import { accountHeader, svcHeader } from './headers.js';
+import { knownMetricFromPath, metricFromPath } from './metric-param.js';
+
+/** Path word → data kind. */
+const KINDS = { raw: 'numeric', text: 'text', histogram: 'histogram' } as const satisfies Record<string, DataKind>;
+type PathKind = keyof typeof KINDS;
+/** The full tag-query delete's default advisory limit. */
+const FULL_DELETE_LIMIT = 100_000;
+
+interface DeleteResult {
+  metric_name: string;
+  delete_result: DeleteOutcome;
+  payload: string;
+}
+
+type Query = Record<string, string | undefined>;
+type Selection = { found: Found[]; incomplete: boolean };
+
+export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
+  const { node } = opts;
+  for (const word of Object.keys(KINDS) as PathKind[]) {
+    const kind = KINDS[word];
+    app.delete(`/${word}/tags`, async (req, reply) => {
+      const before = deleteTime(req);
+      const periods = deleteRollups(node, req, kind);
+      const selection = await select(node, requiredAccount(req), tagQuery((req.query as Query).query), advisoryLimit(req, null));
+      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind);
+    });
+    app.delete(`/${word}/:uuid/*`, async (req, reply) => {
+      const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+      const before = deleteTime(req);
+      const periods = deleteRollups(node, req, kind);
+      if (word !== 'raw') fullDeleteFlag(req);
+      if (!name.includes('*')) {
+        const metric = await knownMetricFromPath(node, uuid, name);
+        await node.deleteData(metric, kind, before, true, periods);
+        return reply.send([]);
+      }
+      const selection = await selectPattern(node, requiredAccount(req), uuid, name, advisoryLimit(req, null));
+      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind);
+    });
+    if (word === 'raw') continue;
+    app.delete(`/${word}/:uuid`, async (req, reply) => {
+      const before = deleteTime(req);
+      const periods = deleteRollups(node, req, kind);
+      const selection = await select(node, requiredAccount(req), checkQuery((req.params as { uuid: string }).uuid), null);
+      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind);
+    });
+  }
+
+  app.delete('/full/canonical/:uuid/*', async (req, reply) => {
+    const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+    requiredAccount(req);
+    const metric = metricFromPath(node, uuid, name);
+    if (!(await node.knows(metric))) return reply.status(404).send({ status: 'not found', error: `metric ${metric.name.canonical} not found` });
+    await node.fullDelete(metric, true);
+    return reply.send({ status: 'succeeded' });
+  });
+
+  app.delete('/full/tags', async (req, reply) => {
+    const selection = await select(node, requiredAccount(req), tagQuery((req.query as Query).query), advisoryLimit(req, FULL_DELETE_LIMIT));
+    return sendResults(reply, selection, (m) => node.fullDelete(m, confirmed(req)), null);
+  });
+}
+
+async function sendResults(
+  reply: FastifyReply,
+  selection: Selection,
+  act: (m: MetricInfo) => Promise<DeleteOutcome>,
+  kind: DataKind | null,
+): Promise<FastifyReply> {
+  const results: DeleteResult[] = [];
+  for (const f of selection.found) {
+    if (kind !== null && !f.types.includes(kind)) continue;
+    results.push({ metric_name: f.record.metric_name, delete_result: await act(f.metric), payload: '' });
+  }
+  void reply.header('x-svc-incomplete-results', String(selection.incomplete)).header('x-snowth-incomplete-results', String(selection.incomplete));
+  return reply.send(results);
+}
+
+/** Matches up to `limit` metrics (null = all), saying whether the limit cut the list short. */
+async function select(node: FerriteNode, account: AccountId, query: TagQuery, limit: number | null): Promise<Selection> {
+  const found = await searchMetrics(node, { account, query, activityStart: null, activityEnd: null, limit: limit === null ? null : limit + 1 });
+  const incomplete = limit !== null && found.length > limit;
+  return { found: incomplete ? found.slice(0, limit!) : found, incomplete };
+}
+
+/** Metrics of the check whose canonical name matches a `*` wildcard pattern. */
+async function selectPattern(node: FerriteNode, account: AccountId, uuid: string, pattern: string, limit: number | null): Promise<Selection> {
+  const glob = new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's');
+  const all = await select(node, account, checkQuery(uuid), null);
+  const found = all.found.filter((f) => glob.test(f.record.metric_name));
+  const incomplete = limit !== null && found.length > limit;
+  return { found: incomplete ? found.slice(0, limit!) : found, incomplete };
+}
+
+function checkQuery(uuidParam: string): TagQuery {
+  const uuid = normalizeUuid(uuidParam);
+  if (uuid === null) throw ferr('FER_ERR_BAD_UUID', `'${uuidParam}'`);
+  return parseTagQuery(`and(__check_uuid:${uuid})`);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function requiredAccount(req: FastifyRequest): AccountId {
+  const account = accountHeader(req);
+  if (account === null) throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-account-id');
+  return account;
+}
+
+/** `x-svc-delete-time`: required epoch seconds; returned in ms. */
+function deleteTime(req: FastifyRequest): number {
+  const raw = svcHeader(req, 'delete-time')?.trim();
+  if (raw === undefined || raw === '') throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-delete-time');
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw) * 1000)) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-delete-time', `'${raw}' is not epoch seconds`);
+  return Number(raw) * 1000;
+}
+
+function confirmed(req: FastifyRequest): boolean {
+  return svcHeader(req, 'confirm-delete')?.trim() === '1';
+}
+
+/** `x-svc-full-delete`: 0 or 1. One node is the whole cluster until the cluster exists, so both act locally. */
+function fullDeleteFlag(req: FastifyRequest): boolean {
+  const raw = svcHeader(req, 'full-delete')?.trim();
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw ferr('FER_ERR_BAD_HEADER', 'x-svc-full-delete', `'${raw}' must be 0 or 1`);
+}
+
+/** `x-svc-delete-rollups`: configured histogram periods (seconds), comma-separated; default all. */
+function deleteRollups(node: FerriteNode, req: FastifyRequest, kind: DataKind): number[] | null {
+  const raw = svcHeader(req, 'delete-rollups')?.trim();
+  if (raw === undefined || raw === '' || kind !== 'histogram') return null;
+  const known = node.config.histogramRollups.map((l) => l.period);
+  return raw.split(',').map((part) => {
+    const p = Number(part.trim());
+    if (!known.includes(p)) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-delete-rollups', `'${part.trim()}' is not a histogram rollup period (${known.join(', ')})`);
+    return p;
+  });
+}

@@ -1,0 +1,50 @@
+// Histograms: `PUT|POST /histogram/write` (legacy JSON writer) and
+// `GET /histogram/<start>/<end>/<period>/<uuid>/<metric>` (interface §4.4, §4.6).
+import type { FastifyInstance } from 'fastify';
+import type { FerriteNode } from '../actors/node.js';
+import type { MetricInfo } from '../actors/metric-info.js';
+import { ferr } from '../model/errors.js';
+import { histogramProblem } from '../model/histogram-check.js';
+import { parseItems, positiveInt, type ItemParser } from '../model/json-items.js';
+import { ingestAndReply } from './ingest-reply.js';
+import { itemsContext } from './items-context.js';
+import { knownMetricFromPath } from './metric-param.js';
+import { bodyText } from './raw.js';
+import { epochSecParam } from './text.js';
+
+/** `histogram`: base64 of the serialized circllhist, validated here so storage never sees a bad one. */
+const histogramItem: ItemParser<MetricInfo> = (item, head) => {
+  const period = positiveInt(item, 'period');
+  if (typeof period === 'string') return period;
+  if (typeof item.histogram !== 'string') return "'histogram' must be a base64 string";
+  const problem = histogramProblem(item.histogram);
+  if (problem !== null) return `'histogram' ${problem}`;
+  return [{ kind: 'histogram', metric: head.metric, ts: head.ts, value: item.histogram }];
+};
+
+
+export async function histogramRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
+  const { node } = opts;
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/histogram/write',
+    handler: async (req, reply) => {
+      const parsed = parseItems(bodyText(req), itemsContext(node, req, 'number'), histogramItem);
+      if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
+      return reply.send(await ingestAndReply(node, { ...parsed, submitted: parsed.items }, 'item'));
+    },
+  });
+
+  app.get('/histogram/:start/:end/:period/:uuid/*', async (req, reply) => {
+    const p = req.params as { start: string; end: string; period: string; uuid: string; '*': string };
+    const start = epochSecParam(p.start, 'start');
+    const end = epochSecParam(p.end, 'end');
+    const period = epochSecParam(p.period, 'period');
+    if (period <= 0) throw ferr('FER_ERR_BAD_PARAM', 'period', 'must be a positive number of seconds');
+    if (end < start) throw ferr('FER_ERR_BAD_PARAM', 'end', `${end} is before start ${start}`);
+    const metric = await knownMetricFromPath(node, p.uuid, p['*']);
+    const rows = await node.readHistograms(metric, period, start * 1000, end * 1000);
+    return reply.send(rows.map(([ts, h]) => [ts / 1000, period, h.toLabelCounts()]));
+  });
+}

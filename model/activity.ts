@@ -1,0 +1,32 @@
+// Activity windows (irondb-reference §8.6): when a metric received data, at 5-minute
+// granularity; windows closer than 8 hours coalesce. Windows are [start, end] epoch seconds.
+
+export const ACTIVITY_SLICE_S = 300;
+export const ACTIVITY_COALESCE_S = 8 * 3600;
+
+export type ActivityWindow = readonly [number, number];
+
+/** The start of the 5-minute slice holding `ms`. */
+export function activitySlice(ms: number): number {
+  const s = Math.floor(ms / 1000);
+  return s - (s % ACTIVITY_SLICE_S);
+}
+
+/** `windows` (sorted, disjoint) with each slice added, coalesced; returns a new array. */
+export function mergeActivity(windows: readonly ActivityWindow[], slices: Iterable<number>): ActivityWindow[] {
+  const all: [number, number][] = windows.map(([a, b]) => [a, b]);
+  for (const s of slices) all.push([s, s + ACTIVITY_SLICE_S]);
+  all.sort((x, y) => x[0] - y[0]);
+  const out: [number, number][] = [];
+  for (const [a, b] of all) {
+    const last = out[out.length - 1];
+    if (last !== undefined && a <= last[1] + ACTIVITY_COALESCE_S) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** True when some window overlaps [start, end] (either bound may be absent). */
+export function activeBetween(windows: readonly ActivityWindow[], start: number | null, end: number | null): boolean {
+  return windows.some(([a, b]) => (start === null || b >= start) && (end === null || a <= end));
+}

@@ -1,0 +1,111 @@
+// Tag search against a real node: /find tags, tag_cats, tag_vals, activity, latest, count_only.
+import test from 'ava';
+import { getJson, mLine, put, startNode, UUID, type TestNode } from './helpers/node.js';
+
+let n: TestNode;
+const OTHER = '0a2a3f6c-0000-4000-8000-000000000001';
+/** A check of another account (a check uuid belongs to one account). */
+const THIRD = '0a2a3f6c-0000-4000-8000-00000000000a';
+const check = (uuid: string, account = 7) => `host.example\`http\`c_${account}_1::http\`${uuid}`;
+const now = Math.floor(Date.now() / 1000);
+const at = (s: number) => `${s}.000`;
+
+test.before(async () => {
+  n = await startNode();
+  const body = [
+    mLine(at(now - 7200), 'cpu|ST[region:us-east,host:a]', 'n', '1', check(UUID)),
+    mLine(at(now - 60), 'cpu|ST[region:us-east,host:a]', 'n', '2', check(UUID)),
+    mLine(at(now - 30), 'cpu|ST[region:us-east,host:a]', 'n', '3', check(UUID)),
+    mLine(at(now - 60), 'cpu|ST[region:eu-west,host:b]', 'n', '4', check(UUID)),
+    mLine(at(now - 60), 'mem|ST[region:us-west]', 'n', '5', check(OTHER)),
+    mLine(at(now - 60), 'status|ST[region:us-east]', 's', 'ok', check(OTHER)),
+    mLine(at(now - 60), 'cpu|ST[region:us-east,host:a]', 'n', '9', check(THIRD, 8)), // same name, other account
+    ['H1', at(now - 60), check(OTHER), 'status|ST[region:us-east]', 'AAEKAAAB'].join('\t'),
+  ].join('\n');
+  const r = await put(n.url, body);
+  if (r.status !== 200 || r.json.errors !== 0) throw new Error(`setup failed: ${JSON.stringify(r.json)}`);
+});
+test.after.always(async () => {
+  await n?.stop();
+});
+
+const find = (query: string, extra = '', account = 7) => getJson(`${n.url}/find/${account}/tags?query=${encodeURIComponent(query)}${extra}`);
+const names = (rows: { metric_name: string }[]) => rows.map((r) => r.metric_name).sort();
+
+test('boolean tag queries select by name and stream tags', async (t) => {
+  t.deepEqual(names((await find('and(__name:cpu,region:us-*)')).json), ['cpu|ST[host:a,region:us-east]']);
+  t.deepEqual(names((await find('or(__name:mem,host:b)')).json), ['cpu|ST[host:b,region:eu-west]', 'mem|ST[region:us-west]']);
+  t.deepEqual(names((await find('and(region:/^us-/,not(__name:cpu))')).json), ['mem|ST[region:us-west]', 'status|ST[region:us-east]']);
+  t.deepEqual(names((await find(`and(__check_uuid:${OTHER})`)).json), ['mem|ST[region:us-west]', 'status|ST[region:us-east]']);
+  t.deepEqual(names((await find('and(host)')).json), ['cpu|ST[host:a,region:us-east]', 'cpu|ST[host:b,region:eu-west]']);
+  t.deepEqual((await find('and(__name:nothing)')).json, []);
+});
+
+test('records carry the interface fields; types are comma-joined', async (t) => {
+  const [status] = (await find('and(__name:status)')).json;
+  t.is(status.uuid, OTHER);
+  t.is(status.metric_name, 'status|ST[region:us-east]');
+  t.is(status.account_id, 7);
+  t.is(status.type, 'histogram,text');
+  t.is(status.check_name, 'c_7_1::http');
+  t.true(Array.isArray(status.activity));
+  const [cpu] = (await find('and(__name:cpu,host:a)')).json;
+  t.is(cpu.type, 'numeric');
+  // Samples 2 hours and 1 minute ago coalesce into one window (gap < 8 h), 5-minute granularity.
+  t.is(cpu.activity.length, 1);
+  const [a, b] = cpu.activity[0];
+  t.is(a % 300, 0);
+  t.true(a <= now - 7200 && b >= now - 30);
+  t.false('activity' in (await find('and(__name:cpu,host:a)', '&activity=0')).json[0]);
+});
+
+test('accounts are separate; the header form works', async (t) => {
+  t.deepEqual(names((await find('and(__name:cpu)', '', 8)).json), ['cpu|ST[host:a,region:us-east]']);
+  const r = await fetch(`${n.url}/find/tags?query=${encodeURIComponent('and(__name:mem)')}`, { headers: { 'X-Snowth-Account-Id': '7' } });
+  t.deepEqual(names((await r.json()) as any), ['mem|ST[region:us-west]']);
+  const missing = await getJson(`${n.url}/find/tags?query=and(__name:mem)`);
+  t.is(missing.status, 400);
+});
+
+test('count_only, activity filters and the advisory limit', async (t) => {
+  t.deepEqual((await find('and(region:*)', '&count_only=1')).json, { count: 4, estimate: false });
+  t.is((await find('and(region:*)', `&activity_start_secs=${now + 3600}`)).json.length, 0);
+  t.is((await find('and(region:*)', `&activity_start_secs=now-1h&activity_end_secs=now`)).json.length, 4);
+  t.is((await find('and(region:*)', `&activity_end_secs=${now - 86400}`)).json.length, 0);
+  const limited = await fetch(`${n.url}/find/7/tags?query=and(region:*)`, { headers: { 'x-svc-advisory-limit': '2' } });
+  t.is(((await limited.json()) as unknown[]).length, 2);
+});
+
+test('latest values: 1 only when tracked, 2 computes and turns tracking on', async (t) => {
+  t.deepEqual((await find('and(__name:cpu,host:a)', '&latest=1')).json[0].latest, {});
+  const two = (await find('and(__name:cpu,host:a)', '&latest=2')).json[0].latest;
+  t.deepEqual(two, { numeric: [[(now - 60) * 1000, 2], [(now - 30) * 1000, 3]] });
+  t.deepEqual((await find('and(__name:cpu,host:a)', '&latest=1')).json[0].latest, two);
+  t.deepEqual((await find('and(__name:status)', '&latest=2')).json[0].latest, { text: [[(now - 60) * 1000, 'ok']] });
+});
+
+test('tag_cats and tag_vals', async (t) => {
+  t.deepEqual((await getJson(`${n.url}/find/7/tag_cats?query=and(__name:cpu)`)).json, ['host', 'region']);
+  t.deepEqual((await getJson(`${n.url}/find/7/tag_vals?query=and(__name:cpu)&category=region`)).json, ['eu-west', 'us-east']);
+  t.deepEqual((await getJson(`${n.url}/find/7/tag_vals?query=and(region:us-*)&category=__name`)).json, ['cpu', 'mem', 'status']);
+});
+
+test('bad queries and parameters are 400 with a reason', async (t) => {
+  const bad = await find('and(__name:cpu');
+  t.is(bad.status, 400);
+  t.regex(bad.json.error, /position/);
+  t.is((await getJson(`${n.url}/find/7/tags`)).status, 400);
+  t.is((await find('and(a:b)', '&latest=3')).status, 400);
+  t.is((await find('and(a:b)', '&activity_start_secs=yesterday')).status, 400);
+  t.is((await getJson(`${n.url}/find/x/tags?query=and(a:b)`)).status, 400);
+  const limited = await fetch(`${n.url}/find/7/tags?query=and(a:b)`, { headers: { 'x-svc-advisory-limit': '0' } });
+  t.is(limited.status, 400);
+});
+
+test.serial('the index survives a restart (runs first: serial tests precede concurrent ones)', async (t) => {
+  const dir = n.dataDir;
+  await n.stop(false);
+  n = await startNode({}, dir);
+  t.deepEqual(names((await find('and(__name:cpu,region:us-*)')).json), ['cpu|ST[host:a,region:us-east]']);
+  t.is((await find('and(__name:status)')).json[0].type, 'histogram,text');
+});
