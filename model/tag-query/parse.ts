@@ -95,7 +95,13 @@ class Parser {
     if (this.text[this.pos] === '"') return this.matcher(q ?? 'default', this.quoted(), at);
     if (this.text[this.pos] === '/') return this.matcher('re', this.delimited('/'), at);
     let end = this.pos;
-    while (end < this.text.length && !ends.has(this.text[end]!)) end++;
+    // A comma inside {…} belongs to a graphite alternative, not to the element list.
+    let braces = 0;
+    while (end < this.text.length && (braces > 0 || !ends.has(this.text[end]!))) {
+      if (this.text[end] === '{') braces++;
+      else if (this.text[end] === '}' && braces > 0) braces--;
+      end++;
+    }
     const literal = this.text.slice(this.pos, end).trim();
     if (literal.length === 0 && ends === CATEGORY_END) this.fail(what);
     this.pos = end;
