@@ -12,6 +12,8 @@ import type { MetricInfo } from './metric-info.js';
 /** Sealing is forced once this many submissions wait in memory. */
 const MAX_PENDING = 20_000;
 const SECOND = 1000;
+/** Most time one checkpoint spends rolling up before yielding the actor to reads and writes. */
+const ROLLUP_BUDGET_MS = 50;
 
 interface Pending {
   id: Buffer;
@@ -105,13 +107,14 @@ export class HistogramStore {
    * replay (all seqs below `journalCut`), and rebuilds the coarser periods containing it.
    */
   async rollUp(journalCut: number, now: number): Promise<void> {
+    const deadline = performance.now() + ROLLUP_BUDGET_MS;
     for (const [idHex, d] of this.dirty) {
-      for (const [start, maxSeq] of d.starts) {
-        if (maxSeq >= journalCut || start + this.baseMs + this.quietMs > now) continue;
-        await this.rollPeriod(d.id, idHex, start, now);
-        d.starts.delete(start);
-      }
+      const due = [...d.starts].filter(([start, maxSeq]) => maxSeq < journalCut && start + this.baseMs + this.quietMs <= now).map(([start]) => start);
+      if (due.length > 0) await this.rollMetric(d.id, idHex, due, now);
+      for (const start of due) d.starts.delete(start);
       if (d.starts.size === 0) this.dirty.delete(idHex);
+      // Reads and writes queue behind this actor: leave the rest for the next checkpoint.
+      if (performance.now() > deadline) return;
     }
   }
 
@@ -203,26 +206,42 @@ export class HistogramStore {
     return out;
   }
 
-  private async rollPeriod(id: Buffer, idHex: string, start: number, now: number): Promise<void> {
+  /**
+   * Merges the submissions of each base period in `starts`, then rebuilds every coarser
+   * period containing one of them from the next finer level, all in one batch.
+   */
+  private async rollMetric(id: Buffer, idHex: string, starts: number[], now: number): Promise<void> {
     const batch = this.store.batch();
     const base = this.levels[0]!;
-    const merged = (await this.stored(id, base.period, start, start + 1)).get(start) ?? Histogram.empty();
-    batch.deleteRange(CF.histogram, histogramKey(id, base.period, start, 0), histogramKey(id, base.period, start + 1, 0));
-    this.putRecord(batch, id, base.period, start, merged);
-    let finer = { level: base, start, hist: merged };
+    const lo = Math.min(...starts);
+    const hi = Math.max(...starts) + 1;
+    const stored = await this.stored(id, base.period, lo, hi);
+    let finer = new Map<number, Histogram>();
+    for (const start of starts) {
+      const merged = stored.get(start) ?? Histogram.empty();
+      batch.deleteRange(CF.histogram, histogramKey(id, base.period, start, 0), histogramKey(id, base.period, start + 1, 0));
+      this.putRecord(batch, id, base.period, start, merged);
+      finer.set(start, merged);
+      batch.delete(CF.state, histogramDirtyKey(this.partition, idHex, start));
+    }
+    let finerLevel = base;
     for (const level of this.levels.slice(1)) {
       const levelMs = level.period * SECOND;
-      const p = start - (start % levelMs);
-      // Rebuilding from a finer level that retention has already thinned would lose data.
-      if (finer.level.retention > 0 && p < now - finer.level.retention * SECOND) break;
-      const parts = await this.stored(id, finer.level.period, p, p + levelMs);
-      parts.set(finer.start, finer.hist);
-      const sum = Histogram.empty();
-      for (const h of parts.values()) sum.merge(h);
-      this.putRecord(batch, id, level.period, p, sum);
-      finer = { level, start: p, hist: sum };
+      const periods = new Set([...finer.keys()].map((s) => s - (s % levelMs)));
+      const next = new Map<number, Histogram>();
+      for (const p of periods) {
+        // Rebuilding from a finer level that retention has already thinned would lose data.
+        if (finerLevel.retention > 0 && p < now - finerLevel.retention * SECOND) continue;
+        const parts = await this.stored(id, finerLevel.period, p, p + levelMs);
+        for (const [s, h] of finer) if (s >= p && s < p + levelMs) parts.set(s, h);
+        const sum = Histogram.empty();
+        for (const h of parts.values()) sum.merge(h);
+        this.putRecord(batch, id, level.period, p, sum);
+        next.set(p, sum);
+      }
+      finer = next;
+      finerLevel = level;
     }
-    batch.delete(CF.state, histogramDirtyKey(this.partition, idHex, start));
     await batch.write();
   }
 

@@ -89,6 +89,7 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const res = await fetch(`${ferrite.url}/histogram/${start}/${start + DAY_S - 1}/${STEP_S}/${UUID}/bench.hist.${m}`);
       const rows = (await res.json()) as unknown[];
+      if (!Array.isArray(rows)) throw new Error(`read of bench.hist.${m} answered ${res.status}: ${JSON.stringify(rows)}`);
       latencies.push(performance.now() - t0);
       if (rows.length !== perDay) throw new Error(`read of bench.hist.${m} gave ${rows.length} rows, expected ${perDay}`);
     }
