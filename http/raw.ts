@@ -6,7 +6,9 @@ import type { NumericValue } from '../model/types.js';
 import { parseSecMs } from '../model/timestamp.js';
 import { parseTsv } from '../model/tsv.js';
 import { asEpochMs } from '../model/types.js';
-import { accountHeader, mediaType } from './headers.js';
+import { decodeMetricList, MetricListFormatError } from '../model/metric-list/decode.js';
+import { metricListRecords } from '../model/metric-list/records.js';
+import { accountHeader, mediaType, svcHeader } from './headers.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { numberJson, rowsJson } from './json-out.js';
 import { knownMetricFromPath } from './metric-param.js';
@@ -23,9 +25,7 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     method: ['PUT', 'POST'],
     url: '/raw',
     handler: async (req, reply) => {
-      if (FLATBUFFER_TYPES.has(mediaType(req))) {
-        throw ferr('FER_ERR_UNSUPPORTED_MEDIA_TYPE', `${mediaType(req)} (FlatBuffer MetricList ingest is not implemented yet)`);
-      }
+      if (FLATBUFFER_TYPES.has(mediaType(req))) return reply.send(await ingestMetricList(node, req));
       const body = bodyText(req);
       const result = parseTsv(body, {
         resolve: node.registry.resolver(accountHeader(req)),
@@ -45,6 +45,29 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     const rows = await node.read(metric, 'numeric', start, end);
     return reply.type('application/json').send(rowsJson(rows.ts, rows.values as NumericValue[], numberJson));
   });
+}
+
+/** A FlatBuffer MetricList body (either layout); `x-svc-datapoints` is required but only a hint. */
+async function ingestMetricList(node: FerriteNode, req: FastifyRequest): Promise<Record<string, unknown>> {
+  const hint = svcHeader(req, 'datapoints')?.trim();
+  if (hint === undefined || hint === '') throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-datapoints');
+  if (!/^\d+$/.test(hint)) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-datapoints', `'${hint}' is not a non-negative integer`);
+  const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  let list;
+  try {
+    list = decodeMetricList(body);
+  } catch (error) {
+    if (error instanceof MetricListFormatError) throw ferr('FER_ERR_BAD_BODY', `malformed MetricList: ${error.message}`);
+    throw error;
+  }
+  const submitted = list.samples.length + list.skipped.length;
+  if (Number(hint) !== submitted) req.log.debug({ hint: Number(hint), samples: submitted }, 'x-svc-datapoints differs from the samples in the body');
+  const { records, errors } = metricListRecords(list, {
+    resolve: (account, uuid, checkName, name) => node.registry.intern(account, uuid, checkName, name),
+    latestAllowed: asEpochMs(Date.now() + node.config.maxClockSkewMs),
+    textSizeLimit: node.config.textSizeLimit,
+  });
+  return ingestAndReply(node, { records, errors, submitted }, 'item');
 }
 
 export function bodyText(req: FastifyRequest): string {

@@ -1,0 +1,237 @@
+// FlatBuffer MetricList ingest: both layouts built with the flatc-generated builders,
+// decoded by our verifying reader, and posted to a real node.
+import test from 'ava';
+import fc from 'fast-check';
+import * as flatbuffers from 'flatbuffers';
+import * as V1 from '../model/metric-list/generated/v1/metric_list_v1_generated.js';
+import * as V2 from '../model/metric-list/generated/v2/metric_list_v2_generated.js';
+import { decodeMetricList, MetricListFormatError } from '../model/metric-list/decode.js';
+import { getJson, startNode, UUID, type TestNode } from './helpers/node.js';
+
+type Value =
+  | { t: 'int' | 'uint' | 'double'; v: number }
+  | { t: 'long' | 'ulong'; v: bigint }
+  | { t: 'string'; v: string }
+  | { t: 'hist'; v: [number, number, bigint][] }
+  | { t: 'absent-n' | 'absent-s' | 'absent-h' | 'none' };
+
+interface Point {
+  name: string;
+  tags?: string[];
+  ts?: number;
+  value: Value;
+}
+
+const UNION = { int: 1, uint: 2, long: 3, ulong: 4, double: 5, string: 6, hist: 7, 'absent-n': 8, 'absent-s': 9, 'absent-h': 10, none: 0 } as const;
+
+/** Builds the union member table for either layout (both generate the same value tables). */
+function valueTable(b: flatbuffers.Builder, ns: typeof V1 | typeof V2, value: Value, layout: 'v1' | 'v2'): number {
+  switch (value.t) {
+    case 'int':
+      return ns.IntValue.createIntValue(b, value.v);
+    case 'uint':
+      return ns.UintValue.createUintValue(b, value.v);
+    case 'double':
+      return ns.DoubleValue.createDoubleValue(b, value.v);
+    case 'long':
+      return ns.LongValue.createLongValue(b, value.v);
+    case 'ulong':
+      return ns.UlongValue.createUlongValue(b, value.v);
+    case 'string':
+      return ns.StringValue.createStringValue(b, b.createString(value.v));
+    case 'hist': {
+      let buckets: number;
+      if (layout === 'v1') {
+        const offs = value.v.map(([val, exp, count]) => V1.HistogramBucket.createHistogramBucket(b, val, exp, count));
+        buckets = V1.Histogram.createBucketsVector(b, offs);
+      } else {
+        V2.Histogram.startBucketsVector(b, value.v.length);
+        for (const [val, exp, count] of [...value.v].reverse()) V2.HistogramBucket.createHistogramBucket(b, count, val, exp);
+        buckets = b.endVector();
+      }
+      return ns.Histogram.createHistogram(b, buckets, false);
+    }
+    case 'absent-n':
+      return ns.AbsentNumericValue.createAbsentNumericValue(b);
+    case 'absent-s':
+      return ns.AbsentStringValue.createAbsentStringValue(b);
+    case 'absent-h':
+      return ns.AbsentHistogramValue.createAbsentHistogramValue(b);
+    case 'none':
+      return 0;
+  }
+}
+
+/** flatc makes no create helper for a table holding a table: start, add, end. */
+function metricTable(b: flatbuffers.Builder, ns: typeof V1 | typeof V2, ts: bigint, check: number, uuid: number, account: number, value: number): number {
+  ns.Metric.startMetric(b);
+  ns.Metric.addTimestamp(b, ts);
+  ns.Metric.addCheckName(b, check);
+  ns.Metric.addCheckUuid(b, uuid);
+  ns.Metric.addAccountId(b, account);
+  ns.Metric.addValue(b, value);
+  return ns.Metric.endMetric(b);
+}
+
+function buildV1(points: Point[], envelope = { ts: 1_000_000, uuid: UUID, account: 5 }, identifier = true): Uint8Array {
+  const b = new flatbuffers.Builder(256);
+  const metrics = points.map((p) => {
+    const tags = p.tags ? V1.MetricValue.createStreamTagsVector(b, p.tags.map((t) => b.createString(t))) : 0;
+    const val = valueTable(b, V1, p.value, 'v1');
+    const name = b.createString(p.name);
+    V1.MetricValue.startMetricValue(b);
+    V1.MetricValue.addName(b, name);
+    V1.MetricValue.addTimestamp(b, BigInt(p.ts ?? 0));
+    V1.MetricValue.addValueType(b, UNION[p.value.t]);
+    if (val !== 0) V1.MetricValue.addValue(b, val);
+    if (tags !== 0) V1.MetricValue.addStreamTags(b, tags);
+    const mv = V1.MetricValue.endMetricValue(b);
+    const uuid = b.createString(envelope.uuid);
+    const check = b.createString('web`http`c_5_1::http');
+    return metricTable(b, V1, BigInt(envelope.ts), check, uuid, envelope.account, mv);
+  });
+  const list = V1.MetricList.createMetricList(b, V1.MetricList.createMetricsVector(b, metrics));
+  if (identifier) V1.MetricList.finishMetricListBuffer(b, list);
+  else b.finish(list);
+  return b.asUint8Array().slice();
+}
+
+function buildV2(points: Point[], uuidBytes: Uint8Array = Buffer.from(UUID.replace(/-/g, ''), 'hex'), identifier = true): Uint8Array {
+  const b = new flatbuffers.Builder(256);
+  const metrics = points.map((p) => {
+    const val = valueTable(b, V2, p.value, 'v2');
+    const sample = V2.MetricSample.createMetricSample(b, BigInt(p.ts ?? 0), UNION[p.value.t], val, 0);
+    const samples = V2.MetricValue.createSamplesVector(b, [sample]);
+    const tags = p.tags ? V2.MetricValue.createStreamTagsVector(b, p.tags.map((t) => b.createString(t))) : 0;
+    const mv = V2.MetricValue.createMetricValue(b, b.createString(p.name), tags, samples);
+    const uuid = V2.Metric.createCheckUuidVector(b, uuidBytes);
+    return metricTable(b, V2, 2_000_000n, b.createString('web`http`c_5_1::http'), uuid, 5, mv);
+  });
+  const list = V2.MetricList.createMetricList(b, V2.MetricList.createMetricsVector(b, metrics));
+  if (identifier) V2.MetricList.finishMetricListBuffer(b, list);
+  else b.finish(list);
+  return b.asUint8Array().slice();
+}
+
+const EVERY: Point[] = [
+  { name: 'i', value: { t: 'int', v: -2147483648 } },
+  { name: 'I', value: { t: 'uint', v: 4294967295 } },
+  { name: 'l', value: { t: 'long', v: -(2n ** 63n) } },
+  { name: 'L', value: { t: 'ulong', v: 2n ** 64n - 1n } },
+  { name: 'n', value: { t: 'double', v: 2.5 }, ts: 1_500_000 },
+  { name: 's', value: { t: 'string', v: 'hello' } },
+  { name: 'h', value: { t: 'hist', v: [[10, 0, 3n], [-25, -2, 2n ** 40n]] } },
+  { name: 'an', value: { t: 'absent-n' } },
+  { name: 'as', value: { t: 'absent-s' } },
+  { name: 'ah', value: { t: 'absent-h' } },
+  { name: 'tagged|ST[a:1]', tags: ['b:2', 'a:1'], value: { t: 'int', v: 1 } },
+];
+
+for (const [layout, build] of [['v1', () => buildV1(EVERY)], ['v2', () => buildV2(EVERY)]] as const) {
+  test(`${layout}: every union member decodes exactly`, (t) => {
+    const d = decodeMetricList(build());
+    t.is(d.layout, layout);
+    t.deepEqual(d.skipped, []);
+    const byName = new Map(d.samples.map((s) => [s.name, s]));
+    t.deepEqual(byName.get('i')!.value, { kind: 'numeric', value: -2147483648 });
+    t.deepEqual(byName.get('I')!.value, { kind: 'numeric', value: 4294967295 });
+    t.deepEqual(byName.get('l')!.value, { kind: 'numeric', value: -(2n ** 63n) });
+    t.deepEqual(byName.get('L')!.value, { kind: 'numeric', value: 2n ** 64n - 1n });
+    t.deepEqual(byName.get('n')!.value, { kind: 'numeric', value: 2.5 });
+    t.is(byName.get('n')!.ts, 1_500_000, 'a sample timestamp wins');
+    t.is(byName.get('i')!.ts, layout === 'v1' ? 1_000_000 : 2_000_000, 'timestamp 0 means the envelope time');
+    t.deepEqual(byName.get('s')!.value, { kind: 'text', value: 'hello' });
+    t.deepEqual(byName.get('h')!.value, { kind: 'histogram', cumulative: false, bins: [{ val: 10, exp: 0, count: 3n }, { val: -25, exp: -2, count: 2n ** 40n }] });
+    t.deepEqual(byName.get('an')!.value, { kind: 'numeric', value: null });
+    t.deepEqual(byName.get('as')!.value, { kind: 'text', value: null });
+    t.deepEqual(byName.get('ah')!.value, { kind: 'histogram', bins: null, cumulative: false });
+    t.truthy(byName.get('tagged|ST[a:1]|ST[b:2,a:1]'), 'stream_tags are appended for canonicalisation to merge');
+    t.is(byName.get('i')!.checkUuid, UUID);
+    t.is(byName.get('i')!.accountId, 5);
+  });
+}
+
+test('layout detection without identifiers, and roots that are not a MetricList', (t) => {
+  t.is(decodeMetricList(buildV1(EVERY, undefined, false)).layout, 'v1');
+  t.is(decodeMetricList(buildV2(EVERY, undefined, false)).layout, 'v2');
+  const bytes = buildV1(EVERY);
+  bytes.set(Buffer.from('CIMM'), 4);
+  t.throws(() => decodeMetricList(bytes), { instanceOf: MetricListFormatError, message: /not a MetricList/ });
+});
+
+test('uuids: 36 ASCII bytes in v2 are lower-cased; other lengths skip the metric', (t) => {
+  const ascii = decodeMetricList(buildV2([{ name: 'x', value: { t: 'int', v: 1 } }], Buffer.from(UUID.toUpperCase())));
+  t.is(ascii.samples[0]!.checkUuid, UUID);
+  const bad = decodeMetricList(buildV2([{ name: 'x', value: { t: 'int', v: 1 } }], Buffer.from([1, 2, 3])));
+  t.is(bad.samples.length, 0);
+  t.regex(bad.skipped[0]!.reason, /check_uuid/);
+  const none = decodeMetricList(buildV2([{ name: 'x', value: { t: 'none' } }]));
+  t.regex(none.skipped[0]!.reason, /value type 0/);
+});
+
+test('trailing zero padding is tolerated; every truncation is a MetricListFormatError', (t) => {
+  const bytes = buildV2(EVERY);
+  const padded = Buffer.concat([bytes, Buffer.alloc(16 - (bytes.length % 16))]);
+  t.is(decodeMetricList(padded).samples.length, EVERY.length);
+  let rejected = 0;
+  for (let cut = 0; cut < bytes.length; cut++) {
+    try {
+      decodeMetricList(bytes.subarray(0, cut));
+    } catch (error) {
+      t.true(error instanceof MetricListFormatError, `cut at ${cut}: ${String(error)}`);
+      rejected++;
+    }
+  }
+  t.true(rejected > bytes.length / 2);
+});
+
+test('arbitrary and corrupted bytes decode or raise MetricListFormatError', (t) => {
+  const good = buildV1(EVERY);
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(good.length - 1), fc.nat(255), (random, at, byte) => {
+      for (const bytes of [random, Uint8Array.from(good).fill(byte, at, at + 1)]) {
+        try {
+          decodeMetricList(bytes);
+        } catch (error) {
+          t.true(error instanceof MetricListFormatError, String(error));
+        }
+      }
+    }),
+  );
+});
+
+let n: TestNode;
+test.before(async () => {
+  n = await startNode();
+});
+test.after.always(async () => {
+  await n?.stop();
+});
+
+const post = (body: Uint8Array, headers: Record<string, string>) =>
+  fetch(`${n.url}/raw`, { method: 'POST', body, headers }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+const FB = 'application/x-svc-metric-list-flatbuffer';
+
+test('POST /raw stores both layouts; reads give the values back', async (t) => {
+  const r1 = await post(buildV1(EVERY), { 'content-type': 'application/x-circonus-metric-list-flatbuffer', 'X-Snowth-Datapoints': '11' });
+  t.is(r1.status, 200);
+  t.is(r1.json.updated, 11);
+  t.is(r1.json.errors, 0);
+  t.is((await getJson(`${n.url}/raw/${UUID}/L?start_ts=0.000&end_ts=9999.000`)).text, '[[1000000,18446744073709551615]]');
+  t.deepEqual((await getJson(`${n.url}/read/0/9999/${UUID}/s`)).json, [[1000000, 'hello']]);
+  t.deepEqual((await getJson(`${n.url}/histogram/960/1000/60/${UUID}/h`)).json, [[960, 60, { '+10e-001': 3, '-25e-003': 2 ** 40 }]]);
+  t.deepEqual((await getJson(`${n.url}/raw/${UUID}/${encodeURIComponent('tagged|ST[a:1,b:2]')}?start_ts=0.000&end_ts=9999.000`)).json, [[1000000, 1]]);
+  const r2 = await post(buildV2([{ name: 'v2.metric', value: { t: 'double', v: 7.25 } }]), { 'content-type': FB, 'x-svc-datapoints': '99' });
+  t.is(r2.status, 200, 'a datapoints hint that differs is not an error');
+  t.deepEqual((await getJson(`${n.url}/raw/${UUID}/v2.metric?start_ts=0.000&end_ts=9999.000`)).json, [[2000000, 7.25]]);
+});
+
+test('POST /raw FlatBuffer errors: header required, malformed bodies 400 and store nothing', async (t) => {
+  const body = buildV2([{ name: 'never.stored', value: { t: 'int', v: 1 } }]);
+  t.is((await post(body, { 'content-type': FB })).status, 400);
+  t.is((await post(body, { 'content-type': FB, 'x-svc-datapoints': '-1' })).status, 400);
+  const bad = await post(body.subarray(0, body.length - 9), { 'content-type': FB, 'x-svc-datapoints': '1' });
+  t.is(bad.status, 400);
+  t.regex(bad.json.error, /malformed MetricList/);
+  t.is((await getJson(`${n.url}/raw/${UUID}/never.stored?start_ts=0.000&end_ts=9999.000`)).status, 404);
+});
