@@ -7,6 +7,7 @@ import { ferr } from '../model/errors.js';
 import { deserializeHistogram, Histogram, histogramFromBase64, serializeHistogram } from '../model/histogram/index.js';
 import { CF, decodeU64, encodeU64, histogramDirtyKey, histogramDirtyPrefix, histogramKey, histogramKeyParts } from '../storage/keys.js';
 import type { Store, StoreBatch } from '../storage/rocks.js';
+import { loadMarkers } from './markers.js';
 import type { MetricInfo } from './metric-info.js';
 
 /** Sealing is forced once this many submissions wait in memory. */
@@ -49,11 +50,8 @@ export class HistogramStore {
   /** Loads the dirty markers a previous run left, so their rollups resume. */
   static async open(partition: number, store: Store, config: FerriteConfig): Promise<HistogramStore> {
     const hs = new HistogramStore(partition, store, config, config.histogramRollupQuietMs);
-    const prefix = histogramDirtyPrefix(partition);
-    const scan = store.scan(CF.state, { gte: Buffer.from(prefix), lt: Buffer.from(prefix.slice(0, -1) + '0') });
-    for await (const { key, value } of scan) {
-      const [idHex, start] = key.toString('utf8').slice(prefix.length).split('/') as [string, string];
-      hs.markDirty(Buffer.from(idHex, 'hex'), idHex, Number(start), decodeU64(value));
+    for (const m of await loadMarkers(store, histogramDirtyPrefix(partition))) {
+      hs.markDirty(Buffer.from(m.idHex, 'hex'), m.idHex, m.start, decodeU64(m.value));
     }
     return hs;
   }

@@ -8,3 +8,6 @@ export interface MetricInfo extends MetricIdentity {
   idHex: string;
   partition: number;
 }
+
+/** Enough of a metric to find its data: what rollup markers on disk can rebuild. */
+export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'>;

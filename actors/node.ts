@@ -19,7 +19,9 @@ import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './message
 import type { MetricInfo } from './metric-info.js';
 import { HistogramStore, type HistogramRow } from './histogram-store.js';
 import { MetricRegistry } from './metric-registry.js';
-import { sweepHistogramRetention } from './retention.js';
+import { RollupStore, type RollupEngine, type RollupRow } from './rollup-store.js';
+import type { RollupAccumulator } from '../model/rollup/accumulator.js';
+import { sweepRetention } from './retention.js';
 import { Tombstones } from './tombstones.js';
 import { spawnPartition, type PartitionRef } from './partition.js';
 import type { BufferValue } from './window-buffer.js';
@@ -67,12 +69,13 @@ export class FerriteNode {
     private readonly log: Logger,
     sealSeqs: number[],
     histograms: HistogramStore[],
+    rollups: RollupStore[],
     private readonly tombstones: Tombstones,
   ) {
     this.registry = new MetricRegistry(config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
-      const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, tombstones, now: Date.now };
+      const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, rollups: rollups[index]!, tombstones, now: Date.now };
       this.partitions.push(spawnPartition(this.system, deps, { onFault: (p, e) => this.onPartitionFault(p, e) }));
     }
   }
@@ -83,12 +86,14 @@ export class FerriteNode {
     const identity = await loadIdentity(store, config.nodeId);
     const sealSeqs: number[] = [];
     const histograms: HistogramStore[] = [];
+    const rollups: RollupStore[] = [];
     for (let p = 0; p < config.partitions; p++) {
       const raw = await store.get(CF.state, sealSeqKey(p));
       sealSeqs.push(raw === null ? 0 : decodeU64(raw));
       histograms.push(await HistogramStore.open(p, store, config));
+      rollups.push(await RollupStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, log, sealSeqs, histograms, await Tombstones.load(store));
+    const node = new FerriteNode(config, store, identity, log, sealSeqs, histograms, rollups, await Tombstones.load(store));
     await node.replayJournal();
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();
@@ -122,6 +127,18 @@ export class FerriteNode {
     } finally {
       this.inflight.delete(seq);
     }
+  }
+
+  /**
+   * Makes a metric known to the index (name record, postings, type) without journaling
+   * samples: for writers that store their data directly (/write/nnt).
+   */
+  async recordMetric(metric: MetricInfo, kind: DataKind): Promise<void> {
+    const batch = this.store.batch();
+    const fresh = this.addIndexRecords(batch, [{ kind, metric, ts: 0, value: null } as IngestRecord<MetricInfo>]);
+    await batch.write();
+    for (const key of fresh.named) this.named.add(key);
+    for (const tag of fresh.typed) this.typed.add(tag);
   }
 
   /** True when this node has ever stored the metric. */
@@ -198,6 +215,16 @@ export class FerriteNode {
     return out;
   }
 
+  /** Numeric rollups per `spanMs` for period starts in [start, end) ms. */
+  readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, replyTo }));
+  }
+
+  /** Stores rollup records (from /write/nnt) durably, then rebuilds the coarser levels. */
+  writeRollups(metric: MetricInfo, records: [number, RollupAccumulator][]): Promise<void> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'writeRollups', metric, records, replyTo }));
+  }
+
   /** Histograms per `period` s for period starts in [start, end] ms (inclusive). */
   readHistograms(metric: MetricInfo, period: number, start: number, end: number): Promise<HistogramRow[]> {
     return this.ask(metric.partition, (replyTo) => ({ type: 'readHistograms', metric, period, start, end, replyTo }));
@@ -254,7 +281,7 @@ export class FerriteNode {
     if (this.retentionRunning !== null || this.stopping) return;
     this.retentionRunning = (async () => {
       try {
-        await sweepHistogramRetention(this.store, this.config.histogramRollups, Date.now());
+        await sweepRetention(this.store, this.config, Date.now());
       } catch (error) {
         this.log.error({ err: error }, 'retention sweep failed');
       } finally {

@@ -12,7 +12,9 @@ import type { Tombstone, Tombstones } from './tombstones.js';
 import { ActivityTracker } from './activity-tracker.js';
 import { blockHeader, LAYOUT } from './block-store.js';
 import type { HistogramRow, HistogramStore } from './histogram-store.js';
-import type { MetricInfo } from './metric-info.js';
+import type { RawSource, RollupEngine, RollupRow, RollupStore } from './rollup-store.js';
+import type { RollupAccumulator } from '../model/rollup/accumulator.js';
+import type { MetricInfo, MetricRef } from './metric-info.js';
 import { MetricBuffers, type BufferValue, type WindowBuffer } from './window-buffer.js';
 
 export interface PartitionDeps {
@@ -22,6 +24,7 @@ export interface PartitionDeps {
   /** Seal sequence to start from (persisted per partition; see storage/keys.ts). */
   sealSeq: number;
   histograms: HistogramStore;
+  rollups: RollupStore;
   /** Shared by all partitions (one JS thread); see actors/tombstones.ts. */
   tombstones: Tombstones;
   now: () => number;
@@ -85,10 +88,32 @@ export class PartitionCore {
     await this.activity.flush();
   }
 
-  /** Rolls up histogram periods the journal (cut below `journalCut`) can no longer replay. */
+  /** Rolls up quiet numeric windows, and histogram periods the journal (cut below `journalCut`) can no longer replay. */
   async rollUp(journalCut: number): Promise<void> {
+    await this.deps.rollups.rollUp(this.raw, this.deps.now());
     await this.deps.histograms.rollUp(journalCut, this.deps.now());
   }
+
+  readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
+    return this.deps.rollups.read(this.raw, metric, spanMs, start, end, engine);
+  }
+
+  writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
+    return this.deps.rollups.write(metric, records);
+  }
+
+  /** Raw numeric data as the rollup store needs it. */
+  private readonly raw: RawSource = {
+    read: (metric, start, end) => this.read(metric, 'numeric', start, end) as Promise<Series<NumericValue>>,
+    before: async (metric, before, n) => {
+      const enough = (s: Series<BufferValue>) => s.values.filter((v) => v !== null).length >= n;
+      const same = await this.read(metric, 'numeric', before - (before % this.span), before);
+      if (enough(same)) return same as Series<NumericValue>;
+      const older = await this.readBackwards(metric, 'numeric', before, (s) => enough(concatSeries([s, same])));
+      return concatSeries([older, same]) as Series<NumericValue>;
+    },
+    openWindows: (metric) => [...(this.metrics.get(metric.idHex)?.buffers.windows.values() ?? [])].filter((b) => b.kind === 'numeric').map((b) => b.windowStart),
+  };
 
   readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {
     return this.deps.histograms.read(metric, periodSecs, start, end);
@@ -104,7 +129,7 @@ export class PartitionCore {
   }
 
   /** Every sample of `kind` with start <= ts < end, one per timestamp, in time order. */
-  async read(metric: MetricInfo, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
+  async read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
     const parts = await this.readBlocks(metric, kind, start, end);
     const open = this.metrics.get(metric.idHex)?.buffers.overlapping(kind, start, end, this.span) ?? [];
     for (const b of open.sort((x, y) => x.windowStart - y.windowStart)) parts.push({ ts: b.ts, values: b.values });
@@ -117,7 +142,7 @@ export class PartitionCore {
    * distance. Open buffers join in window order, so the gathered samples never have a gap.
    */
   async readBackwards(
-    metric: MetricInfo,
+    metric: MetricRef,
     kind: DataKind,
     before: number,
     enough: (s: Series<BufferValue>) => boolean,
@@ -209,8 +234,11 @@ export class PartitionCore {
     batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(this.sealSeq));
   }
 
-  /** Forgets everything in memory about a metric (full delete). */
+  /** Forgets everything about a metric that its data deletes left: rollups, buffers, activity (full delete). */
   async forget(metric: MetricInfo): Promise<void> {
+    const batch = this.deps.store.batch();
+    this.deps.rollups.deleteAll(batch, metric);
+    await batch.write();
     this.metrics.delete(metric.idHex);
     await this.activity.drop(metric.id, metric.idHex);
   }
@@ -220,7 +248,7 @@ export class PartitionCore {
     return normalizeLastWins(s);
   }
 
-  private async readBlocks(metric: MetricInfo, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>[]> {
+  private async readBlocks(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>[]> {
     const layout = LAYOUT[kind];
     const parts: Series<BufferValue>[] = [];
     const scan = this.deps.store.scan(layout.cf, {
@@ -246,7 +274,7 @@ export class PartitionCore {
 
   private async seal(due: (b: WindowBuffer) => boolean): Promise<void> {
     const batch = this.deps.store.batch();
-    const sealed: { buffers: MetricBuffers; buffer: WindowBuffer }[] = [];
+    const sealed: { buffers: MetricBuffers; buffer: WindowBuffer; idHex: string }[] = [];
     let seq = this.sealSeq;
     try {
       for (const { info, buffers } of this.metrics.values()) {
@@ -255,7 +283,8 @@ export class PartitionCore {
           const layout = LAYOUT[buffer.kind];
           const samples = this.normalize(buffer.kind, { ts: buffer.ts, values: buffer.values });
           batch.put(layout.cf, blockKey(info.id, buffer.windowStart, ++seq), layout.encode(samples));
-          sealed.push({ buffers, buffer });
+          if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, info.idHex, buffer.windowStart);
+          sealed.push({ buffers, buffer, idHex: info.idHex });
         }
       }
     } catch (error) {
@@ -266,7 +295,10 @@ export class PartitionCore {
     batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(seq));
     await batch.write();
     this.sealSeq = seq;
-    for (const { buffers, buffer } of sealed) buffers.remove(buffer);
+    for (const { buffers, buffer, idHex } of sealed) {
+      buffers.remove(buffer);
+      if (buffer.kind === 'numeric') this.deps.rollups.note(idHex, buffer.windowStart);
+    }
     for (const [idHex, entry] of this.metrics) if (entry.buffers.windows.size === 0) this.metrics.delete(idHex);
   }
 }

@@ -54,6 +54,10 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
           await core.deleteBefore(msg.metric, msg.kind, msg.before, { before: msg.before, seq: msg.seq }, msg.periods);
           return 'deleted' as const;
         });
+      case 'readRollups':
+        return reply(msg.replyTo, () => core.readRollups(msg.metric, msg.spanMs, msg.start, msg.end, msg.engine));
+      case 'writeRollups':
+        return reply(msg.replyTo, () => core.writeRollups(msg.metric, msg.records));
       case 'forget':
         return reply(msg.replyTo, () => core.forget(msg.metric));
       case 'readText':

@@ -1,12 +1,12 @@
 // Retention: drops records older than their level's retention with one range delete per
 // metric and level (never key by key). Metrics are enumerated by skipping from one metric
 // id to the next in the column family, so a sweep costs one seek per metric, not a scan.
-import type { RollupLevel } from '../model/config.js';
-import { CF, histogramKey, METRIC_ID_BYTES } from '../storage/keys.js';
+import type { FerriteConfig, RollupLevel } from '../model/config.js';
+import { blockKeyFloor, CF, histogramKey, METRIC_ID_BYTES, rollupKey, type ColumnFamilyName } from '../storage/keys.js';
 import type { Store } from '../storage/rocks.js';
 
 /** Every distinct metric id (16-byte key prefix) in a column family keyed by metric id first. */
-export async function* metricIdsIn(store: Store, cf: typeof CF.histogram): AsyncGenerator<Buffer> {
+export async function* metricIdsIn(store: Store, cf: ColumnFamilyName): AsyncGenerator<Buffer> {
   let from: Buffer | null = Buffer.alloc(METRIC_ID_BYTES);
   while (from !== null) {
     let found: Buffer | null = null;
@@ -31,19 +31,33 @@ function nextId(id: Buffer): Buffer | null {
   return null;
 }
 
-/** Deletes histogram records whose period ended before `now - retention`, per level. Returns metrics swept. */
-export async function sweepHistogramRetention(store: Store, levels: readonly RollupLevel[], now: number): Promise<number> {
-  const expiring = levels.filter((l) => l.retention > 0);
-  if (expiring.length === 0) return 0;
+/** Range-deletes, per metric of `cf`, what `ranges` says has expired. Returns metrics swept. */
+async function sweep(store: Store, cf: ColumnFamilyName, ranges: (id: Buffer) => [Buffer, Buffer][]): Promise<number> {
   let metrics = 0;
-  for await (const id of metricIdsIn(store, CF.histogram)) {
+  for await (const id of metricIdsIn(store, cf)) {
     const batch = store.batch();
-    for (const level of expiring) {
-      const horizon = now - level.retention * 1000 - level.period * 1000;
-      if (horizon > 0) batch.deleteRange(CF.histogram, histogramKey(id, level.period, 0, 0), histogramKey(id, level.period, horizon + 1, 0));
-    }
+    for (const [from, to] of ranges(id)) batch.deleteRange(cf, from, to);
     await batch.write();
     metrics++;
   }
   return metrics;
+}
+
+/** Per level with a retention: records of periods that ended before `now - retention`. */
+function expiredLevels(levels: readonly RollupLevel[], now: number, key: (id: Buffer, period: number, start: number) => Buffer): (id: Buffer) => [Buffer, Buffer][] {
+  const expiring = levels.filter((l) => l.retention > 0 && now - l.retention * 1000 - l.period * 1000 > 0);
+  return (id) => expiring.map((l) => [key(id, l.period, 0), key(id, l.period, now - l.retention * 1000 - l.period * 1000 + 1)]);
+}
+
+/** Drops expired histogram and numeric rollup records, and raw numeric windows past `rawRetention`. */
+export async function sweepRetention(store: Store, config: FerriteConfig, now: number): Promise<void> {
+  if (config.histogramRollups.some((l) => l.retention > 0)) {
+    await sweep(store, CF.histogram, expiredLevels(config.histogramRollups, now, (id, p, s) => histogramKey(id, p, s, 0)));
+  }
+  if (config.rollups.some((l) => l.retention > 0)) await sweep(store, CF.rollup, expiredLevels(config.rollups, now, rollupKey));
+  if (config.rawRetention > 0) {
+    const horizon = now - config.rawRetention * 1000;
+    const window = horizon - (horizon % config.blockSpanMs);
+    if (window > 0) await sweep(store, CF.numeric, (id) => [[blockKeyFloor(id, 0), blockKeyFloor(id, window)]]);
+  }
 }

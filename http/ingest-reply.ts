@@ -20,18 +20,20 @@ export interface Accepted {
  * 400 naming the first problem. `unit` names what `at` counts: 'line' (1-based) or 'item' (0-based).
  */
 export async function ingestAndReply(node: FerriteNode, a: Accepted, unit: 'line' | 'item'): Promise<Record<string, unknown>> {
-  if (a.records.length === 0) {
-    const why = a.errors.length === 0 ? 'the body is empty' : `${unit} ${a.errors[0]!.at}: ${a.errors[0]!.reason}`;
-    throw ferr('FER_ERR_NO_VALID_RECORDS', why);
-  }
+  requireSomething(a.records.length, a.errors, unit);
   await node.ingest(a.records);
-  const summary: Record<string, unknown> = {
-    records: a.submitted,
-    updated: a.records.length,
-    misdirected: 0,
-    discarded: 0,
-    errors: a.errors.length,
-  };
-  if (a.errors.length > 0) summary.error_details = a.errors.slice(0, MAX_ERROR_DETAILS).map((e) => ({ [unit]: e.at, reason: e.reason }));
+  return summarize(a.submitted, a.records.length, a.errors, unit);
+}
+
+/** A submission with nothing valid is a 400 naming the first problem. */
+export function requireSomething(stored: number, errors: RecordError[], unit: 'line' | 'item'): void {
+  if (stored > 0) return;
+  const why = errors.length === 0 ? 'the body is empty' : `${unit} ${errors[0]!.at}: ${errors[0]!.reason}`;
+  throw ferr('FER_ERR_NO_VALID_RECORDS', why);
+}
+
+export function summarize(submitted: number, stored: number, errors: RecordError[], unit: 'line' | 'item'): Record<string, unknown> {
+  const summary: Record<string, unknown> = { records: submitted, updated: stored, misdirected: 0, discarded: 0, errors: errors.length };
+  if (errors.length > 0) summary.error_details = errors.slice(0, MAX_ERROR_DETAILS).map((e) => ({ [unit]: e.at, reason: e.reason }));
   return summary;
 }

@@ -8,6 +8,7 @@ import { adminRoutes } from './admin.js';
 import { deleteRoutes } from './delete.js';
 import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
+import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { textRoutes } from './text.js';
 
@@ -44,6 +45,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(textRoutes, { node });
   app.register(adminRoutes, { node });
   app.register(histogramRoutes, { node });
+  app.register(rollupRoutes, { node });
   app.register(findRoutes, { node });
   app.register(deleteRoutes, { node });
   return app;

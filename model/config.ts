@@ -30,6 +30,12 @@ export interface FerriteConfig {
   /** Largest accepted request body. */
   bodyLimitBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Numeric rollup levels, finest first; each period divides the next; retention 0 = forever. */
+  rollups: RollupLevel[];
+  /** Raw numeric samples older than this (seconds; 0 = forever) are deleted; rollups keep the history. */
+  rawRetention: number;
+  /** How long a sealed raw window must be quiet before it is rolled up. */
+  rollupQuietMs: number;
   /**
    * Histogram rollup levels, finest first; each period divides the next. The finest is the
    * period submitted histograms are filed under. retention 0 keeps a level forever.
@@ -68,6 +74,15 @@ export function defaultConfig(): FerriteConfig {
     checkpointIntervalMs: 1000,
     bodyLimitBytes: 256 * 1024 * 1024,
     logLevel: 'info',
+    rollups: [
+      { period: 60, retention: 52 * 7 * DAY },
+      { period: 300, retention: 104 * 7 * DAY },
+      { period: 1800, retention: 104 * 7 * DAY },
+      { period: 10800, retention: 520 * 7 * DAY },
+      { period: 86400, retention: 520 * 7 * DAY },
+    ],
+    rawRetention: 4 * 7 * DAY,
+    rollupQuietMs: 60 * 1000,
     histogramRollups: [60, 300, 1800, 10800, 86400].map((period) => ({ period, retention: 0 })),
     histogramRollupQuietMs: 60 * 1000,
     retentionSweepIntervalMs: 3600 * 1000,
@@ -116,6 +131,9 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'checkpointIntervalMs', 10, 3600 * 1000);
   requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
   requireRollupLevels(c, 'histogramRollups');
+  requireRollupLevels(c, 'rollups');
+  requireInt(c, 'rawRetention', 0, Number.MAX_SAFE_INTEGER);
+  requireInt(c, 'rollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
   requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
@@ -134,7 +152,7 @@ function requireInt(c: FerriteConfig, key: keyof FerriteConfig, min: number, max
   }
 }
 
-function requireRollupLevels(c: FerriteConfig, key: 'histogramRollups'): void {
+function requireRollupLevels(c: FerriteConfig, key: 'histogramRollups' | 'rollups'): void {
   const levels = c[key] as unknown;
   if (!Array.isArray(levels) || levels.length === 0) throw new ConfigError(key, 'must be a non-empty array of {period, retention}');
   let previous = 0;

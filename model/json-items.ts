@@ -16,14 +16,14 @@ export interface ItemHead<M extends MetricIdentity> {
   ts: EpochMs;
 }
 
-export interface ItemsResult<M extends MetricIdentity> {
-  records: IngestRecord<M>[];
+export interface ItemsResult<R> {
+  records: R[];
   errors: RecordError[];
   items: number;
 }
 
 /** Turns one item (its head already resolved) into records, or the reason it is rejected. */
-export type ItemParser<M extends MetricIdentity> = (item: Item, head: ItemHead<M>) => IngestRecord<M>[] | string;
+export type ItemParser<M extends MetricIdentity, R = IngestRecord<M>> = (item: Item, head: ItemHead<M>) => R[] | string;
 
 export interface ItemsContext<M extends MetricIdentity> {
   resolve: ItemResolver<M>;
@@ -35,7 +35,7 @@ export interface ItemsContext<M extends MetricIdentity> {
 }
 
 /** Parses the body; a body that is not a JSON array is the caller's 400 (returned as a string). */
-export function parseItems<M extends MetricIdentity>(body: string, ctx: ItemsContext<M>, parse: ItemParser<M>): ItemsResult<M> | string {
+export function parseItems<M extends MetricIdentity, R = IngestRecord<M>>(body: string, ctx: ItemsContext<M>, parse: ItemParser<M, R>): ItemsResult<R> | string {
   let doc: unknown;
   try {
     doc = JSON.parse(body);
@@ -43,7 +43,7 @@ export function parseItems<M extends MetricIdentity>(body: string, ctx: ItemsCon
     return `the body is not JSON: ${(error as Error).message}`;
   }
   if (!Array.isArray(doc)) return 'the body must be a JSON array of items';
-  const records: IngestRecord<M>[] = [];
+  const records: R[] = [];
   const errors: RecordError[] = [];
   doc.forEach((item: unknown, at) => {
     const out = parseItem(item, ctx, parse);
@@ -53,7 +53,7 @@ export function parseItems<M extends MetricIdentity>(body: string, ctx: ItemsCon
   return { records, errors, items: doc.length };
 }
 
-function parseItem<M extends MetricIdentity>(item: unknown, ctx: ItemsContext<M>, parse: ItemParser<M>): IngestRecord<M>[] | string {
+function parseItem<M extends MetricIdentity, R>(item: unknown, ctx: ItemsContext<M>, parse: ItemParser<M, R>): R[] | string {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) return 'an item must be a JSON object';
   const it = item as Item;
   const head = itemHead(it, ctx);

@@ -12,6 +12,8 @@ export const CF = {
   text: 'text',
   /** Submitted histograms as received (base64), same key layout; decoded by the histogram store. */
   histogramRaw: 'histogram_raw',
+  /** Numeric rollups: metric id | level period s (u32) | period start ms (u64) → accumulator (model/rollup). */
+  rollup: 'rollup',
   /**
    * Histograms by rollup level: metric id | level period s (4) | period start ms (8) |
    * journal seq (8) → serialized circllhist. seq > 0 is one request's submissions, not yet
@@ -185,4 +187,24 @@ export function prefixEnd(prefix: Buffer): Buffer {
 /** `L | metric id`: latest values are tracked for this metric (turned on by find latest=2). */
 export function latestFlagKey(metricId: Buffer): Buffer {
   return Buffer.concat([Buffer.from([LATEST_FLAG]), metricId.subarray(0, METRIC_ID_BYTES)]);
+}
+
+/** Numeric rollup record key; see CF.rollup. */
+export function rollupKey(metricId: Buffer, period: number, start: number): Buffer {
+  const key = Buffer.allocUnsafe(METRIC_ID_BYTES + 12);
+  metricId.copy(key, 0, 0, METRIC_ID_BYTES);
+  key.writeUInt32BE(period, METRIC_ID_BYTES);
+  key.writeBigUInt64BE(BigInt(Math.max(0, start)), METRIC_ID_BYTES + 4);
+  return key;
+}
+
+export const rollupStartOf = (key: Buffer): number => decodeU64(key, METRIC_ID_BYTES + 4);
+
+/** `rdirty/<partition>/<metric id hex>/<window start>` in `state`: a sealed raw window not yet rolled up. */
+export function rollupDirtyKey(partition: number, idHex: string, windowStart: number): Buffer {
+  return Buffer.from(`${rollupDirtyPrefix(partition)}${idHex}/${windowStart}`);
+}
+
+export function rollupDirtyPrefix(partition: number): string {
+  return `rdirty/${partition}/`;
 }

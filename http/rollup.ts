@@ -1,0 +1,72 @@
+// `GET /rollup/<uuid>/<metric>` and `PUT|POST /write/nnt` (interface §4.4, §4.6).
+import type { FastifyInstance } from 'fastify';
+import type { MetricInfo } from '../actors/metric-info.js';
+import type { FerriteNode } from '../actors/node.js';
+import type { RollupEngine } from '../actors/rollup-store.js';
+import { ferr } from '../model/errors.js';
+import { parseItems, type ItemParser } from '../model/json-items.js';
+import type { RollupAccumulator } from '../model/rollup/accumulator.js';
+import { nntAccumulator } from '../model/rollup/nnt.js';
+import { parseRollupType, ROLLUP_TYPE_NAMES, rollupValue } from '../model/rollup/types.js';
+import { requireSomething, summarize } from './ingest-reply.js';
+import { itemsContext } from './items-context.js';
+import { knownMetricFromPath } from './metric-param.js';
+import { bodyText, requiredSecMs } from './raw.js';
+
+const ENGINES: readonly RollupEngine[] = ['dispatch', 'nnt', 'recalc'];
+
+interface NntRecord {
+  metric: MetricInfo;
+  ts: number;
+  acc: RollupAccumulator;
+}
+
+const nntItem: ItemParser<MetricInfo, NntRecord> = (item, head) => {
+  const acc = nntAccumulator(item);
+  return typeof acc === 'string' ? acc : [{ metric: head.metric, ts: head.ts, acc }];
+};
+
+export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
+  const { node } = opts;
+
+  app.get('/rollup/:uuid/*', async (req, reply) => {
+    const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+    const q = req.query as Record<string, string | undefined>;
+    const start = requiredSecMs(q, 'start_ts');
+    const end = requiredSecMs(q, 'end_ts');
+    if (end < start) throw ferr('FER_ERR_BAD_PARAM', 'end_ts', 'is before start_ts');
+    const span = rollupSpan(q.rollup_span);
+    const engine = (q.get_engine ?? 'dispatch') as RollupEngine;
+    if (!ENGINES.includes(engine)) throw ferr('FER_ERR_BAD_PARAM', 'get_engine', `'${q.get_engine}' is not one of ${ENGINES.join(', ')}`);
+    const type = parseRollupType(q.type);
+    if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${q.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
+    if ((end - start) / span > 10_000_000) throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', 'asks for more than 10 million periods');
+    const metric = await knownMetricFromPath(node, uuid, name);
+    const rows = await node.readRollups(metric, span, start, end, engine);
+    const body = rows.map(([ts, acc]) => [ts / 1000, rollupValue(acc, type)]);
+    return reply.type('application/json').send(JSON.stringify(body, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));
+  });
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/write/nnt',
+    handler: async (req, reply) => {
+      const parsed = parseItems(bodyText(req), itemsContext(node, req, 'number'), nntItem);
+      if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
+      requireSomething(parsed.records.length, parsed.errors, 'item');
+      const byMetric = new Map<MetricInfo, [number, RollupAccumulator][]>();
+      for (const r of parsed.records) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), [r.ts, r.acc]]);
+      await Promise.all([...byMetric].map(([metric, records]) => node.recordMetric(metric, 'numeric').then(() => node.writeRollups(metric, records))));
+      return reply.send(summarize(parsed.items, parsed.records.length, parsed.errors, 'item'));
+    },
+  });
+}
+
+/** `<n>s` or `<n>ms`, n > 0; in ms. */
+function rollupSpan(raw: string | undefined): number {
+  if (raw === undefined || raw === '') throw ferr('FER_ERR_MISSING_PARAM', 'rollup_span');
+  const m = /^(\d+)(s|ms)$/.exec(raw);
+  const ms = m === null ? 0 : Number(m[1]) * (m[2] === 's' ? 1000 : 1);
+  if (ms <= 0 || !Number.isSafeInteger(ms)) throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', `'${raw}' must be a positive <n>s or <n>ms`);
+  return ms;
+}

@@ -1,0 +1,175 @@
+// Numeric rollup math (docs/rollups.md). A period's accumulator keeps sums, not averages,
+// so coarser periods are the exact sum of finer ones: every first- and second-order rate is
+// booked to the period of its later sample, computed with the true previous sample even
+// when that lies in an earlier period.
+import type { Series } from '../series.js';
+import type { NumericValue } from '../types.js';
+
+/** n, Σx, Σx² of one quantity. */
+export interface Moments {
+  n: number;
+  sum: number;
+  sumsq: number;
+}
+
+export interface RollupAccumulator {
+  /** The samples themselves (value, stddev). */
+  value: Moments;
+  /** Rates of change per second between consecutive samples. */
+  derivative: Moments;
+  /** Rates with negative deltas (counter resets) skipped. */
+  counter: Moments;
+  /** Rates of change per second of consecutive derivative rates. */
+  derivative2: Moments;
+  /** Rates of change per second of consecutive counter rates. */
+  counter2: Moments;
+}
+
+const zero = (): Moments => ({ n: 0, sum: 0, sumsq: 0 });
+
+export function emptyAccumulator(): RollupAccumulator {
+  return { value: zero(), derivative: zero(), counter: zero(), derivative2: zero(), counter2: zero() };
+}
+
+function add(m: Moments, x: number): void {
+  m.n++;
+  m.sum += x;
+  m.sumsq += x * x;
+}
+
+function addMoments(a: Moments, b: Moments): Moments {
+  return { n: a.n + b.n, sum: a.sum + b.sum, sumsq: a.sumsq + b.sumsq };
+}
+
+export function mergeAccumulators(a: RollupAccumulator, b: RollupAccumulator): RollupAccumulator {
+  return {
+    value: addMoments(a.value, b.value),
+    derivative: addMoments(a.derivative, b.derivative),
+    counter: addMoments(a.counter, b.counter),
+    derivative2: addMoments(a.derivative2, b.derivative2),
+    counter2: addMoments(a.counter2, b.counter2),
+  };
+}
+
+/** What carries across a period boundary: the last sample and the last rates. */
+export interface RollupCarry {
+  ts: number;
+  value: number;
+  /** Last derivative rate and the timestamp it was booked at. */
+  rate: { ts: number; value: number } | null;
+  counterRate: { ts: number; value: number } | null;
+}
+
+/**
+ * Per-period accumulators of the non-null samples of `s` (ms timestamps, ascending), for
+ * periods of `periodMs` aligned to the epoch; `carry` is the state after the samples before `s`.
+ * Returns the accumulators by period start and the carry after the last sample.
+ */
+export function accumulate(s: Series<NumericValue>, periodMs: number, carry: RollupCarry | null): { periods: Map<number, RollupAccumulator>; carry: RollupCarry | null } {
+  const periods = new Map<number, RollupAccumulator>();
+  let c = carry;
+  for (let i = 0; i < s.ts.length; i++) {
+    const raw = s.values[i];
+    if (raw === null || raw === undefined) continue;
+    const v = Number(raw);
+    const ts = s.ts[i]!;
+    if (!Number.isFinite(v)) continue;
+    const start = ts - (ts % periodMs);
+    let acc = periods.get(start);
+    if (acc === undefined) periods.set(start, (acc = emptyAccumulator()));
+    add(acc.value, v);
+    c = step(acc, c, ts, v);
+  }
+  return { periods, carry: c };
+}
+
+/** Books the rates that sample (ts, v) completes into `acc`; returns the new carry. */
+function step(acc: RollupAccumulator, c: RollupCarry | null, ts: number, v: number): RollupCarry {
+  if (c === null || ts <= c.ts) return { ts, value: v, rate: c?.rate ?? null, counterRate: c?.counterRate ?? null };
+  const dt = (ts - c.ts) / 1000;
+  const rate = (v - c.value) / dt;
+  add(acc.derivative, rate);
+  if (c.rate !== null) add(acc.derivative2, (rate - c.rate.value) / ((ts - c.rate.ts) / 1000));
+  let counterRate = c.counterRate;
+  if (v >= c.value) {
+    add(acc.counter, rate);
+    if (c.counterRate !== null) add(acc.counter2, (rate - c.counterRate.value) / ((ts - c.counterRate.ts) / 1000));
+    counterRate = { ts, value: rate };
+  }
+  return { ts, value: v, rate: { ts, value: rate }, counterRate };
+}
+
+const mean = (m: Moments): number | null => (m.n === 0 ? null : m.sum / m.n);
+/**
+ * Population standard deviation from the sums. A variance within the rounding noise of
+ * Σx²/n (relative 1e-12) reads as 0, so constant data gives 0, not 1e-9.
+ */
+function stddev(m: Moments): number | null {
+  if (m.n === 0) return null;
+  const meanSq = m.sumsq / m.n;
+  const variance = meanSq - (m.sum / m.n) ** 2;
+  return variance <= Math.abs(meanSq) * 1e-12 ? 0 : Math.sqrt(variance);
+}
+
+/** The 11 fields of interface §2.7 (`value` is the average). */
+export interface RollupFields {
+  count: number;
+  value: number | null;
+  stddev: number | null;
+  derivative: number | null;
+  derivative_stddev: number | null;
+  counter: number | null;
+  counter_stddev: number | null;
+  derivative2: number | null;
+  derivative2_stddev: number | null;
+  counter2: number | null;
+  counter2_stddev: number | null;
+}
+
+export function rollupFields(a: RollupAccumulator): RollupFields {
+  return {
+    count: a.value.n,
+    value: mean(a.value),
+    stddev: stddev(a.value),
+    derivative: mean(a.derivative),
+    derivative_stddev: stddev(a.derivative),
+    counter: mean(a.counter),
+    counter_stddev: stddev(a.counter),
+    derivative2: mean(a.derivative2),
+    derivative2_stddev: stddev(a.derivative2),
+    counter2: mean(a.counter2),
+    counter2_stddev: stddev(a.counter2),
+  };
+}
+
+const KEYS = ['value', 'derivative', 'counter', 'derivative2', 'counter2'] as const;
+const FORMAT_VERSION = 1;
+
+/** Version byte, then n (u32), Σ, Σ² (f64) for each of the five quantities: 101 bytes. */
+export function encodeAccumulator(a: RollupAccumulator): Buffer {
+  const b = Buffer.allocUnsafe(1 + KEYS.length * 20);
+  b[0] = FORMAT_VERSION;
+  KEYS.forEach((k, i) => {
+    const at = 1 + i * 20;
+    b.writeUInt32BE(a[k].n, at);
+    b.writeDoubleBE(a[k].sum, at + 4);
+    b.writeDoubleBE(a[k].sumsq, at + 12);
+  });
+  return b;
+}
+
+export function decodeAccumulator(b: Uint8Array): RollupAccumulator {
+  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  if (buf[0] !== FORMAT_VERSION || buf.length !== 1 + KEYS.length * 20) throw new Error(`BUG: rollup record of version ${buf[0]} and ${buf.length} bytes`);
+  const a = emptyAccumulator();
+  KEYS.forEach((k, i) => {
+    const at = 1 + i * 20;
+    a[k] = { n: buf.readUInt32BE(at), sum: buf.readDoubleBE(at + 4), sumsq: buf.readDoubleBE(at + 12) };
+  });
+  return a;
+}
+
+/** Moments with `n` samples of mean `avg` and population stddev `sd` (used by /write/nnt). */
+export function momentsOf(n: number, avg: number, sd: number): Moments {
+  return { n, sum: n * avg, sumsq: n * (sd * sd + avg * avg) };
+}

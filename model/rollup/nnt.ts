@@ -1,0 +1,40 @@
+// `/write/nnt` items (interface §4.6): a rollup record given by its summary fields, or by
+// `parts` = [sub-period seconds, [{same fields}, ...]], one object per sub-interval.
+import { emptyAccumulator, mergeAccumulators, momentsOf, type RollupAccumulator } from './accumulator.js';
+
+type Obj = Record<string, unknown>;
+
+const FIELDS = ['value', 'derivative', 'counter', 'stddev', 'derivative_stddev', 'counter_stddev'] as const;
+
+/** The accumulator an item describes, or why it cannot be stored. */
+export function nntAccumulator(item: Obj): RollupAccumulator | string {
+  if (item.parts === undefined) return summaryAccumulator(item, '');
+  const parts = item.parts;
+  if (!Array.isArray(parts) || parts.length !== 2 || !Array.isArray(parts[1])) return "'parts' must be [sub_period_seconds, [ {count, value, ...}, ... ]]";
+  if (typeof parts[0] !== 'number' || !Number.isInteger(parts[0]) || parts[0] <= 0) return "'parts[0]' must be the sub-period in seconds (a positive integer)";
+  let acc = emptyAccumulator();
+  for (const [i, part] of (parts[1] as unknown[]).entries()) {
+    if (typeof part !== 'object' || part === null || Array.isArray(part)) return `'parts[1][${i}]' must be an object`;
+    const one = summaryAccumulator(part as Obj, `parts[1][${i}].`);
+    if (typeof one === 'string') return one;
+    acc = mergeAccumulators(acc, one);
+  }
+  return acc;
+}
+
+/**
+ * count samples of mean `value` and population stddev `stddev`; the rates are taken as
+ * `count` rates (the item does not say how many it averaged). No second-order data.
+ */
+function summaryAccumulator(o: Obj, at: string): RollupAccumulator | string {
+  if (typeof o.count !== 'number' || !Number.isInteger(o.count) || o.count < 0) return `'${at}count' must be a non-negative integer`;
+  for (const f of FIELDS) if (typeof o[f] !== 'number' || !Number.isFinite(o[f])) return `'${at}${f}' must be a finite number`;
+  const n = o.count;
+  const num = (f: (typeof FIELDS)[number]) => o[f] as number;
+  const acc = emptyAccumulator();
+  if (n === 0) return acc;
+  acc.value = momentsOf(n, num('value'), num('stddev'));
+  acc.derivative = momentsOf(n, num('derivative'), num('derivative_stddev'));
+  acc.counter = momentsOf(n, num('counter'), num('counter_stddev'));
+  return acc;
+}

@@ -1,0 +1,37 @@
+// The `type` parameter of GET /rollup (interface §4.4): which rollup value a tuple carries.
+import { rollupFields, type RollupAccumulator, type RollupFields } from './accumulator.js';
+
+export type RollupType = keyof RollupFields | 'all';
+
+const ALIASES: Record<string, RollupType> = {
+  count: 'count',
+  average: 'value',
+  derive: 'derivative',
+  derivative: 'derivative',
+  counter: 'counter',
+  average_stddev: 'stddev',
+  derive_stddev: 'derivative_stddev',
+  derivative_stddev: 'derivative_stddev',
+  counter_stddev: 'counter_stddev',
+  derive2: 'derivative2',
+  derivative2: 'derivative2',
+  counter2: 'counter2',
+  derive2_stddev: 'derivative2_stddev',
+  derivative2_stddev: 'derivative2_stddev',
+  counter2_stddev: 'counter2_stddev',
+  all: 'all',
+};
+
+export const ROLLUP_TYPE_NAMES = Object.keys(ALIASES);
+
+export function parseRollupType(text: string | undefined): RollupType | null {
+  if (text === undefined || text === '') return 'value';
+  return ALIASES[text] ?? null;
+}
+
+/** The tuple value of one period: a number or null, or the 11-field object for `all`. */
+export function rollupValue(a: RollupAccumulator | null, type: RollupType): number | null | RollupFields {
+  if (a === null) return null;
+  const fields = rollupFields(a);
+  return type === 'all' ? fields : fields[type];
+}

@@ -1,0 +1,95 @@
+// GET /rollup and /write/nnt against a real node: every type and engine, aging into
+// rollups with short test periods, a half rolled-up window, late data, restart.
+import test from 'ava';
+import { getJson, mLine, put, startNode, UUID, type TestNode } from './helpers/node.js';
+
+let n: TestNode;
+const opts = {
+  blockSpanMs: 600_000,
+  sealQuietMs: 0,
+  rollupQuietMs: 0,
+  checkpointIntervalMs: 20,
+};
+test.before(async () => {
+  n = await startNode(opts);
+});
+test.after.always(async () => {
+  await n?.stop();
+});
+
+const rollup = (name: string, q: string) => getJson(`${n.url}/rollup/${UUID}/${encodeURIComponent(name)}?${q}`);
+
+async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const v = await probe();
+    if (done(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test.serial('every type, and the engines agree once rolled up', async (t) => {
+  // 10 s apart in [0, 120 s): 0, 1, ..., 11
+  const body = Array.from({ length: 12 }, (_, i) => mLine(`${i * 10}.000`, 'r.a', 'n', String(i))).join('\n');
+  t.is((await put(n.url, body)).status, 200);
+  const q = 'start_ts=0.000&end_ts=120.000&rollup_span=60s';
+  t.deepEqual((await rollup('r.a', q)).json, [[0, 2.5], [60, 8.5]]);
+  t.deepEqual((await rollup('r.a', `${q}&type=count`)).json, [[0, 6], [60, 6]]);
+  const derive = (await rollup('r.a', `${q}&type=derive`)).json as [number, number][];
+  t.deepEqual(derive.map(([ts]) => ts), [0, 60]);
+  t.true(derive.every(([, v]) => Math.abs(v - 0.1) < 1e-12), 'one unit per 10 s');
+  t.deepEqual((await rollup('r.a', `${q}&type=counter_stddev`)).json, [[0, 0], [60, 0]]);
+  const all = (await rollup('r.a', `${q}&type=all`)).json;
+  t.deepEqual(Object.keys(all[1][1]).sort(), ['count', 'counter', 'counter2', 'counter2_stddev', 'counter_stddev', 'derivative', 'derivative2', 'derivative2_stddev', 'derivative_stddev', 'stddev', 'value']);
+  t.is(all[1][1].derivative2, 0);
+  // The window [0, 600 s) is sealed and rolled up by the partition timers.
+  const nnt = await eventually(() => rollup('r.a', `${q}&get_engine=nnt`), (r) => r.json?.[1]?.[1] === 8.5);
+  t.deepEqual(nnt.json, [[0, 2.5], [60, 8.5]]);
+  t.deepEqual((await rollup('r.a', `${q}&get_engine=recalc`)).json, [[0, 2.5], [60, 8.5]]);
+  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=300.000&rollup_span=300s&get_engine=nnt')).json, [[0, 5.5]]);
+  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=120.000&rollup_span=120s')).json, [[0, 5.5]], 'a multiple of a level');
+  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).json, [[0, 1], [30, 4]]);
+  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=1.000&rollup_span=500ms&get_engine=recalc')).json, [[0, 0], [0.5, null]]);
+});
+
+test.serial('late data re-rolls its window; a half rolled-up range mixes rolled and raw', async (t) => {
+  const q = 'start_ts=0.000&end_ts=1200.000&rollup_span=600s';
+  // window [600, 1200) gets data now (open buffer until sealed)
+  t.is((await put(n.url, mLine('700.000', 'r.a', 'n', '100'))).status, 200);
+  t.deepEqual((await rollup('r.a', q)).json, [[0, 5.5], [600, 100]]);
+  t.is((await put(n.url, mLine('5.000', 'r.a', 'n', '1000'))).status, 200, 'late sample into a rolled-up window');
+  const late = await eventually(() => rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=60s&get_engine=nnt&type=count'), (r) => r.json?.[0]?.[1] === 7);
+  t.deepEqual(late.json, [[0, 7]]);
+});
+
+test.serial('data survives a restart', async (t) => {
+  const dir = n.dataDir;
+  await n.stop(false);
+  n = await startNode(opts, dir);
+  t.deepEqual((await rollup('r.a', 'start_ts=60.000&end_ts=120.000&rollup_span=60s&get_engine=nnt')).json, [[60, 8.5]]);
+});
+
+test('/write/nnt stores rollup records at the smallest period', async (t) => {
+  const item = { metric: 'r.nnt', id: UUID, offset: 3600, count: 4, value: 10, stddev: 2, derivative: 1, derivative_stddev: 0, counter: 1, counter_stddev: 0 };
+  const res = await fetch(`${n.url}/write/nnt`, { method: 'POST', body: JSON.stringify([item, { ...item, offset: 3660, value: 20 }, { ...item, count: 'x' }]) });
+  const json = (await res.json()) as any;
+  t.is(res.status, 200);
+  t.is(json.updated, 2);
+  t.is(json.errors, 1);
+  t.deepEqual((await rollup('r.nnt', 'start_ts=3600.000&end_ts=3720.000&rollup_span=60s&get_engine=nnt')).json, [[3600, 10], [3660, 20]]);
+  t.deepEqual((await rollup('r.nnt', 'start_ts=3600.000&end_ts=3900.000&rollup_span=300s&get_engine=nnt&type=count')).json, [[3600, 8]]);
+  const bad = await fetch(`${n.url}/write/nnt`, { method: 'PUT', body: JSON.stringify([{ ...item, value: 'x' }]) });
+  t.is(bad.status, 400);
+});
+
+test('parameters are validated', async (t) => {
+  const q = (extra: string) => rollup('r.a', `start_ts=0.000&end_ts=120.000&${extra}`);
+  t.is((await q('rollup_span=0s')).status, 400);
+  t.is((await q('rollup_span=60')).status, 400);
+  t.is((await q('rollup_span=90s')).status, 400, 'no rollup serves 90 s');
+  t.is((await q('rollup_span=90s&get_engine=recalc')).status, 200);
+  t.is((await q('rollup_span=60s&type=median')).status, 400);
+  t.is((await q('rollup_span=60s&get_engine=fast')).status, 400);
+  t.is((await getJson(`${n.url}/rollup/${UUID}/r.a?end_ts=1.000&rollup_span=60s`)).status, 400);
+  t.is((await getJson(`${n.url}/rollup/${UUID}/nope?start_ts=0.000&end_ts=1.000&rollup_span=60s`)).status, 404);
+});
