@@ -5,9 +5,6 @@ import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { VERSION } from '../model/version.js';
 
-/** Numeric rollup periods (seconds) this node reports; aging into them is issue 5's work. */
-const ROLLUPS = [60, 300, 1800, 10800, 86400];
-
 const s = (value: string | number) => ({ _type: 's', _value: String(value) });
 const n = (value: number) => ({ _type: 'L', _value: value });
 
@@ -28,17 +25,19 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
     },
   }));
 
+  const rollups = node.config.rollups.map((l) => l.period);
+  const histogramRollups = node.config.histogramRollups.map((l) => l.period);
   app.get('/state', async () => {
     const usage = process.resourceUsage();
     return {
       identity: node.identity,
       current: topology,
       next: '-',
-      base_rollup: ROLLUPS[0],
-      rollups: ROLLUPS,
-      nntbs: { rollups: ROLLUPS },
+      base_rollup: rollups[0],
+      rollups,
+      nntbs: { rollups, retention: node.config.rollups.map((l) => l.retention), raw_retention: node.config.rawRetention },
       text: { rollups: [] },
-      histogram: { rollups: ROLLUPS },
+      histogram: { rollups: histogramRollups, retention: node.config.histogramRollups.map((l) => l.retention) },
       'rusage.utime': usage.userCPUTime / 1e6,
       'rusage.stime': usage.systemCPUTime / 1e6,
       'rusage.maxrss': usage.maxRSS,
@@ -48,7 +47,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
         'text:store': '1',
         'histogram:store': '1',
         'nnt:store': '1',
-        'nnt:second_order': '0',
+        'nnt:second_order': '1',
         'histogram:dynamic_rollups': '0',
         features: '1',
       },
