@@ -4,7 +4,7 @@
 // Only the partition actor calls this, one message at a time.
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
 import { ferr } from '../model/errors.js';
-import { accumulate, decodeAccumulator, emptyAccumulator, encodeAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
+import { accumulate, decodeAccumulator, periodStart, emptyAccumulator, encodeAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
 import type { Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
 import { CF, rollupDirtyKey, rollupDirtyPrefix, rollupKey, rollupStartOf } from '../storage/keys.js';
@@ -145,19 +145,22 @@ export class RollupStore {
     await batch.write();
   }
 
-  /** Rollups of `metric` per `spanMs` for periods starting in [start, end). */
-  async read(raw: RawSource, metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
-    const first = start - (start % spanMs);
+  /**
+   * Rollups of `metric` per `spanMs` for the periods `first` + k·spanMs that start before
+   * `end`. Stored levels serve when one divides both `spanMs` and `first`; otherwise
+   * `dispatch` recalculates from raw and `nnt` fails.
+   */
+  async read(raw: RawSource, metric: MetricRef, spanMs: number, first: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
     const periods: number[] = [];
     for (let p = first; p < end; p += spanMs) periods.push(p);
-    if (engine === 'recalc') return this.recalc(raw, metric, spanMs, periods);
-    const level = [...this.levels].reverse().find((l) => spanMs % (l.period * SECOND) === 0);
+    const level = engine === 'recalc' ? undefined : this.levelServing(spanMs, first);
     if (level === undefined) {
+      if (engine !== 'nnt') return this.recalc(raw, metric, spanMs, periods);
       throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', `no rollup serves ${spanMs} ms (levels: ${this.levels.map((l) => `${l.period}s`).join(', ')}); use get_engine=recalc`);
     }
     const rolled = new Map<number, RollupAccumulator>();
     for (const [s, acc] of await this.stored(metric, level.period, first, end)) {
-      const p = s - (s % spanMs);
+      const p = periodStart(s, spanMs, first);
       rolled.set(p, rolled.has(p) ? mergeAccumulators(rolled.get(p)!, acc) : acc);
     }
     if (engine === 'nnt') return periods.map((p) => [p, rolled.get(p) ?? null]);
@@ -166,6 +169,11 @@ export class RollupStore {
     const fromRaw = periods.filter((p) => !rolled.has(p) || stale.some((w) => w < p + spanMs && w + this.spanMs > p));
     const recalculated = new Map(await this.recalc(raw, metric, spanMs, fromRaw));
     return periods.map((p) => [p, recalculated.has(p) ? recalculated.get(p)! : rolled.get(p) ?? null]);
+  }
+
+  /** The coarsest level whose period divides both the span and the first period start. */
+  private levelServing(spanMs: number, first: number): RollupLevel | undefined {
+    return [...this.levels].reverse().find((l) => spanMs % (l.period * SECOND) === 0 && first % (l.period * SECOND) === 0);
   }
 
   private staleWindows(raw: RawSource, metric: MetricRef): number[] {
@@ -177,7 +185,7 @@ export class RollupStore {
     const from = periods[0]!;
     const to = periods[periods.length - 1]! + spanMs;
     const carry = await this.carryBefore(raw, metric, from);
-    const got = accumulate(await raw.read(metric, from, to), spanMs, carry).periods;
+    const got = accumulate(await raw.read(metric, from, to), spanMs, carry, from).periods;
     return periods.map((p) => [p, got.get(p) ?? null]);
   }
 

@@ -42,7 +42,8 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${q.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
     if ((end - start) / span > 10_000_000) throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', 'asks for more than 10 million periods');
     const metric = await knownMetricFromPath(node, uuid, name);
-    const rows = await node.readRollups(metric, span, start, end, engine);
+    // Tuples are aligned to the span (interface §4.4).
+    const rows = await node.readRollups(metric, span, start - (start % span), end, engine);
     const body = rows.map(([ts, acc]) => [ts / 1000, rollupValue(acc, type)]);
     return reply.type('application/json').send(JSON.stringify(body, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));
   });

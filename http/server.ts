@@ -6,6 +6,7 @@ import type { FerriteNode } from '../actors/node.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import { adminRoutes } from './admin.js';
 import { deleteRoutes } from './delete.js';
+import { fetchRoutes } from './fetch.js';
 import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
@@ -25,6 +26,13 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   // Every body arrives as bytes; each endpoint decodes its own formats (TSV, FlatBuffer, JSON).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  // IRONdb clients send bare media types (`x-irondb-fetch-flatbuffer`), which Fastify's
+  // parser would refuse with 415 before any route sees them: read them as `application/…`.
+  app.addHook('onRequest', async (req) => {
+    const type = req.headers['content-type'];
+    if (type !== undefined && type !== '' && !type.includes('/')) req.headers['content-type'] = `application/${type}`;
+  });
 
   app.setErrorHandler((error: FastifyError | FerriteError, req, reply) => {
     if (error instanceof FerriteError) {
@@ -48,6 +56,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(rollupRoutes, { node });
   app.register(findRoutes, { node });
   app.register(deleteRoutes, { node });
+  app.register(fetchRoutes, { node });
   return app;
 }
 

@@ -86,7 +86,8 @@ test('parameters are validated', async (t) => {
   const q = (extra: string) => rollup('r.a', `start_ts=0.000&end_ts=120.000&${extra}`);
   t.is((await q('rollup_span=0s')).status, 400);
   t.is((await q('rollup_span=60')).status, 400);
-  t.is((await q('rollup_span=90s')).status, 400, 'no rollup serves 90 s');
+  t.is((await q('rollup_span=90s&get_engine=nnt')).status, 400, 'no rollup serves 90 s');
+  t.deepEqual((await q('rollup_span=90s')).json, (await q('rollup_span=90s&get_engine=recalc')).json, 'dispatch recalculates what no rollup serves');
   t.is((await q('rollup_span=90s&get_engine=recalc')).status, 200);
   t.is((await q('rollup_span=60s&type=median')).status, 400);
   t.is((await q('rollup_span=60s&get_engine=fast')).status, 400);

@@ -96,7 +96,7 @@ function envelope(r: SafeReader, metric: Table, layout: MetricListLayout): Envel
 }
 
 /** 16 raw bytes, or 36 ASCII characters (either layout may carry either). */
-function uuidText(bytes: Uint8Array | null): string | null {
+export function uuidText(bytes: Uint8Array | null): string | null {
   if (bytes === null) return null;
   if (bytes.length === 16) {
     const h = Buffer.from(bytes).toString('hex');

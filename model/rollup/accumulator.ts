@@ -62,10 +62,11 @@ export interface RollupCarry {
 
 /**
  * Per-period accumulators of the non-null samples of `s` (ms timestamps, ascending), for
- * periods of `periodMs` aligned to the epoch; `carry` is the state after the samples before `s`.
+ * periods of `periodMs` starting at `origin` + k·periodMs (the epoch by default); `carry` is
+ * the state after the samples before `s`.
  * Returns the accumulators by period start and the carry after the last sample.
  */
-export function accumulate(s: Series<NumericValue>, periodMs: number, carry: RollupCarry | null): { periods: Map<number, RollupAccumulator>; carry: RollupCarry | null } {
+export function accumulate(s: Series<NumericValue>, periodMs: number, carry: RollupCarry | null, origin = 0): { periods: Map<number, RollupAccumulator>; carry: RollupCarry | null } {
   const periods = new Map<number, RollupAccumulator>();
   let c = carry;
   for (let i = 0; i < s.ts.length; i++) {
@@ -74,13 +75,18 @@ export function accumulate(s: Series<NumericValue>, periodMs: number, carry: Rol
     const v = Number(raw);
     const ts = s.ts[i]!;
     if (!Number.isFinite(v)) continue;
-    const start = ts - (ts % periodMs);
+    const start = periodStart(ts, periodMs, origin);
     let acc = periods.get(start);
     if (acc === undefined) periods.set(start, (acc = emptyAccumulator()));
     add(acc.value, v);
     c = step(acc, c, ts, v);
   }
   return { periods, carry: c };
+}
+
+/** Start of the period of `periodMs` (periods begin at `origin` + k·periodMs) holding `ts`. */
+export function periodStart(ts: number, periodMs: number, origin = 0): number {
+  return origin + Math.floor((ts - origin) / periodMs) * periodMs;
 }
 
 /** Books the rates that sample (ts, v) completes into `acc`; returns the new carry. */

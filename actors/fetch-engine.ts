@@ -1,0 +1,77 @@
+// Runs a validated fetch plan (model/fetch) against this node: each stream is read from its
+// partition in the resolution that serves the slots, transformed into a column, and the
+// columns go through the reducers. Streams are read concurrently.
+import type { Column } from '../model/fetch/column.js';
+import { FetchRequestError } from '../model/fetch/errors.js';
+import { histogramCell, HISTOGRAM_TRANSFORMS } from '../model/fetch/histogram.js';
+import { numericCell } from '../model/fetch/numeric.js';
+import { applyReducers } from '../model/fetch/reduce.js';
+import type { FetchPlan, StreamSpec } from '../model/fetch/request.js';
+import { textCounts, type TextSlots } from '../model/fetch/text.js';
+import type { Histogram } from '../model/histogram/index.js';
+import { tagText } from '../model/metric-name.js';
+import type { MetricInfo } from './metric-info.js';
+import type { FerriteNode } from './node.js';
+
+const SECOND = 1000;
+
+export async function runFetch(node: FerriteNode, plan: FetchPlan): Promise<Column[]> {
+  const columns = await Promise.all(plan.streams.map((s, i) => streamColumn(node, plan, s, `streams[${i}]`)));
+  return applyReducers(columns, plan.reduce, plan.count);
+}
+
+/** Slot geometry of a plan. */
+const endOf = (p: FetchPlan): number => p.startMs + p.count * p.periodMs;
+const slotOf = (p: FetchPlan, ts: number): number => Math.floor((ts - p.startMs) / p.periodMs);
+
+async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
+  const found = node.registry.lookup(s.uuid, s.name);
+  if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
+  const metric = found.metric;
+  const head = { label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] };
+  const known = await node.knows(metric);
+  const periodS = plan.periodMs / SECOND;
+  switch (s.kind) {
+    case 'numeric': {
+      const rows = known ? await node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch') : [];
+      const values = Array.from({ length: plan.count }, (_, i) => numericCell(s.transform.name, rows[i]?.[1] ?? null));
+      return { ...head, kind: 'numeric', values };
+    }
+    case 'histogram': {
+      const slots = known ? await histogramSlots(node, metric, plan) : new Array<Histogram | null>(plan.count).fill(null);
+      const t = HISTOGRAM_TRANSFORMS[s.transform.name];
+      if (t === null || t === undefined) return { ...head, kind: 'histogram', values: slots };
+      return { ...head, kind: 'numeric', values: slots.map((h) => histogramCell(t, h, s.transform.param, periodS)) };
+    }
+    case 'text': {
+      const slots = known ? await textSlots(node, metric, plan) : Array.from({ length: plan.count }, () => []);
+      if (s.transform.name !== 'none') return { ...head, kind: 'numeric', values: textCounts(s.transform.name, slots, periodS) };
+      const values = slots.map((entries, i) => entries.map(([ts, v]): [number, string] => [ts - (plan.startMs + i * plan.periodMs), v]));
+      return { ...head, kind: 'text', values };
+    }
+  }
+}
+
+/**
+ * The slot histograms, read from the coarsest histogram rollup that divides both the period
+ * and the start (exact), else from the finest, whose periods land in the slot holding their start.
+ */
+async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<(Histogram | null)[]> {
+  const levels = node.config.histogramRollups.map((l) => l.period);
+  const exact = [...levels].reverse().find((p) => plan.periodMs % (p * SECOND) === 0 && plan.startMs % (p * SECOND) === 0);
+  const rows = await node.readHistograms(metric, exact ?? levels[0]!, plan.startMs, endOf(plan) - 1);
+  const slots = new Array<Histogram | null>(plan.count).fill(null);
+  for (const [ts, h] of rows) {
+    const i = slotOf(plan, ts);
+    if (i < 0 || i >= plan.count) continue;
+    slots[i] = slots[i] === null ? h : slots[i]!.clone().merge(h);
+  }
+  return slots;
+}
+
+async function textSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<TextSlots> {
+  const rows = await node.readText(metric, { start: plan.startMs, end: endOf(plan), specificRange: true, lead: false });
+  const slots: TextSlots = Array.from({ length: plan.count }, () => []);
+  for (const [ts, v] of rows) if (v !== null) slots[slotOf(plan, ts)]?.push([ts, v]);
+  return slots;
+}

@@ -1,0 +1,53 @@
+// `POST /fetch` (interface §4.3): a fetch document in JSON or FlatBuffer form in, DF4 in
+// JSON (default) or FlatBuffer form out, chosen by Content-Type and Accept.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { runFetch } from '../actors/fetch-engine.js';
+import type { FerriteNode } from '../actors/node.js';
+import { ferr } from '../model/errors.js';
+import { df4FlatBuffer, df4Json } from '../model/fetch/df4.js';
+import { FetchRequestError } from '../model/fetch/errors.js';
+import { decodeFetchFlatBuffer } from '../model/fetch/fetch-flatbuffer.js';
+import { planFetch, type FetchDocument } from '../model/fetch/request.js';
+import { mediaType } from './headers.js';
+import { bodyText } from './raw.js';
+
+const FETCH_FLATBUFFER = new Set(['x-irondb-fetch-flatbuffer', 'application/x-irondb-fetch-flatbuffer', 'application/x-svc-fetch-flatbuffer']);
+const JSON_TYPES = new Set(['', 'application/json', 'text/json', 'text/plain']);
+const DF4_FLATBUFFER = /(^|[\s,/])x-(irondb|svc)-df4-flatbuffer\b/i;
+export const DF4_FLATBUFFER_TYPE = 'application/x-irondb-df4-flatbuffer';
+
+export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
+  const { node } = opts;
+  app.post('/fetch', async (req, reply) => {
+    const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
+    const columns = await withFieldErrors(() => runFetch(node, plan));
+    const head = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] };
+    if (DF4_FLATBUFFER.test(req.headers.accept ?? '')) return reply.type(DF4_FLATBUFFER_TYPE).send(Buffer.from(df4FlatBuffer(head, columns)));
+    return reply.type('application/json').send(df4Json(head, columns));
+  });
+}
+
+function fetchDocument(req: FastifyRequest): FetchDocument {
+  const type = mediaType(req);
+  if (FETCH_FLATBUFFER.has(type)) return decodeFetchFlatBuffer(req.body instanceof Buffer ? req.body : Buffer.alloc(0));
+  if (!JSON_TYPES.has(type)) throw ferr('FER_ERR_UNSUPPORTED_MEDIA_TYPE', `'${type}' (send application/json or x-irondb-fetch-flatbuffer)`);
+  try {
+    return JSON.parse(bodyText(req)) as FetchDocument;
+  } catch (e) {
+    throw ferr('FER_ERR_BAD_BODY', `not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** A FetchRequestError becomes a 400 naming its field. */
+function withFieldErrors<T>(fn: () => T): T {
+  const rethrow = (e: unknown): never => {
+    if (e instanceof FetchRequestError) throw ferr('FER_ERR_BAD_PARAM', e.field, e.reason);
+    throw e;
+  };
+  try {
+    const out = fn();
+    return (out instanceof Promise ? out.catch(rethrow) : out) as T;
+  } catch (e) {
+    return rethrow(e);
+  }
+}
