@@ -1,11 +1,11 @@
 // Tag search over the index (CF.index postings, CF.metrics name records): candidates come
-// from intersecting the postings every match must have, and each candidate is then checked
-// with the full query. Used by /find and by pattern and tag-query deletes.
+// from the smallest posting range the query's conjuncts name, and each candidate is then
+// checked with the full query. Used by /find and by pattern and tag-query deletes.
 import { activeBetween, type ActivityWindow } from '../model/activity.js';
-import { canonicalizeMetricName, tagSearchText } from '../model/metric-name.js';
-import { matchTagQuery, requiredPostings, type MetricView, type TagQuery } from '../model/tag-query/index.js';
+import { tagSearchText } from '../model/metric-name.js';
+import { matches, matchTagQuery, postingSources, type MetricView, type PostingSource, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
-import { CF, postingMetricId, postingPrefix, prefixEnd, typePrefix } from '../storage/keys.js';
+import { CF, postingKey, postingMetricId, postingPrefix, postingValue, prefixEnd, typeKey } from '../storage/keys.js';
 import { decodeNameRecord, type NameRecord } from './name-record.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
@@ -29,16 +29,19 @@ export interface Found {
 }
 
 const TYPE_ORDER = ['numeric', 'histogram', 'text'];
-/** Candidates are checked in chunks so activity is asked of partitions in few messages. */
+/** Candidates are checked in chunks: a few native reads and one activity request per chunk. */
 const CHUNK = 512;
+/** Posting ids read from each source per turn when looking for the smallest. */
+const LOCKSTEP_BATCH = 256;
+const POSTING_SCAN_CAPACITY = 1024;
+/** Smaller when walking values: a scan is restarted at each value that does not match. */
+const VALUE_WALK_CAPACITY = 128;
 
 export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
   const found: Found[] = [];
   const now = Math.floor(Date.now() / 1000);
-  let chunk: Buffer[] = [];
-  const check = async () => {
-    const loaded = (await Promise.all(chunk.map((id) => loadCandidate(node, id)))).filter((c) => c !== null);
-    chunk = [];
+  for await (const chunk of candidateChunks(node, o.account, o.query)) {
+    const loaded = await loadCandidates(node, chunk);
     const activity = await node.activityOf(loaded.map((c) => c.metric));
     loaded.forEach((c, i) => {
       const windows = activity[i]!;
@@ -47,38 +50,99 @@ export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promis
       if ((o.activityStart !== null || o.activityEnd !== null) && !activeBetween(windows, o.activityStart, o.activityEnd)) return;
       if (o.limit === null || found.length < o.limit) found.push({ metric: c.metric, record: c.record, types: c.types, activity: windows });
     });
-  };
-  for await (const id of candidates(node, o.account, o.query)) {
-    chunk.push(id);
-    if (chunk.length >= CHUNK) await check();
     if (o.limit !== null && found.length >= o.limit) break;
   }
-  if (chunk.length > 0) await check();
   return found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
 }
 
-/** Metric ids that may match: the intersection of required postings, else every metric of the account. */
-async function* candidates(node: FerriteNode, account: AccountId, query: TagQuery): AsyncGenerator<Buffer> {
-  const required = requiredPostings(query);
-  if (required === null || required.length === 0) {
-    yield* postingIds(node, postingPrefix(account, '__name'));
+/**
+ * Ids of metrics that may match, in chunks: the smallest posting range a conjunct names,
+ * narrowed by the other exact conjuncts; with no usable conjunct, every metric of the account.
+ */
+async function* candidateChunks(node: FerriteNode, account: AccountId, query: TagQuery): AsyncGenerator<Buffer[]> {
+  const sources = postingSources(query);
+  if (sources.length === 0) {
+    yield* postingBatches(node, account, { category: '__name', value: null, literalPrefix: '' });
     return;
   }
-  let ids: Set<string> | null = null;
-  for (const [category, value] of required) {
-    const next = new Set<string>();
-    for await (const id of postingIds(node, postingPrefix(account, category, value))) {
-      const hex = id.toString('hex');
-      if (ids === null || ids.has(hex)) next.add(hex);
-    }
-    ids = next;
-    if (ids.size === 0) return;
-  }
-  for (const hex of ids ?? []) yield Buffer.from(hex, 'hex');
+  const { index, ids } = await smallestSource(sources.map((s) => postingBatches(node, account, s)));
+  const exact = sources.filter((s, i) => i !== index && s.value?.kind === 'exact');
+  for (let i = 0; i < ids.length; i += CHUNK) yield await withPostings(node, account, exact, ids.slice(i, i + CHUNK));
 }
 
-async function* postingIds(node: FerriteNode, prefix: Buffer): AsyncGenerator<Buffer> {
-  for await (const { key } of node.store.scan(CF.index, { gte: prefix, lt: prefixEnd(prefix) })) yield Buffer.from(postingMetricId(key));
+/**
+ * Reads the sources in lock step, a batch from each in turn, until one runs out: that one
+ * is complete and no larger than a batch more than the smallest, so a selective conjunct
+ * bounds the work however broad the others are.
+ */
+async function smallestSource(sources: AsyncGenerator<Buffer[]>[]): Promise<{ index: number; ids: Buffer[] }> {
+  const taken: Buffer[][] = sources.map(() => []);
+  try {
+    for (;;) {
+      for (let i = 0; i < sources.length; i++) {
+        const next = await sources[i]!.next();
+        if (next.done) return { index: i, ids: distinct(taken[i]!) };
+        taken[i]!.push(...next.value);
+      }
+    }
+  } finally {
+    await Promise.all(sources.map((s) => s.return(undefined)));
+  }
+}
+
+function distinct(ids: Buffer[]): Buffer[] {
+  const seen = new Set<string>();
+  return ids.filter((id) => {
+    const hex = id.toString('hex');
+    if (seen.has(hex)) return false;
+    seen.add(hex);
+    return true;
+  });
+}
+
+/** The ids that also hold every exact (category, value) of `exact`. */
+async function withPostings(node: FerriteNode, account: AccountId, exact: readonly PostingSource[], ids: Buffer[]): Promise<Buffer[]> {
+  for (const s of exact) {
+    const value = (s.value as { value: string }).value;
+    const held = await node.store.getMany(CF.index, ids.map((id) => postingKey(account, s.category, value, id)));
+    ids = ids.filter((_, i) => held[i] !== null);
+  }
+  return ids;
+}
+
+/**
+ * Ids (in batches; an id may repeat) of the metrics whose `category` tag has a value the
+ * source accepts. Postings are ordered by value, so a value that does not match is skipped
+ * whole by restarting the scan after it.
+ */
+async function* postingBatches(node: FerriteNode, account: AccountId, source: PostingSource): AsyncGenerator<Buffer[]> {
+  const { category, value } = source;
+  const categoryPrefix = postingPrefix(account, category);
+  const test = value === null || value.kind === 'exact' ? null : value;
+  let from = value?.kind === 'exact' ? postingPrefix(account, category, value.value) : Buffer.concat([categoryPrefix, Buffer.from(source.literalPrefix, 'utf8')]);
+  const end = prefixEnd(from);
+  let batch: Buffer[] = [];
+  let accepted: string | null = null;
+  walk: for (;;) {
+    for await (const { key } of node.store.scan(CF.index, { gte: from, lt: end, capacity: test === null ? POSTING_SCAN_CAPACITY : VALUE_WALK_CAPACITY })) {
+      if (test !== null) {
+        const v = postingValue(key, categoryPrefix.length);
+        if (v !== accepted) {
+          if (!matches(test, v)) {
+            from = prefixEnd(postingPrefix(account, category, v));
+            continue walk;
+          }
+          accepted = v;
+        }
+      }
+      batch.push(Buffer.from(postingMetricId(key)));
+      if (batch.length < LOCKSTEP_BATCH) continue;
+      yield batch;
+      batch = [];
+    }
+    break;
+  }
+  if (batch.length > 0) yield batch;
 }
 
 interface Candidate {
@@ -88,19 +152,21 @@ interface Candidate {
   tags: [string, string][];
 }
 
-async function loadCandidate(node: FerriteNode, id: Buffer): Promise<Candidate | null> {
-  const raw = await node.store.get(CF.metrics, id);
-  if (raw === null) return null; // deleted since the posting was read
-  const record = decodeNameRecord(raw);
-  const resolved = node.registry.intern(record.account_id, record.uuid, record.check_name, record.metric_name);
-  const name = canonicalizeMetricName(record.metric_name);
-  if (!resolved.ok || !name.ok) return null;
-  const types: string[] = [];
-  const prefix = typePrefix(id);
-  for await (const { key } of node.store.scan(CF.index, { gte: prefix, lt: prefixEnd(prefix) })) {
-    types.push(key.subarray(prefix.length).toString('utf8'));
-  }
-  types.sort((a, b) => TYPE_ORDER.indexOf(a) - TYPE_ORDER.indexOf(b));
-  const tags = name.value.tags.map((t) => [tagSearchText(t.category), tagSearchText(t.value ?? '')] as [string, string]);
-  return { metric: resolved.metric, record, types, tags };
+/** Name records and data types of a chunk of ids, read in two native calls. */
+async function loadCandidates(node: FerriteNode, ids: Buffer[]): Promise<Candidate[]> {
+  const [records, held] = await Promise.all([
+    node.store.getMany(CF.metrics, ids),
+    node.store.getMany(CF.index, ids.flatMap((id) => TYPE_ORDER.map((kind) => typeKey(id, kind)))),
+  ]);
+  const out: Candidate[] = [];
+  records.forEach((raw, i) => {
+    if (raw === null) return; // deleted since the posting was read
+    const record = decodeNameRecord(raw);
+    const resolved = node.registry.intern(record.account_id, record.uuid, record.check_name, record.metric_name);
+    if (!resolved.ok) return;
+    const types = TYPE_ORDER.filter((_, k) => held[i * TYPE_ORDER.length + k] !== null);
+    const tags = resolved.metric.name.tags.map((t) => [tagSearchText(t.category), tagSearchText(t.value ?? '')] as [string, string]);
+    out.push({ metric: resolved.metric, record, types, tags });
+  });
+  return out;
 }

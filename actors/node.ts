@@ -334,18 +334,18 @@ export class FerriteNode {
    * the name record and postings of metrics new to this node, and each data type a metric
    * shows for the first time (puts are idempotent, so after a restart they are simply redone).
    */
-  private addIndexRecords(batch: StoreBatch, records: IngestRecord<MetricInfo>[]): { named: string[]; typed: string[] } {
-    const named: string[] = [];
-    const typed: string[] = [];
+  private addIndexRecords(batch: StoreBatch, records: IngestRecord<MetricInfo>[]): { named: Set<string>; typed: Set<string> } {
+    const named = new Set<string>();
+    const typed = new Set<string>();
     for (const r of records) {
       const m = r.metric;
       const typeTag = `${m.key}\u0000${r.kind}`;
-      if (!this.typed.has(typeTag) && !typed.includes(typeTag)) {
-        typed.push(typeTag);
+      if (!this.typed.has(typeTag) && !typed.has(typeTag)) {
+        typed.add(typeTag);
         batch.put(CF.index, typeKey(m.id, r.kind), EMPTY);
       }
-      if (this.named.has(m.key) || named.includes(m.key)) continue;
-      named.push(m.key);
+      if (this.named.has(m.key) || named.has(m.key)) continue;
+      named.add(m.key);
       batch.put(CF.metrics, m.id, encodeNameRecord(m));
       for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
     }

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
+import { ferriteBodies, ferriteName, send, UUID, vmBodies, type Dataset } from './dataset.js';
 import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
 
 interface Options {
@@ -15,62 +16,7 @@ interface Options {
   vm: boolean;
 }
 
-const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';
-const CHECK = `bench.example\`bench\`c_1_1::bench\`${UUID}`;
 const STEP_S = 10;
-
-/** Sample i of metric m: a slowly varying gauge, so compression sees realistic data. */
-const valueOf = (m: number, i: number) => Math.round((50 + 40 * Math.sin((m + i) / 17)) * 1000) / 1000;
-const tags = (m: number) => ({ host: `h${m % 100}`, region: `r${m % 5}` });
-
-function ferriteLines(o: Options, start: number): string[] {
-  const bodies: string[] = [];
-  let lines: string[] = [];
-  for (let i = 0; i < o.points; i++) {
-    const ts = `${start + i * STEP_S}.000`;
-    for (let m = 0; m < o.metrics; m++) {
-      const t = tags(m);
-      lines.push(`M\t${ts}\t${CHECK}\tbench.metric.${m}|ST[host:${t.host},region:${t.region}]\tn\t${valueOf(m, i)}`);
-      if (lines.length === o.batch) {
-        bodies.push(lines.join('\n'));
-        lines = [];
-      }
-    }
-  }
-  if (lines.length) bodies.push(lines.join('\n'));
-  return bodies;
-}
-
-function vmLines(o: Options, start: number): string[] {
-  const bodies: string[] = [];
-  let lines: string[] = [];
-  for (let i = 0; i < o.points; i++) {
-    const tsMs = (start + i * STEP_S) * 1000;
-    for (let m = 0; m < o.metrics; m++) {
-      const t = tags(m);
-      lines.push(`bench_metric_${m}{host="${t.host}",region="${t.region}"} ${valueOf(m, i)} ${tsMs}`);
-      if (lines.length === o.batch) {
-        bodies.push(lines.join('\n') + '\n');
-        lines = [];
-      }
-    }
-  }
-  if (lines.length) bodies.push(lines.join('\n') + '\n');
-  return bodies;
-}
-
-async function send(url: string, bodies: string[], concurrency: number, method: string): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < bodies.length) {
-      const body = bodies[next++]!;
-      const res = await fetch(url, { method, body });
-      const text = await res.text();
-      if (res.status >= 300) throw new Error(`${url} answered ${res.status}: ${text.slice(0, 200)}`);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-}
 
 interface Result {
   name: string;
@@ -87,8 +33,7 @@ async function ferriteCount(url: string, o: Options, start: number): Promise<num
   const worker = async () => {
     while (next < o.metrics) {
       const m = next++;
-      const t = tags(m);
-      const name = encodeURIComponent(`bench.metric.${m}|ST[host:${t.host},region:${t.region}]`);
+      const name = encodeURIComponent(ferriteName(m));
       const res = await fetch(`${url}/raw/${UUID}/${name}?start_ts=${start}.000&end_ts=${end}`);
       total += ((await res.json()) as unknown[]).length;
     }
@@ -149,13 +94,14 @@ async function main(): Promise<void> {
   console.log(`bench/ingest: ${total} samples (${o.metrics} metrics × ${o.points} points, ${STEP_S} s apart), ${o.batch} lines/request, ${o.concurrency} in flight`);
   const results: Result[] = [];
   try {
-    const fBodies = ferriteLines(o, start);
+    const data: Dataset = { metrics: o.metrics, points: o.points, stepS: STEP_S, start, batch: o.batch };
+    const fBodies = ferriteBodies(data);
     const ferrite = await startFerrite(path.join(root, 'ferrite'));
     results.push(await measure(ferrite, fBodies, o, `${ferrite.url}/raw`, () => ferriteCount(ferrite.url, o, start)));
     if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
     else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
     else {
-      const vBodies = vmLines(o, start);
+      const vBodies = vmBodies(data);
       const vm = await startVictoriaMetrics(path.join(root, 'vm'));
       results.push(await measure(vm, vBodies, o, `${vm.url}/api/v1/import/prometheus`, () => vmCount(vm.url, o, start)));
     }

@@ -14,6 +14,8 @@ export interface Range {
   lt?: Buffer;
   reverse?: boolean;
   limit?: number;
+  /** Entries fetched per native call: larger for long scans, small when few are read. */
+  capacity?: number;
 }
 
 type Session = InstanceType<typeof RocksDB>;
@@ -41,9 +43,18 @@ export class Store {
     return (await this.family(cf).get(key)) as Buffer | null;
   }
 
+  /** Point reads of many keys in one native call (null where a key is absent). */
+  async getMany(cf: ColumnFamilyName, keys: readonly Buffer[]): Promise<(Buffer | null)[]> {
+    if (keys.length === 0) return [];
+    const batch = this.family(cf).read({ capacity: keys.length, autoDestroy: true });
+    const values = keys.map((k) => batch.get(k) as Promise<Buffer | null>);
+    batch.tryFlush();
+    return Promise.all(values);
+  }
+
   /** Iterates a key range of one column family in key order (or reverse). */
   async *scan(cf: ColumnFamilyName, range: Range): AsyncGenerator<Entry> {
-    const opts: Record<string, unknown> = { reverse: range.reverse ?? false, capacity: 64 };
+    const opts: Record<string, unknown> = { reverse: range.reverse ?? false, capacity: range.capacity ?? 64 };
     if (range.gte) opts.gte = range.gte;
     if (range.lt) opts.lt = range.lt;
     if (range.limit !== undefined) opts.limit = range.limit;

@@ -1,5 +1,6 @@
 // Tag search against a real node: /find tags, tag_cats, tag_vals, activity, latest, count_only.
 import test from 'ava';
+import { matchTagQuery, parseTagQuery, type MetricView } from '../model/tag-query/index.js';
 import { getJson, mLine, put, startNode, UUID, type TestNode } from './helpers/node.js';
 
 let n: TestNode;
@@ -109,3 +110,44 @@ test.serial('the index survives a restart (runs first: serial tests precede conc
   t.deepEqual(names((await find('and(__name:cpu,region:us-*)')).json), ['cpu|ST[host:a,region:us-east]']);
   t.is((await find('and(__name:status)')).json[0].type, 'histogram,text');
 });
+
+test('planned search answers exactly what matching every metric answers', async (t) => {
+  // Account 9: 6 names × 24 hosts, hosts chosen so prefixes overlap (h1, h10…, h2x) and
+  // some metrics carry a tag twice under one category.
+  const account = 9;
+  const uuid = '0a2a3f6c-0000-4000-8000-000000000009';
+  const hosts = ['h1', 'h10', 'h11', 'h12', 'h19', 'h2', 'h20', 'h21', 'web-1', 'web-2', 'db-1', 'x'].flatMap((h) => [h, `${h}z`]);
+  const views: MetricView[] = [];
+  const lines: string[] = [];
+  for (const [i, host] of hosts.entries()) {
+    for (let k = 0; k < 6; k++) {
+      const tags: [string, string][] = [['host', host], ['role', k % 2 ? 'api' : 'db'], ...(i % 5 === 0 ? ([['host', 'extra']] as [string, string][]) : [])];
+      const name = `n${k}|ST[${tags.map(([c, v]) => `${c}:${v}`).join(',')}]`;
+      lines.push(mLine(at(now - 60), name, 'n', String(k), check(uuid, account)));
+      views.push({ name: `n${k}`, checkUuid: uuid, types: ['numeric'], tags, activity: [] });
+    }
+  }
+  t.is((await put(n.url, lines.join('\n'))).json.errors, 0);
+  const queries = [
+    'and(__name:n3,host:h1)',
+    'and(__name:n*,host:h1*)',
+    'and(__name:/^n[2-4]$/,host:/^h1[0-9]$/)',
+    'and(host:/^h2/,role:api)',
+    'and(host:[graphite]web-*,__name:n1)',
+    'and(host:extra,not(role:db))',
+    'and(host,__name:/n5/)',
+    'and(host:*z,role:db)',
+    'or(host:x,host:db-1)',
+    'and(__name:n0,host:nothing*)',
+  ];
+  for (const q of queries) {
+    const expected = views.filter((v) => matchTagQuery(parseTagQuery(q), v, now)).map(canonicalOf);
+    const got = ((await find(q, '&activity=0', account)).json as { metric_name: string }[]).map((r) => r.metric_name);
+    t.deepEqual(got.sort(), expected.sort(), q);
+  }
+});
+
+/** The canonical name of a view's metric: tags de-duplicated and sorted. */
+function canonicalOf(v: MetricView): string {
+  return `${v.name}|ST[${[...new Set(v.tags.map(([c, val]) => `${c}:${val}`))].sort().join(',')}]`;
+}

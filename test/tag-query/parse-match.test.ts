@@ -1,7 +1,7 @@
 // The tag query language: grammar forms, qualifiers, escapes, synthetic tags, activity,
 // error positions, and the postings the index may rely on.
 import test from 'ava';
-import { matchTagQuery, parseTagQuery, requiredPostings, TagQueryError, type MetricView } from '../../model/tag-query/index.js';
+import { literalPrefix, matchTagQuery, parseTagQuery, postingSources, TagQueryError, type MetricView, type TagQuery } from '../../model/tag-query/index.js';
 
 const NOW = 1_700_000_000;
 const metric = (over: Partial<MetricView> = {}): MetricView => ({
@@ -100,12 +100,43 @@ test('errors name the position and what was expected', (t) => {
   t.throws(() => parseTagQuery(''), { instanceOf: TagQueryError });
 });
 
-test('required postings: exact conjuncts only', (t) => {
-  t.deepEqual(requiredPostings(parseTagQuery('and(__name:foo,region:us-*,and(app:myapp))')), [['__name', 'foo'], ['app', 'myapp']]);
-  t.is(requiredPostings(parseTagQuery('or(__name:foo,__name:bar)')), null);
-  t.is(requiredPostings(parseTagQuery('and(not(__name:foo))')), null);
-  t.is(requiredPostings(parseTagQuery('and(__type:numeric)')), null);
-  t.deepEqual(requiredPostings(parseTagQuery('and("a b":"c d")')), [['a b', 'c d']]);
+/** (category, value kind or null, literal prefix) of each posting source. */
+const sources = (q: string) => postingSources(parseTagQuery(q)).map((s) => [s.category, s.value?.kind ?? null, s.literalPrefix]);
+
+test('posting sources: top-level conjuncts with an exact category', (t) => {
+  t.deepEqual(sources('and(__name:foo,region:us-*,and(app:myapp))'), [
+    ['__name', 'exact', 'foo'],
+    ['region', 'glob', 'us-'],
+    ['app', 'exact', 'myapp'],
+  ]);
+  t.deepEqual(sources('or(__name:foo,__name:bar)'), []);
+  t.deepEqual(sources('and(not(__name:foo))'), []);
+  t.deepEqual(sources('and(__type:numeric)'), []);
+  t.deepEqual(sources('and(/reg/:x)'), []);
+  t.deepEqual(sources('and(host)'), [['host', null, '']]);
+  t.deepEqual(sources('and(host:*)'), [['host', null, '']]);
+  t.deepEqual(sources('and("a b":"c d")'), [['a b', 'exact', 'c d']]);
+});
+
+test('literal prefixes never exclude a value the matcher accepts', (t) => {
+  const valueOf = (q: string) => ((parseTagQuery(q) as Extract<TagQuery, { op: 'and' | 'or' }>).args[0] as Extract<TagQuery, { op: 'tag' }>).value!;
+  const cases: [string, string][] = [
+    ['and(h:web*)', 'web'],
+    ['and(h:*web)', ''],
+    ['and(h:/^web-[0-9]+$/)', 'web-'],
+    ['and(h:/^webs?x/)', 'web'],
+    ['and(h:/^web*/)', 'we'],
+    ['and(h:/^ab|cd/)', ''],
+    ['and(h:/web/)', ''],
+    ['and(h:/^a\\.b/)', 'a'],
+    ['and(h:[graphite]a.b*.c)', 'a.b'],
+  ];
+  for (const [q, prefix] of cases) t.is(literalPrefix(valueOf(q)), prefix, q);
+  const samples = ['web', 'web-1', 'webx', 'wex', 'we', 'cd', 'abc', 'a.b', 'a.bz.c', 'x-web'];
+  for (const [q] of cases) {
+    const m = valueOf(q);
+    for (const v of samples) if ('re' in m && m.re.test(v)) t.true(v.startsWith(literalPrefix(m)), `${q} ${v}`);
+  }
 });
 
 test('hint() evaluates its query', (t) => {
