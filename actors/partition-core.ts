@@ -1,7 +1,7 @@
 // One partition's data: open buffers per metric, sealing them into compressed blocks,
 // and reading a metric back from blocks plus buffers. Only the partition actor calls
 // this, one message at a time, so nothing here races with itself.
-import { conflictResolver, type ConflictResolver } from '../model/conflict.js';
+import { sampleCombiner, type SampleCombiner } from '../model/conflict.js';
 import type { FerriteConfig } from '../model/config.js';
 import type { DataKind, IngestRecord } from '../model/ingest-record.js';
 import { concatSeries, normalizeLastWins, normalizeNumeric, sliceSeries, type Series } from '../model/series.js';
@@ -32,13 +32,13 @@ export interface PartitionDeps {
 
 export class PartitionCore {
   private readonly metrics = new Map<string, { info: MetricInfo; buffers: MetricBuffers }>();
-  private readonly resolve: ConflictResolver;
+  private readonly combine: SampleCombiner;
   private sealSeq: number;
   readonly activity: ActivityTracker;
 
   constructor(private readonly deps: PartitionDeps) {
     this.activity = new ActivityTracker(deps.store);
-    this.resolve = conflictResolver(deps.config.conflictResolver);
+    this.combine = sampleCombiner(deps.config.conflictResolver);
     this.sealSeq = deps.sealSeq;
   }
 
@@ -63,7 +63,7 @@ export class PartitionCore {
       const buffers = this.buffersOf(r.metric);
       const windowStart = r.ts - (r.ts % span);
       const buffer = buffers.bufferFor(r.kind, windowStart, seq, now);
-      buffer.append(r.ts, r.value as BufferValue, now);
+      buffer.append(r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
       if (buffer.size >= max) full = true;
     }
     return full;
@@ -132,7 +132,7 @@ export class PartitionCore {
   async read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
     const parts = await this.readBlocks(metric, kind, start, end);
     const open = this.metrics.get(metric.idHex)?.buffers.overlapping(kind, start, end, this.span) ?? [];
-    for (const b of open.sort((x, y) => x.windowStart - y.windowStart)) parts.push({ ts: b.ts, values: b.values });
+    for (const b of open.sort((x, y) => x.windowStart - y.windowStart)) parts.push(b.series());
     return sliceSeries(this.normalize(kind, concatSeries(parts)), start, end);
   }
 
@@ -159,7 +159,7 @@ export class PartitionCore {
       const parts = [...sealed];
       while (open.length > 0 && open[0]!.windowStart >= from) {
         const b = open.shift()!;
-        parts.push({ ts: b.ts, values: b.values });
+        parts.push(b.series());
       }
       upper = from;
       if (parts.length > 0) windows.unshift(this.normalize(kind, concatSeries(parts)));
@@ -244,7 +244,7 @@ export class PartitionCore {
   }
 
   private normalize(kind: DataKind, s: Series<BufferValue>): Series<BufferValue> {
-    if (kind === 'numeric') return normalizeNumeric(s as Series<NumericValue>, this.resolve) as Series<BufferValue>;
+    if (kind === 'numeric') return normalizeNumeric(s as Series<NumericValue>, this.combine) as Series<BufferValue>;
     return normalizeLastWins(s);
   }
 
@@ -281,7 +281,7 @@ export class PartitionCore {
         for (const buffer of buffers.windows.values()) {
           if (!due(buffer)) continue;
           const layout = LAYOUT[buffer.kind];
-          const samples = this.normalize(buffer.kind, { ts: buffer.ts, values: buffer.values });
+          const samples = this.normalize(buffer.kind, buffer.series());
           batch.put(layout.cf, blockKey(info.id, buffer.windowStart, ++seq), layout.encode(samples));
           if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, info.idHex, buffer.windowStart);
           sealed.push({ buffers, buffer, idHex: info.idHex });

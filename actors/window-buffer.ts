@@ -1,5 +1,6 @@
 // The open, not-yet-sealed samples of one metric, one data kind and one block window.
 import type { DataKind } from '../model/ingest-record.js';
+import type { Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
 
 export type BufferValue = NumericValue | string;
@@ -7,6 +8,8 @@ export type BufferValue = NumericValue | string;
 export class WindowBuffer {
   readonly ts: number[] = [];
   readonly values: BufferValue[] = [];
+  /** Generations, kept only once a sample with a non-zero one arrives. */
+  private gens: number[] | null = null;
   /** Journal sequence of the oldest sample here: the journal must be kept from it on. */
   readonly firstSeq: number;
   /** Wall-clock ms when the buffer was opened and last appended to. */
@@ -24,10 +27,17 @@ export class WindowBuffer {
     this.lastAppendAt = now;
   }
 
-  append(ts: number, value: BufferValue, now: number): void {
+  append(ts: number, value: BufferValue, now: number, generation = 0): void {
+    if (generation !== 0 && this.gens === null) this.gens = new Array<number>(this.ts.length).fill(0);
     this.ts.push(ts);
     this.values.push(value);
+    this.gens?.push(generation);
     this.lastAppendAt = now;
+  }
+
+  /** The samples as appended (not normalised); shares the arrays. */
+  series(): Series<BufferValue> {
+    return this.gens === null ? { ts: this.ts, values: this.values } : { ts: this.ts, values: this.values, gens: this.gens };
   }
 
   get size(): number {
@@ -40,10 +50,12 @@ export class WindowBuffer {
     for (let i = 0; i < this.ts.length; i++) {
       if (this.ts[i]! < ts) continue;
       this.ts[w] = this.ts[i]!;
+      if (this.gens !== null) this.gens[w] = this.gens[i]!;
       this.values[w++] = this.values[i]!;
     }
     this.ts.length = w;
     this.values.length = w;
+    if (this.gens !== null) this.gens.length = w;
   }
 }
 

@@ -23,7 +23,7 @@ program
   .option('--data-dir <dir>', 'RocksDB directory (default ./data)')
   .option('--node-id <uuid>', 'node uuid (default: chosen at first start and remembered)')
   .option('--partitions <n>', 'metric partitions (default 16)', int)
-  .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest')
+  .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
   .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
   .addHelpText('after', `\nEvery option of the config file can also be set as an environment variable,\ne.g. dataDir as ${envName('dataDir')}. Precedence: flags > environment > file > defaults.`)
   .action(async (flags: Partial<FerriteConfig> & { config?: string }) => {

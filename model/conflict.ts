@@ -1,15 +1,23 @@
 // Which value is stored when two numeric samples share (timestamp ms, uuid, name)
 // (interface §2.8, irondb-reference §5.5). Every resolver is commutative and
 // deterministic, so replicas and journal replays agree without coordination.
+// The `last_*` resolvers first let the higher generation (MetricList `generation`, set
+// by relays that re-aggregate) win, and fall back to the plain resolver between equals.
+import type { Sample } from './series.js';
 import type { NumericValue } from './types.js';
 
-export const CONFLICT_RESOLVERS = ['abs_biggest', 'abs_smallest', 'biggest', 'smallest'] as const;
+const PLAIN_RESOLVERS = ['abs_biggest', 'abs_smallest', 'biggest', 'smallest'] as const;
+type PlainResolverName = (typeof PLAIN_RESOLVERS)[number];
+export const CONFLICT_RESOLVERS = [...PLAIN_RESOLVERS, ...PLAIN_RESOLVERS.map((n) => `last_${n}` as const)] as const;
 export type ConflictResolverName = (typeof CONFLICT_RESOLVERS)[number];
 
 export type ConflictResolver = (a: NumericValue, b: NumericValue) => NumericValue;
+/** Picks the sample kept at one point from two that collide there. */
+export type SampleCombiner = (kept: Sample<NumericValue>, incoming: Sample<NumericValue>) => Sample<NumericValue>;
 
+/** The value-only resolver behind a name (`last_x` compares values like `x`). */
 export function conflictResolver(name: ConflictResolverName): ConflictResolver {
-  switch (name) {
+  switch (plainName(name)) {
     case 'abs_biggest':
       return pick((a, b) => compareAbs(a, b) > 0);
     case 'abs_smallest':
@@ -20,6 +28,21 @@ export function conflictResolver(name: ConflictResolverName): ConflictResolver {
       return pick((a, b) => a < b);
   }
 }
+
+/**
+ * How stored samples combine under the configured resolver. The kept generation is the
+ * higher of the two either way, so a sample a relay re-sent stays marked as such.
+ */
+export function sampleCombiner(name: ConflictResolverName): SampleCombiner {
+  const resolve = conflictResolver(name);
+  const byGeneration = name.startsWith('last_');
+  return (kept, incoming) => {
+    if (byGeneration && kept.gen !== incoming.gen) return kept.gen > incoming.gen ? kept : incoming;
+    return { value: resolve(kept.value, incoming.value), gen: Math.max(kept.gen, incoming.gen) };
+  };
+}
+
+const plainName = (name: ConflictResolverName): PlainResolverName => (name.startsWith('last_') ? name.slice(5) : name) as PlainResolverName;
 
 type Defined = number | bigint;
 

@@ -12,7 +12,8 @@ export interface MetricIdentity {
 
 /** One accepted measurement, after validation; the unit of journaling and storage. */
 export type IngestRecord<M extends MetricIdentity = MetricIdentity> =
-  | { kind: 'numeric'; metric: M; ts: EpochMs; value: NumericValue }
+  /** `generation`: MetricList generation, for the `last_*` conflict resolvers (absent = 0). */
+  | { kind: 'numeric'; metric: M; ts: EpochMs; value: NumericValue; generation?: number }
   | { kind: 'text'; metric: M; ts: EpochMs; value: string | null }
   /** `value` is the base64 serialized circllhist as submitted. */
   | { kind: 'histogram'; metric: M; ts: EpochMs; value: string };

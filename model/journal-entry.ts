@@ -18,6 +18,8 @@ export interface JournalRecord {
   kind: DataKind;
   ts: EpochMs;
   value: NumericValue | string;
+  /** MetricList generation of a numeric record (absent = 0). */
+  generation?: number;
 }
 
 export interface JournalEntry {
@@ -28,7 +30,8 @@ export interface JournalEntry {
 // Value codes: numbers that JSON can carry, doubles it cannot (NaN, ±Infinity), bigints,
 // numeric null, text, text null, histogram.
 type Code = 'n' | 'd' | 'b' | 'z' | 's' | 't' | 'h';
-type Row = [number, number, Code] | [number, number, Code, number | string];
+// A numeric row with a non-zero generation carries it fifth (the value null for 'z').
+type Row = [number, number, Code] | [number, number, Code, number | string | null] | [number, number, Code, number | string | null, number];
 
 export function encodeJournalEntry(records: readonly IngestRecord[]): Buffer {
   const index = new Map<string, number>();
@@ -54,12 +57,16 @@ function encodeRow(mi: number, r: IngestRecord): Row {
     case 'text':
       return r.value === null ? [mi, r.ts, 't'] : [mi, r.ts, 's', r.value];
     case 'numeric': {
-      const v = r.value;
-      if (v === null) return [mi, r.ts, 'z'];
-      if (typeof v === 'bigint') return [mi, r.ts, 'b', v.toString()];
-      return Number.isFinite(v) ? [mi, r.ts, 'n', v] : [mi, r.ts, 'd', String(v)];
+      const row = numericRow(mi, r.ts, r.value);
+      return r.generation ? [row[0], row[1], row[2], row[3] ?? null, r.generation] : row;
     }
   }
+}
+
+function numericRow(mi: number, ts: number, v: NumericValue): Row {
+  if (v === null) return [mi, ts, 'z'];
+  if (typeof v === 'bigint') return [mi, ts, 'b', v.toString()];
+  return Number.isFinite(v) ? [mi, ts, 'n', v] : [mi, ts, 'd', String(v)];
 }
 
 export function decodeJournalEntry(bytes: Uint8Array): JournalEntry {
@@ -81,6 +88,12 @@ export function decodeJournalEntry(bytes: Uint8Array): JournalEntry {
 }
 
 function decodeRow(row: Row): JournalRecord {
+  const record = decodeValue(row);
+  const generation = row[4];
+  return generation === undefined ? record : { ...record, generation };
+}
+
+function decodeValue(row: Row): JournalRecord {
   const [metric, ts, code] = row;
   const raw = row[3];
   const at = ts as EpochMs;

@@ -1,42 +1,54 @@
 // In-memory sample series: parallel arrays of epoch-ms timestamps and values, plus the
 // normalisation every read and seal needs (time order, one value per timestamp).
-import type { ConflictResolver } from './conflict.js';
+import type { SampleCombiner } from './conflict.js';
 import type { NumericValue } from './types.js';
 
 export interface Series<V> {
   ts: number[];
   values: V[];
+  /** MetricList generation per sample; absent when every sample's is 0. */
+  gens?: number[];
+}
+
+/** One sample with its generation, as conflict resolution sees it. */
+export interface Sample<V> {
+  value: V;
+  gen: number;
 }
 
 export const emptySeries = <V>(): Series<V> => ({ ts: [], values: [] });
 
 /**
- * Sorts by time and keeps one value per timestamp: `combine(kept, incoming)` picks it,
+ * Sorts by time and keeps one sample per timestamp: `combine(kept, incoming)` picks it,
  * seeing duplicates in the order they appear. Already-ordered input costs one pass.
  */
-export function normalizeSeries<V>(s: Series<V>, combine: (kept: V, incoming: V) => V): Series<V> {
+export function normalizeSeries<V>(s: Series<V>, combine: (kept: Sample<V>, incoming: Sample<V>) => Sample<V>): Series<V> {
   const n = s.ts.length;
   let ordered = true;
   for (let i = 1; i < n && ordered; i++) ordered = s.ts[i]! > s.ts[i - 1]!;
   if (ordered) return s;
   const order = Array.from({ length: n }, (_, i) => i);
   order.sort((a, b) => s.ts[a]! - s.ts[b]! || a - b); // stable: equal stamps keep arrival order
-  const out: Series<V> = { ts: [], values: [] };
+  const gens = s.gens;
+  const out: Series<V> = gens === undefined ? { ts: [], values: [] } : { ts: [], values: [], gens: [] };
   for (const i of order) {
     const t = s.ts[i]!;
     const last = out.ts.length - 1;
-    if (last >= 0 && out.ts[last] === t) out.values[last] = combine(out.values[last]!, s.values[i]!);
-    else {
+    if (last >= 0 && out.ts[last] === t) {
+      const kept = combine({ value: out.values[last]!, gen: out.gens?.[last] ?? 0 }, { value: s.values[i]!, gen: gens?.[i] ?? 0 });
+      out.values[last] = kept.value;
+      if (out.gens !== undefined) out.gens[last] = kept.gen;
+    } else {
       out.ts.push(t);
       out.values.push(s.values[i]!);
+      out.gens?.push(gens![i]!);
     }
   }
   return out;
 }
 
 /** Numeric series resolve collisions with the configured conflict resolver. */
-export const normalizeNumeric = (s: Series<NumericValue>, resolve: ConflictResolver): Series<NumericValue> =>
-  normalizeSeries(s, resolve);
+export const normalizeNumeric = (s: Series<NumericValue>, combine: SampleCombiner): Series<NumericValue> => normalizeSeries(s, combine);
 
 /** Text (and raw histogram) series keep the value written last. */
 export function normalizeLastWins<V>(s: Series<V>): Series<V> {
@@ -45,14 +57,22 @@ export function normalizeLastWins<V>(s: Series<V>): Series<V> {
 
 /** Concatenates parts given oldest write first, so later parts come later among equal stamps. */
 export function concatSeries<V>(parts: readonly Series<V>[]): Series<V> {
-  if (parts.length === 1) return { ts: parts[0]!.ts.slice(), values: parts[0]!.values.slice() };
-  const out: Series<V> = { ts: [], values: [] };
+  const withGens = parts.some((p) => p.gens !== undefined);
+  if (parts.length === 1) return copySeries(parts[0]!);
+  const out: Series<V> = withGens ? { ts: [], values: [], gens: [] } : { ts: [], values: [] };
   for (const p of parts) {
     for (let i = 0; i < p.ts.length; i++) {
       out.ts.push(p.ts[i]!);
       out.values.push(p.values[i]!);
+      out.gens?.push(p.gens?.[i] ?? 0);
     }
   }
+  return out;
+}
+
+function copySeries<V>(s: Series<V>): Series<V> {
+  const out: Series<V> = { ts: s.ts.slice(), values: s.values.slice() };
+  if (s.gens !== undefined) out.gens = s.gens.slice();
   return out;
 }
 
@@ -60,7 +80,9 @@ export function concatSeries<V>(parts: readonly Series<V>[]): Series<V> {
 export function sliceSeries<V>(s: Series<V>, start: number, end: number): Series<V> {
   const from = lowerBound(s.ts, start);
   const to = lowerBound(s.ts, end);
-  return { ts: s.ts.slice(from, to), values: s.values.slice(from, to) };
+  const out: Series<V> = { ts: s.ts.slice(from, to), values: s.values.slice(from, to) };
+  if (s.gens !== undefined) out.gens = s.gens.slice(from, to);
+  return out;
 }
 
 /** First index whose timestamp is >= t. */

@@ -6,7 +6,7 @@ import * as flatbuffers from 'flatbuffers';
 import * as V1 from '../model/metric-list/generated/v1/metric_list_v1_generated.js';
 import * as V2 from '../model/metric-list/generated/v2/metric_list_v2_generated.js';
 import { decodeMetricList, MetricListFormatError } from '../model/metric-list/decode.js';
-import { getJson, startNode, UUID, type TestNode } from './helpers/node.js';
+import { getJson, mLine, put, startNode, UUID, type TestNode } from './helpers/node.js';
 
 type Value =
   | { t: 'int' | 'uint' | 'double'; v: number }
@@ -20,6 +20,8 @@ interface Point {
   tags?: string[];
   ts?: number;
   value: Value;
+  /** MetricList generation (default 0). */
+  gen?: number;
 }
 
 const UNION = { int: 1, uint: 2, long: 3, ulong: 4, double: 5, string: 6, hist: 7, 'absent-n': 8, 'absent-s': 9, 'absent-h': 10, none: 0 } as const;
@@ -83,6 +85,7 @@ function buildV1(points: Point[], envelope = { ts: 1_000_000, uuid: UUID, accoun
     V1.MetricValue.addName(b, name);
     V1.MetricValue.addTimestamp(b, BigInt(p.ts ?? 0));
     V1.MetricValue.addValueType(b, UNION[p.value.t]);
+    if (p.gen !== undefined) V1.MetricValue.addGeneration(b, p.gen);
     if (val !== 0) V1.MetricValue.addValue(b, val);
     if (tags !== 0) V1.MetricValue.addStreamTags(b, tags);
     const mv = V1.MetricValue.endMetricValue(b);
@@ -100,7 +103,7 @@ function buildV2(points: Point[], uuidBytes: Uint8Array = Buffer.from(UUID.repla
   const b = new flatbuffers.Builder(256);
   const metrics = points.map((p) => {
     const val = valueTable(b, V2, p.value, 'v2');
-    const sample = V2.MetricSample.createMetricSample(b, BigInt(p.ts ?? 0), UNION[p.value.t], val, 0);
+    const sample = V2.MetricSample.createMetricSample(b, BigInt(p.ts ?? 0), UNION[p.value.t], val, p.gen ?? 0);
     const samples = V2.MetricValue.createSamplesVector(b, [sample]);
     const tags = p.tags ? V2.MetricValue.createStreamTagsVector(b, p.tags.map((t) => b.createString(t))) : 0;
     const mv = V2.MetricValue.createMetricValue(b, b.createString(p.name), tags, samples);
@@ -234,4 +237,36 @@ test('POST /raw FlatBuffer errors: header required, malformed bodies 400 and sto
   t.is(bad.status, 400);
   t.regex(bad.json.error, /malformed MetricList/);
   t.is((await getJson(`${n.url}/raw/${UUID}/never.stored?start_ts=0.000&end_ts=9999.000`)).status, 404);
+});
+
+test('generations: last_* resolvers keep the higher generation, across seals and restarts', async (t) => {
+  const last = await startNode({ conflictResolver: 'last_abs_biggest' });
+  let node = last;
+  const at = 3_000_000;
+  const send = async (target: TestNode, points: Point[]) => {
+    const r = await fetch(`${target.url}/raw`, { method: 'POST', body: buildV2(points), headers: { 'content-type': FB, 'x-svc-datapoints': '1' } });
+    t.is(r.status, 200);
+  };
+  const value = async (target: TestNode, name: string) => (await getJson(`${target.url}/raw/${UUID}/${name}?start_ts=0.000&end_ts=9999.000`)).json;
+  const tsv = (target: TestNode, name: string, v: string) => put(target.url, mLine('3000.000', name, 'n', v, `web\`http\`c_5_1::http\`${UUID}`));
+  try {
+    for (const target of [n, last]) {
+      await send(target, [{ name: 'gen.a', ts: at, value: { t: 'int', v: 5 }, gen: 2 }]);
+      await tsv(target, 'gen.a', '1000');
+      await send(target, [{ name: 'gen.a', ts: at, value: { t: 'double', v: -999 }, gen: 1 }]);
+    }
+    t.deepEqual(await value(n, 'gen.a'), [[at, 1000]], 'abs_biggest ignores generations');
+    t.deepEqual(await value(last, 'gen.a'), [[at, 5]], 'generation 2 beats larger values of generations 0 and 1');
+    // Seal to disk, restart, and collide with the sealed block.
+    await last.stop(false);
+    node = await startNode({ conflictResolver: 'last_abs_biggest' }, last.dataDir);
+    t.deepEqual(await value(node, 'gen.a'), [[at, 5]], 'after a restart');
+    await tsv(node, 'gen.a', '-5000');
+    await send(node, [{ name: 'gen.a', ts: at, value: { t: 'int', v: 3 }, gen: 2 }]);
+    t.deepEqual(await value(node, 'gen.a'), [[at, 5]], 'equal generations fall back to abs_biggest');
+    await send(node, [{ name: 'gen.a', ts: at, value: { t: 'int', v: 1 }, gen: 3 }]);
+    t.deepEqual(await value(node, 'gen.a'), [[at, 1]], 'a higher generation replaces a sealed value');
+  } finally {
+    await node.stop();
+  }
 });

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { conflictResolver } from '../model/conflict.js';
+import { conflictResolver, sampleCombiner } from '../model/conflict.js';
 import { decodeJournalEntry, encodeJournalEntry } from '../model/journal-entry.js';
 import { normalizeLastWins, normalizeNumeric, sliceSeries } from '../model/series.js';
 import { selectTextRows } from '../model/text-read.js';
@@ -25,10 +25,21 @@ test('abs_biggest keeps the largest magnitude, whatever the order', (t) => {
 });
 
 test('normalising sorts by time and resolves collisions', (t) => {
-  const s = normalizeNumeric({ ts: [30, 10, 20, 10], values: [3, 1, 2, -9] }, conflictResolver('abs_biggest'));
+  const s = normalizeNumeric({ ts: [30, 10, 20, 10], values: [3, 1, 2, -9] }, sampleCombiner('abs_biggest'));
   t.deepEqual(s, { ts: [10, 20, 30], values: [-9, 2, 3] });
   t.deepEqual(normalizeLastWins({ ts: [5, 5, 1], values: ['a', 'b', 'c'] }), { ts: [1, 5], values: ['c', 'b'] });
   t.deepEqual(sliceSeries({ ts: [1, 2, 3, 4], values: [1, 2, 3, 4] }, 2, 4), { ts: [2, 3], values: [2, 3] });
+});
+
+test('last_* resolvers: the higher generation wins, equal generations fall back', (t) => {
+  const last = sampleCombiner('last_abs_biggest');
+  t.deepEqual(last({ value: 1000, gen: 0 }, { value: 5, gen: 2 }), { value: 5, gen: 2 });
+  t.deepEqual(last({ value: 5, gen: 2 }, { value: 1000, gen: 0 }), { value: 5, gen: 2 }, 'whatever the order');
+  t.deepEqual(last({ value: -7, gen: 1 }, { value: 3, gen: 1 }), { value: -7, gen: 1 });
+  t.deepEqual(sampleCombiner('last_smallest')({ value: 1, gen: -1 }, { value: 9, gen: 0 }), { value: 9, gen: 0 }, 'int16 generations may be negative');
+  t.deepEqual(sampleCombiner('abs_biggest')({ value: 5, gen: 2 }, { value: 1000, gen: 0 }), { value: 1000, gen: 2 }, 'plain resolvers ignore generations');
+  const s = normalizeNumeric({ ts: [20, 10, 10, 20], values: [1, 50, 2, 60], gens: [1, 0, 3, 0] }, last);
+  t.deepEqual(s, { ts: [10, 20], values: [2, 1], gens: [3, 1] });
 });
 
 test('text reads are front-edge triggered with a lead row', (t) => {
@@ -58,6 +69,8 @@ test('journal entries round-trip every value kind', (t) => {
     { kind: 'numeric', metric, ts: at(3), value: -Infinity },
     { kind: 'numeric', metric, ts: at(4), value: 18446744073709551615n },
     { kind: 'numeric', metric, ts: at(5), value: null },
+    { kind: 'numeric', metric, ts: at(5), value: null, generation: 4 },
+    { kind: 'numeric', metric, ts: at(5), value: 2, generation: -3 },
     { kind: 'text', metric, ts: at(6), value: 'tab\there "quoted"' },
     { kind: 'text', metric, ts: at(7), value: null },
     { kind: 'histogram', metric, ts: at(8), value: 'AAFQ/gAB' },
@@ -65,7 +78,7 @@ test('journal entries round-trip every value kind', (t) => {
   const back = decodeJournalEntry(encodeJournalEntry(records));
   t.deepEqual(back.metrics, [{ accountId: 1, uuid: 'u', checkName: 'c_1_2::x', canonical: 'm' }]);
   t.deepEqual(
-    back.records.map((r) => [r.kind, r.ts, r.value]),
-    records.map((r) => [r.kind, r.ts, r.value]),
+    back.records.map((r) => [r.kind, r.ts, r.value, r.generation ?? 0]),
+    records.map((r) => [r.kind, r.ts, r.value, r.kind === 'numeric' ? (r.generation ?? 0) : 0]),
   );
 });

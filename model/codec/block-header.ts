@@ -13,6 +13,8 @@ export const BlockFormat = {
 export type BlockFormat = (typeof BlockFormat)[keyof typeof BlockFormat];
 
 const FLAG_HAS_NULLS = 1;
+/** Numeric blocks: one zigzag varint generation per sample follows the null bitmap. */
+const FLAG_HAS_GENERATIONS = 2;
 
 export interface BlockHeader {
   version: BlockFormat;
@@ -21,20 +23,24 @@ export interface BlockHeader {
   lastTs: number;
 }
 
-export function writeHeader(w: ByteWriter, format: BlockFormat, ts: readonly number[], present: boolean[] | null): void {
+export function writeHeader(w: ByteWriter, format: BlockFormat, ts: readonly number[], present: boolean[] | null, gens: readonly number[] | null = null): void {
   w.byte(format);
   w.varint(ts.length);
   if (ts.length === 0) return;
   w.varint(ts[0]!);
   w.varint(ts[ts.length - 1]! - ts[0]!);
-  w.byte(present === null ? 0 : FLAG_HAS_NULLS);
+  const withGens = gens !== null && gens.some((g) => g !== 0);
+  w.byte((present === null ? 0 : FLAG_HAS_NULLS) | (withGens ? FLAG_HAS_GENERATIONS : 0));
   if (present !== null) writeBitmap(w, present);
+  if (withGens) for (const g of gens) w.varint(zigzag(g));
   writeTimestamps(w, ts);
 }
 
 export interface DecodedHeader extends BlockHeader {
   /** null when every value is present. */
   present: boolean[] | null;
+  /** null when every sample's generation is 0. */
+  gens: number[] | null;
   ts: number[];
 }
 
@@ -42,16 +48,17 @@ export function readHeader(r: ByteReader): DecodedHeader {
   const version = r.byte() as BlockFormat;
   if (version < BlockFormat.NumericFloat || version > BlockFormat.Text) r.fail(`unknown block format ${version}`);
   const count = r.varint();
-  if (count === 0) return { version, count, firstTs: 0, lastTs: 0, present: null, ts: [] };
+  if (count === 0) return { version, count, firstTs: 0, lastTs: 0, present: null, gens: null, ts: [] };
   // Every sample costs at least one bit somewhere, which bounds a corrupt count.
   if (count > r.buf.length * 8) r.fail(`count ${count} cannot fit in ${r.buf.length} bytes`);
   const firstTs = r.varint();
   const lastTs = firstTs + r.varint();
   const flags = r.byte();
   const present = flags & FLAG_HAS_NULLS ? readBitmap(r, count) : null;
+  const gens = flags & FLAG_HAS_GENERATIONS ? Array.from({ length: count }, () => unzigzag(r.varint())) : null;
   const ts = readTimestamps(r, count, firstTs);
   if (ts[count - 1] !== lastTs) r.fail('timestamps disagree with the header');
-  return { version, count, firstTs, lastTs, present, ts };
+  return { version, count, firstTs, lastTs, present, gens, ts };
 }
 
 /** Reads only the fixed part of the header, without decoding the body. */

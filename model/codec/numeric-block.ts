@@ -9,6 +9,8 @@ import { bigUnzigzag, bigZigzag, ByteReader, ByteWriter, unzigzag, zigzag } from
 export interface NumericSamples {
   ts: number[];
   values: NumericValue[];
+  /** Per-sample generations; absent when all are 0. */
+  gens?: number[];
 }
 
 /** Scaled integers within ±2^51 delta-encode exactly in double arithmetic (deltas stay below 2^53). */
@@ -36,7 +38,7 @@ export function encodeNumericBlock(samples: NumericSamples): Uint8Array {
   const scaled = anyBig ? null : decimalScaled(defined as number[]);
   const format = anyBig ? BlockFormat.NumericBigint : scaled ? BlockFormat.NumericDecimal : BlockFormat.NumericFloat;
   const w = new ByteWriter(16 + ts.length * 2);
-  writeHeader(w, format, ts, present);
+  writeHeader(w, format, ts, present, samples.gens ?? null);
   if (format === BlockFormat.NumericFloat) w.bytes(encodeXor(defined as number[]));
   else if (format === BlockFormat.NumericDecimal) writeDecimals(w, scaled!);
   else writeBigDeltas(w, defined);
@@ -52,10 +54,12 @@ export function decodeNumericBlock(bytes: Uint8Array): NumericSamples {
   if (head.version === BlockFormat.NumericFloat) defined = decodeXor(new BitReader(bytes.subarray(r.pos), r.pos), n);
   else if (head.version === BlockFormat.NumericDecimal) defined = readDecimals(r, n);
   else defined = readBigDeltas(r, n);
-  if (head.present === null) return { ts: head.ts, values: defined };
-  const values = new Array<NumericValue>(head.count);
-  for (let i = 0, j = 0; i < head.count; i++) values[i] = head.present[i] ? defined[j++]! : null;
-  return { ts: head.ts, values };
+  let values: NumericValue[] = defined;
+  if (head.present !== null) {
+    values = new Array<NumericValue>(head.count);
+    for (let i = 0, j = 0; i < head.count; i++) values[i] = head.present[i] ? defined[j++]! : null;
+  }
+  return head.gens === null ? { ts: head.ts, values } : { ts: head.ts, values, gens: head.gens };
 }
 
 /** The header of any block (numeric or text) without decoding its body. */

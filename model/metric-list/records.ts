@@ -31,7 +31,7 @@ function toRecord<M extends MetricIdentity>(s: DecodedSample, ctx: MetricListCon
   const ts = s.ts as EpochMs;
   switch (s.value.kind) {
     case 'numeric':
-      return { kind: 'numeric', metric, ts, value: s.value.value };
+      return s.generation === 0 ? { kind: 'numeric', metric, ts, value: s.value.value } : { kind: 'numeric', metric, ts, value: s.value.value, generation: s.generation };
     case 'text': {
       const v = s.value.value;
       return { kind: 'text', metric, ts, value: v !== null && v.length > ctx.textSizeLimit ? v.slice(0, ctx.textSizeLimit) : v };

@@ -56,6 +56,20 @@ test('numeric blocks round-trip every double bit pattern, ints, bigints and null
   t.is(out.getUint32(4), 0xdeadbeef);
 });
 
+test('numeric blocks keep generations when one is non-zero', (t) => {
+  const plain = encodeNumericBlock({ ts: [1, 2, 3], values: [1, null, 3], gens: [0, 0, 0] });
+  t.deepEqual(decodeNumericBlock(plain), { ts: [1, 2, 3], values: [1, null, 3] }, 'all-zero generations cost nothing');
+  t.deepEqual(plain, encodeNumericBlock({ ts: [1, 2, 3], values: [1, null, 3] }));
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 100 }).chain((n) => fc.tuple(sortedTs(n), fc.array(fc.integer({ min: -32768, max: 32767 }), { minLength: n, maxLength: n }))), ([ts, gens]) => {
+      const values = ts.map((x, i) => (i % 3 === 0 ? null : x / 4));
+      const back = decodeNumericBlock(encodeNumericBlock({ ts, values, gens }));
+      t.deepEqual([back.ts, back.values, back.gens ?? ts.map(() => 0)], [ts, values, gens]);
+    }),
+    { numRuns: 200 },
+  );
+});
+
 test('text blocks round-trip unicode, empty strings and nulls', (t) => {
   fc.assert(
     fc.property(fc.integer({ min: 0, max: 100 }).chain((n) => fc.tuple(sortedTs(n), fc.array(fc.option(fc.string({ unit: 'grapheme' })), { minLength: n, maxLength: n }))), ([ts, values]) => {
