@@ -1,8 +1,9 @@
 // One partition's activity tracking: slices seen since the last checkpoint are merged into
-// the stored windows (index `a` keys) at each checkpoint. Recent windows are cached, so a
-// steadily written metric costs no read per checkpoint.
+// the stored windows (one index `a` key per metric) at each checkpoint. Recent windows are
+// cached, and what is not is read for all pending metrics in one native call, so a
+// checkpoint after a burst of new metrics costs no read per metric.
 import { mergeActivity, activitySlice, type ActivityWindow } from '../model/activity.js';
-import { activityKey, activityPrefix, CF, decodeU64, encodeU64, prefixEnd } from '../storage/keys.js';
+import { activityKey, CF } from '../storage/keys.js';
 import type { Store } from '../storage/rocks.js';
 
 /** Past this many cached metrics the cache starts over (it is only a shortcut). */
@@ -23,49 +24,69 @@ export class ActivityTracker {
   /** Writes what was noted since the last flush. */
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
-    const batch = this.store.batch();
-    for (const [idHex, { id, slices }] of this.pending) {
-      const before = await this.stored(id, idHex);
-      const after = mergeActivity(before, slices);
-      const kept = new Set(after.map(([a]) => a));
-      for (const [a] of before) if (!kept.has(a)) batch.delete(CF.index, activityKey(id, a));
-      const old = new Map(before.map(([a, b]) => [a, b]));
-      for (const [a, b] of after) if (old.get(a) !== b) batch.put(CF.index, activityKey(id, a), encodeU64(b));
-      this.remember(idHex, after);
-    }
+    const pending = [...this.pending];
     this.pending.clear();
+    const stored = await this.storedMany(pending.map(([idHex, { id }]) => [id, idHex]));
+    const batch = this.store.batch();
+    pending.forEach(([idHex, { id, slices }], i) => {
+      const before = stored[i]!;
+      const after = mergeActivity(before, slices);
+      if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeWindows(after));
+      this.remember(idHex, after);
+    });
     await batch.write();
   }
 
-  /** The metric's windows including what is not yet flushed. */
-  async windows(id: Buffer, idHex: string): Promise<ActivityWindow[]> {
-    const stored = await this.stored(id, idHex);
-    const p = this.pending.get(idHex);
-    return p === undefined ? stored : mergeActivity(stored, p.slices);
+  /** Each metric's windows including what is not yet flushed. */
+  async windows(metrics: readonly { id: Buffer; idHex: string }[]): Promise<ActivityWindow[][]> {
+    const stored = await this.storedMany(metrics.map((m) => [m.id, m.idHex]));
+    return metrics.map((m, i) => {
+      const p = this.pending.get(m.idHex);
+      return p === undefined ? stored[i]! : mergeActivity(stored[i]!, p.slices);
+    });
   }
 
   /** Forgets a metric (full delete). */
   async drop(id: Buffer, idHex: string): Promise<void> {
     this.pending.delete(idHex);
     this.cache.delete(idHex);
-    const prefix = activityPrefix(id);
-    await this.store.batch().deleteRange(CF.index, prefix, prefixEnd(prefix)).write();
+    await this.store.batch().delete(CF.index, activityKey(id)).write();
   }
 
-  private async stored(id: Buffer, idHex: string): Promise<ActivityWindow[]> {
-    const cached = this.cache.get(idHex);
-    if (cached !== undefined) return cached;
-    const prefix = activityPrefix(id);
-    const out: ActivityWindow[] = [];
-    for await (const { key, value } of this.store.scan(CF.index, { gte: prefix, lt: prefixEnd(prefix) })) {
-      out.push([decodeU64(key, prefix.length), decodeU64(value)]);
-    }
-    this.remember(idHex, out);
-    return out;
+  /** Stored windows of each metric: from the cache, the rest in one read. */
+  private async storedMany(metrics: [Buffer, string][]): Promise<ActivityWindow[][]> {
+    const out = metrics.map(([, idHex]) => this.cache.get(idHex));
+    const missing = out.flatMap((w, i) => (w === undefined ? [i] : []));
+    const raw = await this.store.getMany(CF.index, missing.map((i) => activityKey(metrics[i]![0])));
+    missing.forEach((i, k) => {
+      const windows = raw[k] === null ? [] : decodeWindows(raw[k]!);
+      this.remember(metrics[i]![1], windows);
+      out[i] = windows;
+    });
+    return out as ActivityWindow[][];
   }
 
   private remember(idHex: string, windows: ActivityWindow[]): void {
     if (this.cache.size >= MAX_CACHED) this.cache = new Map();
     this.cache.set(idHex, windows);
   }
+}
+
+function sameWindows(a: ActivityWindow[], b: ActivityWindow[]): boolean {
+  return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
+}
+
+function encodeWindows(windows: ActivityWindow[]): Buffer {
+  const out = Buffer.allocUnsafe(windows.length * 16);
+  windows.forEach(([start, end], i) => {
+    out.writeBigUInt64BE(BigInt(start), i * 16);
+    out.writeBigUInt64BE(BigInt(end), i * 16 + 8);
+  });
+  return out;
+}
+
+function decodeWindows(raw: Buffer): ActivityWindow[] {
+  const out: ActivityWindow[] = [];
+  for (let at = 0; at + 16 <= raw.length; at += 16) out.push([Number(raw.readBigUInt64BE(at)), Number(raw.readBigUInt64BE(at + 8))]);
+  return out;
 }

@@ -44,7 +44,7 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
       case 'readHistograms':
         return reply(msg.replyTo, () => core.readHistograms(msg.metric, msg.period, msg.start, msg.end));
       case 'activity':
-        return reply(msg.replyTo, () => Promise.all(msg.metrics.map((m) => core.activity.windows(m.id, m.idHex))));
+        return reply(msg.replyTo, () => core.activity.windows(msg.metrics));
       case 'latest':
         return reply(msg.replyTo, () => latest(core, msg.metric, msg.kinds));
       case 'delete':

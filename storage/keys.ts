@@ -159,16 +159,8 @@ export function typePrefix(metricId: Buffer): Buffer {
   return Buffer.concat([Buffer.from([TYPE]), metricId.subarray(0, METRIC_ID_BYTES)]);
 }
 
-/** `a | metric id | window start s (u64 BE)` → window end s (u64 BE). */
-export function activityKey(metricId: Buffer, startSec: number): Buffer {
-  const key = Buffer.allocUnsafe(1 + METRIC_ID_BYTES + 8);
-  key[0] = ACTIVITY;
-  metricId.copy(key, 1, 0, METRIC_ID_BYTES);
-  key.writeBigUInt64BE(BigInt(startSec), 1 + METRIC_ID_BYTES);
-  return key;
-}
-
-export function activityPrefix(metricId: Buffer): Buffer {
+/** `a | metric id` → the metric's activity windows: (start s, end s) u64 BE pairs in time order. */
+export function activityKey(metricId: Buffer): Buffer {
   return Buffer.concat([Buffer.from([ACTIVITY]), metricId.subarray(0, METRIC_ID_BYTES)]);
 }
 
