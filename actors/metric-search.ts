@@ -34,8 +34,8 @@ const CHUNK = 512;
 /** Posting ids read from each source per turn when looking for the smallest. */
 const LOCKSTEP_BATCH = 256;
 const POSTING_SCAN_CAPACITY = 1024;
-/** Smaller when walking values: a scan is restarted at each value that does not match. */
-const VALUE_WALK_CAPACITY = 128;
+/** Non-matching postings read in a row before the scan jumps past the rest of their value. */
+const RESEEK_AFTER = 256;
 
 export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
   const found: Found[] = [];
@@ -112,8 +112,8 @@ async function withPostings(node: FerriteNode, account: AccountId, exact: readon
 
 /**
  * Ids (in batches; an id may repeat) of the metrics whose `category` tag has a value the
- * source accepts. Postings are ordered by value, so a value that does not match is skipped
- * whole by restarting the scan after it.
+ * source accepts. Postings are ordered by value, so a long run of a value that does not match
+ * is skipped by restarting the scan after it.
  */
 async function* postingBatches(node: FerriteNode, account: AccountId, source: PostingSource): AsyncGenerator<Buffer[]> {
   const { category, value } = source;
@@ -123,17 +123,22 @@ async function* postingBatches(node: FerriteNode, account: AccountId, source: Po
   const end = prefixEnd(from);
   let batch: Buffer[] = [];
   let accepted: string | null = null;
+  let rejected: string | null = null;
+  let skipped = 0;
   walk: for (;;) {
-    for await (const { key } of node.store.scan(CF.index, { gte: from, lt: end, capacity: test === null ? POSTING_SCAN_CAPACITY : VALUE_WALK_CAPACITY })) {
+    for await (const { key } of node.store.scan(CF.index, { gte: from, lt: end, capacity: POSTING_SCAN_CAPACITY })) {
       if (test !== null) {
         const v = postingValue(key, categoryPrefix.length);
-        if (v !== accepted) {
-          if (!matches(test, v)) {
-            from = prefixEnd(postingPrefix(account, category, v));
-            continue walk;
-          }
-          accepted = v;
+        if (v === rejected || (v !== accepted && !matches(test, v))) {
+          rejected = v;
+          // Reading on is cheaper than reopening the scan, up to a point.
+          if (++skipped < RESEEK_AFTER) continue;
+          from = prefixEnd(postingPrefix(account, category, v));
+          skipped = 0;
+          continue walk;
         }
+        accepted = v;
+        skipped = 0;
       }
       batch.push(Buffer.from(postingMetricId(key)));
       if (batch.length < LOCKSTEP_BATCH) continue;

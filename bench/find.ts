@@ -119,7 +119,8 @@ async function main(): Promise<void> {
   console.log(`bench/find: ${o.checks * NAMES} metrics (${o.checks} checks × ${NAMES} names; ${HOSTS} hosts, ${REGIONS} regions, ${SERVICES} services), ${o.rounds} rounds per query`);
   const withVm = o.vm && victoriaMetricsAvailable();
   const ferrite = await startFerrite(path.join(root, 'ferrite'));
-  const vm = withVm ? await startVictoriaMetrics(path.join(root, 'vm')) : null;
+  // VictoriaMetrics refuses searches matching more than 30k series unless told otherwise.
+  const vm = withVm ? await startVictoriaMetrics(path.join(root, 'vm'), ['-search.maxSeries=10000000', '-search.maxUniqueTimeseries=10000000']) : null;
   const footprints: Footprint[] = [];
   try {
     const fIngest = await load(`${ferrite.url}/raw`, ferriteBodies(o.checks, ts), 'PUT');

@@ -1,11 +1,11 @@
-// bench/ingest: ferrite's /raw TSV ingest against VictoriaMetrics' Prometheus import, on
-// the same generated samples in the same run. Prints samples/s, the ratio, on-disk bytes
+// bench/ingest: ferrite's /raw ingest (TSV, and v2 FlatBuffer MetricLists) against
+// VictoriaMetrics' Prometheus import, on the same generated samples in the same run. Prints samples/s, the ratio, on-disk bytes
 // per sample and peak RSS for each.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { ferriteBodies, ferriteName, send, UUID, vmBodies, type Dataset } from './dataset.js';
+import { ferriteBodies, ferriteName, metricListBodies, send, UUID, vmBodies, type Dataset } from './dataset.js';
 import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
 
 interface Options {
@@ -50,16 +50,18 @@ async function vmCount(url: string, o: Options, start: number): Promise<number> 
   return Number(doc.data.result[0]?.value[1] ?? 0);
 }
 
-async function measure(
-  peer: Running,
-  bodies: string[],
-  o: Options,
-  ingestUrl: string,
-  count: () => Promise<number>,
-): Promise<Result> {
+interface Submission {
+  label: string;
+  url: string;
+  bodies: readonly (string | Uint8Array)[];
+  method: string;
+  headers?: Record<string, string>;
+}
+
+async function measure(peer: Running, submission: Submission, o: Options, count: () => Promise<number>): Promise<Result> {
   const total = o.metrics * o.points;
   const t0 = performance.now();
-  await send(ingestUrl, bodies, o.concurrency, peer.name === 'ferrite' ? 'PUT' : 'POST');
+  await send(submission.url, submission.bodies, o.concurrency, submission.method, submission.headers);
   // Done when every sample is queryable, polling the peer's own query path.
   for (;;) {
     const n = await count();
@@ -71,7 +73,7 @@ async function measure(
   const rss = peakRss(peer.child.pid!);
   await peer.stop();
   return {
-    name: peer.name,
+    name: submission.label,
     seconds,
     samplesPerSec: total / seconds,
     bytesPerSample: diskBytes(peer.dataDir) / total,
@@ -95,15 +97,19 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     const data: Dataset = { metrics: o.metrics, points: o.points, stepS: STEP_S, start, batch: o.batch };
-    const fBodies = ferriteBodies(data);
-    const ferrite = await startFerrite(path.join(root, 'ferrite'));
-    results.push(await measure(ferrite, fBodies, o, `${ferrite.url}/raw`, () => ferriteCount(ferrite.url, o, start)));
+    const tsv = await startFerrite(path.join(root, 'ferrite-tsv'));
+    const tsvRun = { label: 'ferrite TSV', url: `${tsv.url}/raw`, bodies: ferriteBodies(data), method: 'PUT' };
+    results.push(await measure(tsv, tsvRun, o, () => ferriteCount(tsv.url, o, start)));
+    const fb = await startFerrite(path.join(root, 'ferrite-flatbuffer'));
+    const headers = { 'content-type': 'application/x-svc-metric-list-flatbuffer', 'x-svc-datapoints': String(o.batch) };
+    const fbRun = { label: 'ferrite FlatBuffer', url: `${fb.url}/raw`, bodies: metricListBodies(data), method: 'POST', headers };
+    results.push(await measure(fb, fbRun, o, () => ferriteCount(fb.url, o, start)));
     if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
     else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
     else {
-      const vBodies = vmBodies(data);
       const vm = await startVictoriaMetrics(path.join(root, 'vm'));
-      results.push(await measure(vm, vBodies, o, `${vm.url}/api/v1/import/prometheus`, () => vmCount(vm.url, o, start)));
+      const vmRun = { label: 'victoria-metrics', url: `${vm.url}/api/v1/import/prometheus`, bodies: vmBodies(data), method: 'POST' };
+      results.push(await measure(vm, vmRun, o, () => vmCount(vm.url, o, start)));
     }
   } finally {
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
@@ -114,7 +120,10 @@ async function main(): Promise<void> {
   for (const r of results) {
     console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
   }
-  if (results.length === 2) console.log(`\nratio ferrite/victoria-metrics (ingest samples/s): ${(results[0]!.samplesPerSec / results[1]!.samplesPerSec).toFixed(3)}`);
+  const peer = results.find((r) => r.name === 'victoria-metrics');
+  if (peer === undefined) return;
+  console.log('');
+  for (const r of results) if (r !== peer) console.log(`ratio ${r.name} / victoria-metrics (ingest samples/s): ${(r.samplesPerSec / peer.samplesPerSec).toFixed(3)}`);
 }
 
 await main();

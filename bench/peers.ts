@@ -65,7 +65,7 @@ export function victoriaMetricsAvailable(): boolean {
   return existsSync(VM_BINARY);
 }
 
-export async function startVictoriaMetrics(dataDir: string): Promise<Running> {
+export async function startVictoriaMetrics(dataDir: string, extraArgs: string[] = []): Promise<Running> {
   const port = await freePort();
   const child = spawn(
     VM_BINARY,
@@ -76,6 +76,7 @@ export async function startVictoriaMetrics(dataDir: string): Promise<Running> {
       '-search.latencyOffset=0s',
       '-search.disableCache',
       '-loggerLevel=ERROR',
+      ...extraArgs,
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
