@@ -18,20 +18,26 @@ export class MetricRegistry {
 
   /** A resolver for one request; `headerAccount` lets bare uuids through. */
   resolver(headerAccount: AccountId | null): (checkField: string, name: string) => MetricResolution<MetricInfo> {
-    return (checkField, name) => {
-      const spelling = `${headerAccount ?? ''}\u0000${checkField}\u0000${name}`;
-      let hit = this.spellings.get(spelling);
-      if (hit === undefined) {
-        hit = this.resolveUncached(checkField, name, headerAccount);
-        if (this.spellings.size >= MAX_SPELLINGS) this.spellings = new Map();
-        this.spellings.set(spelling, hit);
-      }
-      return hit;
-    };
+    return (checkField, name) => this.cached(`${headerAccount ?? ''}\u0000${checkField}\u0000${name}`, () => this.resolveUncached(checkField, name, headerAccount));
+  }
+
+  /** A spelling's resolution, computed once. Resolver spellings put NUL after the account, intern spellings SOH, so they never collide. */
+  private cached(spelling: string, resolve: () => MetricResolution<MetricInfo>): MetricResolution<MetricInfo> {
+    let hit = this.spellings.get(spelling);
+    if (hit === undefined) {
+      hit = resolve();
+      if (this.spellings.size >= MAX_SPELLINGS) this.spellings = new Map();
+      this.spellings.set(spelling, hit);
+    }
+    return hit;
   }
 
   /** The metric with this uuid and (already canonical) name, creating its info if new. */
   intern(accountId: AccountId, uuid: string, checkName: string, canonical: string): MetricResolution<MetricInfo> {
+    return this.cached(`${accountId}\u0001${uuid}\u0000${checkName}\u0000${canonical}`, () => this.internUncached(accountId, uuid, checkName, canonical));
+  }
+
+  private internUncached(accountId: AccountId, uuid: string, checkName: string, canonical: string): MetricResolution<MetricInfo> {
     const parsed = canonicalizeMetricName(canonical);
     if (!parsed.ok) return parsed;
     const key = metricKey(uuid, parsed.value.canonical);
@@ -63,6 +69,6 @@ export class MetricRegistry {
     const check = parseCheckField(checkField, headerAccount);
     if (!check.ok) return check;
     const { accountId, uuid, checkName } = check.check;
-    return this.intern(accountId, uuid, checkName, name);
+    return this.internUncached(accountId, uuid, checkName, name);
   }
 }
