@@ -24,6 +24,8 @@ import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { sweepRetention } from './retention.js';
 import { Tombstones } from './tombstones.js';
 import { spawnPartition, type PartitionRef } from './partition.js';
+import { readTopologyFile, topologyFor } from './topology-file.js';
+import { buildRing, type Ring } from '../model/topology/index.js';
 import type { BufferValue } from './window-buffer.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
@@ -66,6 +68,8 @@ export class FerriteNode {
     readonly config: FerriteConfig,
     readonly store: Store,
     readonly identity: string,
+    /** The ring of the current topology (a ring of one when standalone). */
+    readonly ring: Ring,
     private readonly log: Logger,
     sealSeqs: number[],
     histograms: HistogramStore[],
@@ -82,8 +86,16 @@ export class FerriteNode {
 
   /** Opens the data directory, replays the journal, and starts the checkpoint timer. */
   static async start(config: FerriteConfig, log: Logger): Promise<FerriteNode> {
+    const fromFile = readTopologyFile(config);
     const store = await Store.open(config.dataDir);
     const identity = await loadIdentity(store, config.nodeId);
+    let ring: Ring;
+    try {
+      ring = buildRing(topologyFor(config, fromFile, identity));
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
     const sealSeqs: number[] = [];
     const histograms: HistogramStore[] = [];
     const rollups: RollupStore[] = [];
@@ -93,7 +105,7 @@ export class FerriteNode {
       histograms.push(await HistogramStore.open(p, store, config));
       rollups.push(await RollupStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, log, sealSeqs, histograms, rollups, await Tombstones.load(store));
+    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store));
     await node.replayJournal();
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();

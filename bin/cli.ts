@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { FerriteNode } from '../actors/node.js';
 import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
+import { TopologyError } from '../model/topology/index.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
 
@@ -21,7 +22,8 @@ program
   .option('--host <host>', 'listen address (default 127.0.0.1)')
   .option('--port <port>', 'listen port (default 8112; 0 = any free port)', int)
   .option('--data-dir <dir>', 'RocksDB directory (default ./data)')
-  .option('--node-id <uuid>', 'node uuid (default: chosen at first start and remembered)')
+  .option('--node-id <uuid>', 'node uuid (default: chosen at first start and remembered; required with --topology)')
+  .option('--topology <file>', 'cluster topology, JSON or IRONdb XML (default: standalone)')
   .option('--partitions <n>', 'metric partitions (default 16)', int)
   .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
   .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
@@ -34,7 +36,13 @@ program
       console.error(error instanceof ConfigError ? error.message : String((error as Error).message ?? error));
       process.exit(2);
     }
-    await serve(config);
+    try {
+      await serve(config);
+    } catch (error) {
+      if (!(error instanceof TopologyError)) throw error;
+      console.error(error.message);
+      process.exit(2);
+    }
   });
 
 async function serve(config: FerriteConfig): Promise<void> {

@@ -33,7 +33,9 @@ export function fromEnv(env: NodeJS.ProcessEnv): Overrides {
   for (const [key, fallback] of Object.entries(defaults)) {
     const raw = env[envName(key)];
     if (raw === undefined) continue;
-    out[key] = typeof fallback === 'number' ? Number(raw) : typeof fallback === 'object' || typeof fallback === 'boolean' ? parseJsonEnv(key, raw) : raw;
+    // Options defaulting to null (nodeId, topology) are strings when set.
+    const structured = (typeof fallback === 'object' && fallback !== null) || typeof fallback === 'boolean';
+    out[key] = typeof fallback === 'number' ? Number(raw) : structured ? parseJsonEnv(key, raw) : raw;
   }
   return out as Overrides;
 }

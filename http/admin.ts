@@ -1,6 +1,5 @@
 // `GET /stats.json` and `GET /state` in IRONdb's shapes (irondb-reference §10): existing
 // clients (gosnowth, the Grafana data source) call these before anything else.
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { VERSION } from '../model/version.js';
@@ -10,7 +9,7 @@ const n = (value: number) => ({ _type: 'L', _value: value });
 
 export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
-  const topology = topologyHash(node.identity);
+  const topology = node.ring.topology.hash;
 
   app.get('/stats.json', async () => ({
     application: s('ferrite'),
@@ -55,12 +54,4 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       application: 'ferrite',
     };
   });
-}
-
-/**
- * A standalone node is a topology of one; its hash is SHA-256 over the node list, the
- * 64-hex form IRONdb uses to name topologies.
- */
-function topologyHash(identity: string): string {
-  return createHash('sha256').update(JSON.stringify({ write_copies: 1, nodes: [{ id: identity, weight: 1 }] })).digest('hex');
 }

@@ -7,6 +7,7 @@ import { ferr, FerriteError } from '../model/errors.js';
 import { adminRoutes } from './admin.js';
 import { deleteRoutes } from './delete.js';
 import { fetchRoutes } from './fetch.js';
+import { topologyRoutes } from './topology.js';
 import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
@@ -57,6 +58,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(findRoutes, { node });
   app.register(deleteRoutes, { node });
   app.register(fetchRoutes, { node });
+  app.register(topologyRoutes, { node });
   return app;
 }
 

@@ -10,6 +10,8 @@ export interface FerriteConfig {
   dataDir: string;
   /** This node's uuid; chosen and remembered at first start when unset. */
   nodeId: string | null;
+  /** Topology file (JSON or IRONdb XML); null = a standalone node, a topology of one. */
+  topology: string | null;
   /** Metric partitions, each one actor (DESIGN.md). Fixed for the life of a data dir. */
   partitions: number;
   conflictResolver: ConflictResolverName;
@@ -63,6 +65,7 @@ export function defaultConfig(): FerriteConfig {
     port: 8112,
     dataDir: './data',
     nodeId: null,
+    topology: null,
     partitions: 16,
     conflictResolver: 'abs_biggest',
     maxClockSkewMs: 7 * 24 * 3600 * 1000,
@@ -118,6 +121,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   if (c.nodeId !== null && (typeof c.nodeId !== 'string' || !UUID.test(c.nodeId))) {
     throw new ConfigError('nodeId', 'must be a lower-case uuid');
   }
+  if (c.topology !== null && (typeof c.topology !== 'string' || c.topology.length === 0)) throw new ConfigError('topology', 'must be a file path');
   requireInt(c, 'partitions', 1, 4096);
   if (!(CONFLICT_RESOLVERS as readonly string[]).includes(c.conflictResolver)) {
     throw new ConfigError('conflictResolver', `must be one of ${CONFLICT_RESOLVERS.join(', ')}`);

@@ -18,6 +18,7 @@ export const ERRORS = {
   FER_ERR_BODY_TOO_LARGE: { status: 413, message: 'request body exceeds %s bytes' },
   FER_ERR_METRIC_NOT_FOUND: { status: 404, message: 'metric %s not in surrogate-db.' },
   FER_ERR_NOT_FOUND: { status: 404, message: 'no route for %s %s' },
+  FER_ERR_UNKNOWN_TOPOLOGY: { status: 404, message: 'unknown topology %s (this node runs %s)' },
   FER_ERR_OVERLOADED: { status: 503, message: 'service unavailable: %s' },
   FER_ERR_SHUTTING_DOWN: { status: 503, message: 'service unavailable: node is shutting down' },
   FER_ERR_STORAGE: { status: 500, message: 'storage failure: %s' },

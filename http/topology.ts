@@ -1,0 +1,71 @@
+// Topology endpoints in IRONdb's shapes (irondb-reference §8.1, §10): `/topology`,
+// `/toporing` and `/locate` in JSON and XML, and `/gossip/json`.
+import { XMLBuilder } from 'fast-xml-parser';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FerriteNode } from '../actors/node.js';
+import { ferr } from '../model/errors.js';
+import { ownersOf, type TopologyNode } from '../model/topology/index.js';
+import { metricFromPath } from './metric-param.js';
+
+type Format = 'json' | 'xml';
+const xml = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', suppressEmptyNode: true });
+
+export async function topologyRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
+  const { node } = opts;
+  const topology = node.ring.topology;
+  const current = (hash: string) => {
+    if (hash.toLowerCase() !== topology.hash) throw ferr('FER_ERR_UNKNOWN_TOPOLOGY', hash, topology.hash);
+  };
+  const nodeFields = (n: TopologyNode) => ({
+    id: n.id,
+    address: n.address,
+    port: n.port,
+    apiport: n.apiport,
+    weight: n.weight,
+    n: topology.writeCopies,
+    ...(n.side === null ? {} : { side: n.side }),
+  });
+
+  app.get('/topology/:format/:hash', async (req, reply) => {
+    const { format, hash } = params(req.params);
+    current(hash);
+    const nodes = topology.nodes.map(nodeFields);
+    if (format === 'json') return { hash: topology.hash, write_copies: topology.writeCopies, nodes };
+    return sendXml(reply, { nodes: { '@write_copies': topology.writeCopies, node: nodes.map(attributes) } });
+  });
+
+  app.get('/toporing/:format/:hash', async (req, reply) => {
+    const { format, hash } = params(req.params);
+    current(hash);
+    const vnodes = node.ring.vnodes.map((v) => ({ id: v.node.id, idx: v.idx, location: v.location.toString('hex') }));
+    if (format === 'json') return { hash: topology.hash, vnodes };
+    return sendXml(reply, { vnodes: { vnode: vnodes.map(attributes) } });
+  });
+
+  app.get('/locate/:format/:uuid/*', async (req, reply) => {
+    const { format } = params(req.params);
+    const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+    const metric = metricFromPath(node, uuid, name);
+    const owners = ownersOf(node.ring, metric.key).map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, ...(n.side === null ? {} : { side: n.side }) }));
+    if (format === 'json') return { key: metric.key, location: owners };
+    return sendXml(reply, { location: { '@key': metric.key, node: owners.map(attributes) } });
+  });
+
+  app.get('/gossip/json', async () => {
+    // Only this node's own entry until peers gossip over NATS (the cluster transport).
+    const now = Date.now() / 1000;
+    return [{ id: node.identity, gossip_time: now.toFixed(3), gossip_age: '0.000', topo_current: topology.hash, topo_next: '-', topo_state: 'n/a', latency: {} }];
+  });
+}
+
+function params(raw: unknown): { format: Format; hash: string } {
+  const { format, hash } = raw as { format: string; hash?: string };
+  if (format !== 'json' && format !== 'xml') throw ferr('FER_ERR_NOT_FOUND', 'GET', `/${format}`);
+  return { format, hash: hash ?? '' };
+}
+
+const attributes = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [`@${k}`, v]));
+
+function sendXml(reply: FastifyReply, doc: unknown): FastifyReply {
+  return reply.type('application/xml').send(`<?xml version="1.0" encoding="utf-8"?>\n${xml.build(doc) as string}`);
+}

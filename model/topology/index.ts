@@ -1,0 +1,3 @@
+export * from './topology.js';
+export * from './parse.js';
+export * from './ring.js';
