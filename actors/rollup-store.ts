@@ -17,6 +17,8 @@ const SECOND = 1000;
 const ROLLUP_BUDGET_MS = 50;
 /** Samples before a window that give a rollup its carry (last sample, last rates). */
 const CARRY_SAMPLES = 4;
+/** Most rollup records one iterator call fetches. */
+const MAX_SCAN_CAPACITY = 2048;
 
 export type RollupEngine = 'dispatch' | 'nnt' | 'recalc';
 
@@ -195,7 +197,9 @@ export class RollupStore {
 
   private async stored(metric: MetricRef, period: number, from: number, to: number): Promise<Map<number, RollupAccumulator>> {
     const out = new Map<number, RollupAccumulator>();
-    const scan = this.store.scan(CF.rollup, { gte: rollupKey(metric.id, period, from), lt: rollupKey(metric.id, period, to) });
+    // Fetch as many records per native call as the range can hold: each call is a round trip.
+    const capacity = Math.min(MAX_SCAN_CAPACITY, Math.max(16, Math.ceil((to - from) / (period * SECOND))));
+    const scan = this.store.scan(CF.rollup, { gte: rollupKey(metric.id, period, from), lt: rollupKey(metric.id, period, to), capacity });
     for await (const { key, value } of scan) out.set(rollupStartOf(key), decodeAccumulator(value));
     return out;
   }
