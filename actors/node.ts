@@ -24,7 +24,9 @@ import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { sweepRetention } from './retention.js';
 import { Tombstones } from './tombstones.js';
 import { spawnPartition, type PartitionRef } from './partition.js';
-import { readTopologyFile, topologyFor } from './topology-file.js';
+import { natsFor, readTopologyFile, topologyFor } from './topology-file.js';
+import { Gossip } from '../transport/gossip.js';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { buildRing, type Ring } from '../model/topology/index.js';
 import type { BufferValue } from './window-buffer.js';
 
@@ -62,6 +64,9 @@ export class FerriteNode {
   private retentionRunning: Promise<void> | null = null;
   private checkpointRunning: Promise<void> | null = null;
   private stopping = false;
+  /** The cluster transport; null on a standalone node. */
+  private nats: NatsConnection | null = null;
+  gossip!: Gossip;
   private fault: unknown = null;
 
   private constructor(
@@ -90,8 +95,10 @@ export class FerriteNode {
     const store = await Store.open(config.dataDir);
     const identity = await loadIdentity(store, config.nodeId);
     let ring: Ring;
+    let nats: NatsConnection | null;
     try {
       ring = buildRing(topologyFor(config, fromFile, identity));
+      nats = await natsFor(config, ring.topology, identity);
     } catch (error) {
       await store.close();
       throw error;
@@ -106,6 +113,9 @@ export class FerriteNode {
       rollups.push(await RollupStore.open(p, store, config));
     }
     const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store));
+    node.nats = nats;
+    node.gossip = new Gossip(nats, identity, ring.topology);
+    node.gossip.start();
     await node.replayJournal();
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();
@@ -254,6 +264,8 @@ export class FerriteNode {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.gossip.stop();
+    await this.nats?.close();
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     await this.retentionRunning;

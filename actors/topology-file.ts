@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import type { FerriteConfig } from '../model/config.js';
 import { parseTopology, standaloneTopology, TopologyError, type Topology } from '../model/topology/index.js';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '../transport/nats.js';
 
 /** Reads and validates the configured topology file (before the data directory is opened). */
 export function readTopologyFile(config: FerriteConfig): Topology | null {
@@ -27,4 +29,13 @@ export function topologyFor(config: FerriteConfig, fromFile: Topology | null, id
     throw new TopologyError(`this node (${identity}) is not in topology ${config.topology}; start it with --node-id set to one of its node ids`);
   }
   return fromFile;
+}
+
+/** The NATS connection a topology of several nodes needs (a single node may still use one). */
+export async function natsFor(config: FerriteConfig, topology: Topology, identity: string): Promise<NatsConnection | null> {
+  if (config.nats === null) {
+    if (topology.nodes.length > 1) throw new TopologyError(`a topology of ${topology.nodes.length} nodes needs a NATS server (--nats URL)`);
+    return null;
+  }
+  return connectNats(config.nats, `ferrite ${identity}`);
 }

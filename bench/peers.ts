@@ -2,8 +2,8 @@
 // (VictoriaMetrics from Debian's `victoria-metrics` package) on a loopback port.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { freePort } from '../transport/ports.js';
 
 export interface Running {
   name: string;
@@ -12,17 +12,6 @@ export interface Running {
   dataDir: string;
   /** Stops gracefully and resolves with the exit code. */
   stop(): Promise<number | null>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
 }
 
 function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<number | null> {

@@ -5,6 +5,7 @@ import { FerriteNode } from '../actors/node.js';
 import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
 import { TopologyError } from '../model/topology/index.js';
+import { TransportError } from '../transport/nats.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
 
@@ -24,6 +25,7 @@ program
   .option('--data-dir <dir>', 'RocksDB directory (default ./data)')
   .option('--node-id <uuid>', 'node uuid (default: chosen at first start and remembered; required with --topology)')
   .option('--topology <file>', 'cluster topology, JSON or IRONdb XML (default: standalone)')
+  .option('--nats <url>', 'NATS server, e.g. nats://127.0.0.1:4222 (required by a topology of several nodes)')
   .option('--partitions <n>', 'metric partitions (default 16)', int)
   .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
   .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
@@ -39,7 +41,7 @@ program
     try {
       await serve(config);
     } catch (error) {
-      if (!(error instanceof TopologyError)) throw error;
+      if (!(error instanceof TopologyError || error instanceof TransportError)) throw error;
       console.error(error.message);
       process.exit(2);
     }

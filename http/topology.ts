@@ -51,11 +51,7 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     return sendXml(reply, { location: { '@key': metric.key, node: owners.map(attributes) } });
   });
 
-  app.get('/gossip/json', async () => {
-    // Only this node's own entry until peers gossip over NATS (the cluster transport).
-    const now = Date.now() / 1000;
-    return [{ id: node.identity, gossip_time: now.toFixed(3), gossip_age: '0.000', topo_current: topology.hash, topo_next: '-', topo_state: 'n/a', latency: {} }];
-  });
+  app.get('/gossip/json', async () => node.gossip.entries());
 }
 
 function params(raw: unknown): { format: Format; hash: string } {

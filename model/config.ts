@@ -12,6 +12,8 @@ export interface FerriteConfig {
   nodeId: string | null;
   /** Topology file (JSON or IRONdb XML); null = a standalone node, a topology of one. */
   topology: string | null;
+  /** NATS server URL; required when the topology has more than one node. */
+  nats: string | null;
   /** Metric partitions, each one actor (DESIGN.md). Fixed for the life of a data dir. */
   partitions: number;
   conflictResolver: ConflictResolverName;
@@ -66,6 +68,7 @@ export function defaultConfig(): FerriteConfig {
     dataDir: './data',
     nodeId: null,
     topology: null,
+    nats: null,
     partitions: 16,
     conflictResolver: 'abs_biggest',
     maxClockSkewMs: 7 * 24 * 3600 * 1000,
@@ -122,6 +125,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
     throw new ConfigError('nodeId', 'must be a lower-case uuid');
   }
   if (c.topology !== null && (typeof c.topology !== 'string' || c.topology.length === 0)) throw new ConfigError('topology', 'must be a file path');
+  if (c.nats !== null && (typeof c.nats !== 'string' || c.nats.length === 0)) throw new ConfigError('nats', 'must be a NATS URL');
   requireInt(c, 'partitions', 1, 4096);
   if (!(CONFLICT_RESOLVERS as readonly string[]).includes(c.conflictResolver)) {
     throw new ConfigError('conflictResolver', `must be one of ${CONFLICT_RESOLVERS.join(', ')}`);

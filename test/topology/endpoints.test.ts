@@ -4,6 +4,8 @@ import path from 'node:path';
 import test from 'ava';
 import { XMLParser } from 'fast-xml-parser';
 import { buildRing, ownersOf, parseTopology, TopologyError } from '../../model/topology/index.js';
+import { startNatsServer, type RunningNatsServer } from '../../transport/nats-server.js';
+import { freePort } from '../../transport/ports.js';
 import { getJson, startNode, tempDir, UUID, type TestNode } from '../helpers/node.js';
 
 const ids = ['3a5fa1d2-0000-4000-8000-000000000001', '3a5fa1d2-0000-4000-8000-000000000002', '3a5fa1d2-0000-4000-8000-000000000003'];
@@ -16,11 +18,14 @@ const file = path.join(tempDir('ferrite-topology-'), 'topology.json');
 writeFileSync(file, JSON.stringify(TOPOLOGY));
 
 let n: TestNode;
+let nats: RunningNatsServer;
 test.before(async () => {
-  n = await startNode({ topology: file, nodeId: ids[1]! });
+  nats = await startNatsServer(await freePort(), tempDir('ferrite-nats-'));
+  n = await startNode({ topology: file, nodeId: ids[1]!, nats: nats.url });
 });
 test.after.always(async () => {
   await n?.stop();
+  await nats?.stop();
 });
 
 test('/topology and /toporing serve the current topology only', async (t) => {
@@ -68,10 +73,34 @@ test('/locate names the ring owners of a metric, primary first', async (t) => {
 test('/state, /stats.json and /gossip/json carry the topology hash', async (t) => {
   t.is((await getJson(`${n.url}/state`)).json.current, topology.hash);
   t.is((await getJson(`${n.url}/stats.json`)).json.topology.current._value, topology.hash);
-  const [self] = (await getJson(`${n.url}/gossip/json`)).json;
-  t.is(self.id, ids[1]);
+  const gossip = (await getJson(`${n.url}/gossip/json`)).json;
+  t.deepEqual(
+    gossip.map((g: { id: string }) => g.id),
+    ids,
+  );
+  const self = gossip[1];
   t.is(self.topo_current, topology.hash);
-  t.is(typeof self.gossip_age, 'string');
+  t.is(self.gossip_age, '0.000');
+  t.is(gossip[0].gossip_age, '-1', 'a peer never heard from');
+});
+
+test('a topology of several nodes needs NATS; gossip reaches peers over it', async (t) => {
+  const err = await t.throwsAsync(startNode({ topology: file, nodeId: ids[0]! }), { instanceOf: TopologyError });
+  t.regex(err!.message, /needs a NATS server/);
+  const peer = await startNode({ topology: file, nodeId: ids[2]!, nats: nats.url });
+  try {
+    let entry: { gossip_time: string; gossip_age: string; topo_current: string } | undefined;
+    for (let i = 0; i < 50; i++) {
+      entry = (await getJson(`${n.url}/gossip/json`)).json[2];
+      if (entry!.gossip_age !== '-1') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    t.is(entry!.topo_current, topology.hash);
+    t.true(Number(entry!.gossip_age) >= 0 && Number(entry!.gossip_age) < 5);
+    t.true(Math.abs(Number(entry!.gossip_time) - Date.now() / 1000) < 5);
+  } finally {
+    await peer.stop();
+  }
 });
 
 test('a node not in its topology refuses to start; a standalone node is a topology of one', async (t) => {
