@@ -6,6 +6,7 @@ import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
 import { TopologyError } from '../model/topology/index.js';
 import { TransportError } from '../transport/nats.js';
+import { runCluster, type ClusterOptions } from './cluster.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
 
@@ -43,6 +44,23 @@ program
     } catch (error) {
       if (!(error instanceof TopologyError || error instanceof TransportError)) throw error;
       console.error(error.message);
+      process.exit(2);
+    }
+  });
+
+program
+  .command('cluster')
+  .description('run a local cluster: a JetStream nats-server and N nodes on loopback under one topology')
+  .option('--nodes <n>', 'nodes', int, 3)
+  .option('--write-copies <n>', 'copies of each metric (W)', int, 2)
+  .option('--base-port <port>', 'node i serves HTTP on base-port + i', int, 8112)
+  .option('--data-dir <dir>', 'data for every node, the topology and NATS (default: a new temp dir)')
+  .option('--log-level <level>', 'log level of the nodes', 'warn')
+  .action(async (o: ClusterOptions) => {
+    try {
+      await runCluster(o);
+    } catch (error) {
+      console.error((error as Error).message);
       process.exit(2);
     }
   });

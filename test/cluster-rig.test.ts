@@ -1,0 +1,97 @@
+// `ferrite cluster`: a real nats-server and three real nodes under one generated topology.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import test from 'ava';
+import { BIN, getJson, tempDir } from './helpers/node.js';
+
+interface Rig {
+  nodes: { id: string; url: string }[];
+  hash: string;
+  stop(): Promise<number | null>;
+}
+
+/** Starts the rig and reads the node URLs it prints. */
+async function startRig(basePort: number, dataDir: string): Promise<Rig> {
+  const child = spawn(process.execPath, [BIN, 'cluster', '--nodes', '3', '--write-copies', '2', '--base-port', String(basePort), '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`rig did not start: ${err}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if ((out.match(/^node /gm) ?? []).length === 3) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`rig exited with ${code}: ${err}`)));
+  });
+  const nodes = [...out.matchAll(/^node (\S+) (\S+)$/gm)].map((m) => ({ id: m[1]!, url: m[2]! }));
+  const hash = /^topology ([0-9a-f]{64})/m.exec(out)![1]!;
+  return {
+    nodes,
+    hash,
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+async function freeBase(): Promise<number> {
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    if ((await portFree(base)) && (await portFree(base + 1)) && (await portFree(base + 2))) return base;
+  }
+}
+
+test('ferrite cluster runs three nodes over one NATS under one topology, and restarts the same cluster', async (t) => {
+  const dir = tempDir('ferrite-rig-');
+  const base = await freeBase();
+  const rig = await startRig(base, dir);
+  try {
+    t.deepEqual(
+      rig.nodes.map((n) => n.url),
+      [0, 1, 2].map((i) => `http://127.0.0.1:${base + i}`),
+    );
+    for (const n of rig.nodes) {
+      const state = (await getJson(`${n.url}/state`)).json;
+      t.is(state.current, rig.hash);
+      t.is(state.identity, n.id);
+    }
+    // Every node hears every other over NATS.
+    let ages: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      ages = (await getJson(`${rig.nodes[0]!.url}/gossip/json`)).json.map((g: { gossip_age: string }) => g.gossip_age);
+      if (!ages.includes('-1')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    t.is(ages.length, 3);
+    t.false(ages.includes('-1'), `ages ${ages}`);
+    const owners = (await getJson(`${rig.nodes[1]!.url}/locate/json/1b988fd7-d1e1-48ec-848e-55709511d43f/cpu`)).json.location;
+    t.is(owners.length, 2);
+  } finally {
+    t.is(await rig.stop(), 0);
+  }
+  for (let i = 0; i < 3; i++) t.true(await portFree(base + i), `node ${i} stopped`);
+  const again = await startRig(base, dir);
+  try {
+    t.is(again.hash, rig.hash);
+    t.deepEqual(
+      again.nodes.map((n) => n.id),
+      rig.nodes.map((n) => n.id),
+    );
+  } finally {
+    await again.stop();
+  }
+});
