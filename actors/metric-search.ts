@@ -33,6 +33,7 @@ const TYPE_ORDER = ['numeric', 'histogram', 'text'];
 const CHUNK = 512;
 /** Posting ids read from each source per turn when looking for the smallest. */
 const LOCKSTEP_BATCH = 256;
+/** Postings fetched per native iterator call. */
 const POSTING_SCAN_CAPACITY = 1024;
 /** Non-matching postings read in a row before the scan jumps past the rest of their value. */
 const RESEEK_AFTER = 256;

@@ -64,9 +64,7 @@ export class FerriteNode {
   private retentionRunning: Promise<void> | null = null;
   private checkpointRunning: Promise<void> | null = null;
   private stopping = false;
-  /** The cluster transport; null on a standalone node. */
-  private nats: NatsConnection | null = null;
-  gossip!: Gossip;
+  readonly gossip: Gossip;
   private fault: unknown = null;
 
   private constructor(
@@ -80,7 +78,10 @@ export class FerriteNode {
     histograms: HistogramStore[],
     rollups: RollupStore[],
     private readonly tombstones: Tombstones,
+    /** The cluster transport; null on a standalone node. */
+    private readonly nats: NatsConnection | null,
   ) {
+    this.gossip = new Gossip(nats, identity, ring.topology);
     this.registry = new MetricRegistry(config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
@@ -112,9 +113,7 @@ export class FerriteNode {
       histograms.push(await HistogramStore.open(p, store, config));
       rollups.push(await RollupStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store));
-    node.nats = nats;
-    node.gossip = new Gossip(nats, identity, ring.topology);
+    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats);
     node.gossip.start();
     await node.replayJournal();
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);

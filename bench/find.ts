@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { send } from './dataset.js';
+import { timeRounds } from './timing.js';
 import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable } from './peers.js';
 
 interface Options {
@@ -83,14 +84,7 @@ async function vmSeries(url: string, selector: string, start: number): Promise<n
 }
 
 async function latencies(run: () => Promise<number>, rounds: number): Promise<{ count: number; p50: number; p99: number }> {
-  const count = await run();
-  const ms: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const t0 = performance.now();
-    await run();
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
+  const { first: count, ms } = await timeRounds(run, rounds);
   return { count, p50: ms[Math.floor(ms.length / 2)]!, p99: ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.99) - 1)]! };
 }
 

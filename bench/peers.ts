@@ -3,7 +3,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort } from '../transport/ports.js';
+import { freePort, waitHttp } from '../transport/ports.js';
 
 export interface Running {
   name: string;
@@ -20,21 +20,6 @@ function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<num
     child.kill(signal);
     return exited;
   };
-}
-
-async function waitHttp(url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.status < 500) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up in ${timeoutMs} ms`);
 }
 
 export async function startFerrite(dataDir: string, extraArgs: string[] = []): Promise<Running> {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { ferriteBodies, ferriteName, send, UUID, vmBodies, type Dataset } from './dataset.js';
+import { timeRounds } from './timing.js';
 import { startFerrite, startVictoriaMetrics, victoriaMetricsAvailable } from './peers.js';
 
 interface Options {
@@ -116,15 +117,8 @@ interface Timing {
 }
 
 async function time(read: Read, expect: number, rounds: number, who: string): Promise<Timing> {
-  const got = await read(); // warm-up, and the correctness check
+  const { first: got, ms } = await timeRounds(read, rounds); // the warm-up is the correctness check
   if (got !== expect) throw new Error(`${who}: expected ${expect} values, got ${got}`);
-  const ms: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const t0 = performance.now();
-    await read();
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
   return { median: ms[Math.floor(ms.length / 2)]!, p90: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.9))]! };
 }
 

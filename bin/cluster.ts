@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseTopology, type Topology } from '../model/topology/index.js';
 import { startNatsServer } from '../transport/nats-server.js';
-import { freePort } from '../transport/ports.js';
+import { freePort, waitHttp } from '../transport/ports.js';
 
 export interface ClusterOptions {
   nodes: number;
@@ -46,7 +46,7 @@ export async function runCluster(o: ClusterOptions): Promise<void> {
   process.on('SIGINT', () => void stop('SIGTERM'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   children.forEach((c, i) => c.on('exit', (code, signal) => !stopping && console.error(`node ${i} exited (${signal ?? code})`)));
-  await Promise.all(topology.nodes.map((n) => waitListening(`http://127.0.0.1:${n.apiport}/state`)));
+  await Promise.all(topology.nodes.map((n) => waitHttp(`http://127.0.0.1:${n.apiport}/state`)));
   console.log(`topology ${topology.hash} (${topologyFile}), write_copies ${topology.writeCopies}, data ${root}`);
   for (const n of topology.nodes) console.log(`node ${n.id} http://127.0.0.1:${n.apiport}`);
 }
@@ -67,17 +67,4 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
     child.on('exit', () => resolve());
     child.kill(signal);
   });
-}
-
-async function waitListening(url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
 }

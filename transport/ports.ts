@@ -1,4 +1,4 @@
-// Loopback ports for the local rigs (`ferrite cluster`, tests, benchmarks).
+// Loopback ports and servers for the local rigs (`ferrite cluster`, tests, benchmarks).
 import { createServer } from 'node:net';
 
 /** A TCP port free on 127.0.0.1 right now (the OS picks it). */
@@ -11,4 +11,20 @@ export async function freePort(): Promise<number> {
     });
     srv.on('error', reject);
   });
+}
+
+/** Polls `url` until a server answers it (any status below 500). */
+export async function waitHttp(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.status < 500) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up in ${timeoutMs} ms`);
 }

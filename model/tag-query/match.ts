@@ -54,7 +54,8 @@ export function matchTagQuery(q: TagQuery, v: MetricView, nowSecs: number): bool
   }
 }
 
-function isAny(m: Matcher): boolean {
+/** A glob of only `*`: matches any text. */
+export function isAny(m: Matcher): boolean {
   return m.kind === 'glob' && /^\*+$/.test(m.pattern);
 }
 

@@ -2,6 +2,7 @@
 // must satisfy that postings can answer, so candidates come from the smallest of those
 // posting ranges instead of a scan of every metric.
 import type { Matcher, TagQuery } from './ast.js';
+import { isAny } from './match.js';
 
 /** Categories the index keeps no postings for. */
 const UNINDEXED = new Set(['__type', '__activity']);
@@ -20,17 +21,9 @@ export interface PostingSource {
 export function postingSources(q: TagQuery): PostingSource[] {
   if (q.op === 'and') return q.args.flatMap(postingSources);
   if (q.op !== 'tag' || q.category.kind !== 'exact' || UNINDEXED.has(q.category.value)) return [];
-  if (q.value !== null && isMatchAll(q.value)) return [{ category: q.category.value, value: null, literalPrefix: '' }];
+  if (q.value !== null && isAny(q.value)) return [{ category: q.category.value, value: null, literalPrefix: '' }];
   return [{ category: q.category.value, value: q.value, literalPrefix: q.value === null ? '' : literalPrefix(q.value) }];
 }
-
-/** The exact (category, value) pairs every match must have. */
-export function requiredPostings(q: TagQuery): (readonly [string, string])[] | null {
-  const out = postingSources(q).flatMap((s) => (s.value?.kind === 'exact' ? [[s.category, s.value.value] as const] : []));
-  return out.length === 0 ? null : out;
-}
-
-const isMatchAll = (m: Matcher): boolean => m.kind === 'glob' && /^\*+$/.test(m.pattern);
 
 /** The text every value `m` matches starts with ('' when nothing is known). */
 export function literalPrefix(m: Matcher): string {
