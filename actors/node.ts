@@ -29,6 +29,10 @@ import { Gossip } from '../transport/gossip.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { buildRing, type Ring } from '../model/topology/index.js';
 import type { BufferValue } from './window-buffer.js';
+import { Replication, type AppliedUpdate, type JournaledDelete, type Outgoing } from './replication.js';
+import { JournalStream, type JournalEnvelope } from '../transport/journal-stream.js';
+import type { TopologyNode } from '../model/topology/index.js';
+import type { JournalEntry } from '../model/journal-entry.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -43,11 +47,13 @@ export interface NodeStats {
   recordsIngested: number;
   requestsIngested: number;
   journalEntriesReplayed: number;
+  /** Records applied from other nodes' journal messages. */
+  journalRecordsApplied: number;
 }
 
 export class FerriteNode {
   readonly registry: MetricRegistry;
-  readonly stats: NodeStats = { recordsIngested: 0, requestsIngested: 0, journalEntriesReplayed: 0 };
+  readonly stats: NodeStats = { recordsIngested: 0, requestsIngested: 0, journalEntriesReplayed: 0, journalRecordsApplied: 0 };
   private readonly partitions: PartitionRef[] = [];
   private readonly system: any;
   /** Metrics whose name record is known to be on disk. */
@@ -80,6 +86,8 @@ export class FerriteNode {
     private readonly tombstones: Tombstones,
     /** The cluster transport; null on a standalone node. */
     private readonly nats: NatsConnection | null,
+    /** Replication to other owners; null unless the topology has several nodes. */
+    private readonly replication: Replication | null,
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.registry = new MetricRegistry(config.partitions);
@@ -96,11 +104,16 @@ export class FerriteNode {
     const store = await Store.open(config.dataDir);
     const identity = await loadIdentity(store, config.nodeId);
     let ring: Ring;
-    let nats: NatsConnection | null;
+    let nats: NatsConnection | null = null;
+    let replication: Replication | null = null;
     try {
       ring = buildRing(topologyFor(config, fromFile, identity));
       nats = await natsFor(config, ring.topology, identity);
+      if (nats !== null && ring.topology.nodes.length > 1) {
+        replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash), log);
+      }
     } catch (error) {
+      await nats?.close();
       await store.close();
       throw error;
     }
@@ -113,9 +126,10 @@ export class FerriteNode {
       histograms.push(await HistogramStore.open(p, store, config));
       rollups.push(await RollupStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats);
+    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication);
     node.gossip.start();
     await node.replayJournal();
+    if (replication !== null) await node.startReplication(replication);
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();
     node.retentionTimer = setInterval(() => void node.sweepRetention(), config.retentionSweepIntervalMs);
@@ -124,25 +138,113 @@ export class FerriteNode {
   }
 
   /**
-   * Makes `records` durable (one journal WriteBatch) and hands them to their partitions.
-   * Resolves only once the batch is in RocksDB, so an acknowledged write survives kill -9.
+   * Makes `records` durable and hands them to their partitions: this node's records in one
+   * journal WriteBatch, with the outbox entries of records other nodes own. Resolves once
+   * the batch is in RocksDB and (in a cluster) JetStream acknowledged every outbox entry,
+   * so an acknowledged write survives kill -9 of this node the next instant.
    */
   async ingest(records: IngestRecord<MetricInfo>[]): Promise<void> {
+    this.checkWritable();
+    if (records.length === 0) return;
+    const replication = this.replication;
+    const { local, remote } = replication === null ? { local: records, remote: null } : replication.route(records);
+    const outgoing: Outgoing[] = [];
+    await this.commit(local, (batch) => {
+      for (const [peer, list] of remote ?? []) outgoing.push(replication!.stage(batch, peer, 'records', encodeJournalEntry(list), list.length));
+    });
+    this.stats.requestsIngested++;
+    this.stats.recordsIngested += records.length;
+    if (outgoing.length > 0) await replication!.publish(outgoing);
+  }
+
+  /**
+   * Applies one message of this node's cluster journal exactly like a local write, marking
+   * it applied in the same batch; a message applied before is only reported again.
+   */
+  async applyJournal(envelope: JournalEnvelope, body: Uint8Array): Promise<void> {
+    const replication = this.replication!;
+    this.checkWritable();
+    if (!replication.alreadyApplied(envelope)) {
+      if (envelope.op === 'delete') await this.applyJournaledDelete(body);
+      const records = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
+      for (const r of records) if (!replication.owns(r.metric)) replication.misdirected++;
+      let applied: AppliedUpdate | null = null;
+      await this.commit(records, (batch) => (applied = replication.markApplied(batch, envelope)));
+      replication.installApplied(applied!);
+      this.stats.journalRecordsApplied += records.length;
+    }
+    replication.journal.reportApplied(envelope.sender, replication.appliedReport(envelope.incarnation));
+  }
+
+  /** True unless this node is a cluster member that is not among the metric's owners. */
+  owns(metric: Pick<MetricInfo, 'key'>): boolean {
+    return this.replication?.owns(metric) ?? true;
+  }
+
+  /** The metric's owners, primary first (this node alone when standalone). */
+  ownersOf(metric: Pick<MetricInfo, 'key'>): TopologyNode[] {
+    if (this.replication === null) return this.ring.topology.nodes.filter((n) => n.id === this.identity);
+    const ids = this.replication.ownersOf(metric);
+    return ids.map((id) => this.ring.topology.nodes.find((n) => n.id === id)!);
+  }
+
+  /** Replication figures for /state (null when standalone). */
+  async replicationState(): Promise<Record<string, unknown> | null> {
+    const r = this.replication;
+    if (r === null) return null;
+    return { peers: r.lag(), journal_pending: await r.journal.pending(this.identity), misdirected: r.misdirected, incarnation: r.incarnation };
+  }
+
+  /**
+   * Journals a single-metric delete to the metric's other owners (x-svc-full-delete: 1),
+   * after which it is applied here. Resolves once JetStream acknowledged every message.
+   */
+  async journalDelete(request: JournaledDelete): Promise<void> {
+    const replication = this.replication;
+    if (replication === null) return;
+    const metric = this.registry.intern(request.accountId, request.uuid, request.checkName, request.canonical);
+    if (!metric.ok) throw new Error(`BUG: journaled delete of an invalid metric: ${metric.reason}`);
+    const peers = replication.ownersOf(metric.metric).filter((id) => id !== this.identity);
+    if (peers.length === 0) return;
+    const body = Buffer.from(JSON.stringify(request));
+    const batch = this.store.batch();
+    const outgoing = peers.map((peer) => replication.stage(batch, peer, 'delete', body, 1));
+    await batch.write();
+    await replication.publish(outgoing);
+  }
+
+  private async applyJournaledDelete(body: Uint8Array): Promise<void> {
+    const d = JSON.parse(Buffer.from(body).toString('utf8')) as JournaledDelete;
+    const found = this.registry.intern(d.accountId, d.uuid, d.checkName, d.canonical);
+    if (!found.ok) return; // nothing such can be stored here
+    if (await this.knows(found.metric)) await this.deleteData(found.metric, d.kind, d.before, true, d.periods);
+  }
+
+  private remember(fresh: { named: Set<string>; typed: Set<string> }): void {
+    for (const key of fresh.named) this.named.add(key);
+    for (const tag of fresh.typed) this.typed.add(tag);
+  }
+
+  private checkWritable(): void {
     if (this.stopping) throw ferr('FER_ERR_SHUTTING_DOWN');
     if (this.fault !== null) throw ferr('FER_ERR_OVERLOADED', 'a partition failed to store data; see the log');
-    if (records.length === 0) return;
+  }
+
+  /**
+   * One journal WriteBatch: `records` (this node's), their index records, and whatever
+   * `extend` adds; then the records go to their partitions.
+   */
+  private async commit(records: IngestRecord<MetricInfo>[], extend: (batch: StoreBatch) => void): Promise<void> {
     const seq = this.nextSeq++;
     this.inflight.add(seq);
     try {
       const batch = this.store.batch();
-      batch.put(CF.journal, journalKey(seq), encodeJournalEntry(records));
+      if (records.length > 0) batch.put(CF.journal, journalKey(seq), encodeJournalEntry(records));
       const fresh = this.addIndexRecords(batch, records);
+      extend(batch);
       await batch.write();
-      for (const key of fresh.named) this.named.add(key);
-      for (const tag of fresh.typed) this.typed.add(tag);
-      this.dispatch(seq, records);
-      this.stats.requestsIngested++;
-      this.stats.recordsIngested += records.length;
+      this.remember(fresh);
+      if (records.length > 0) this.dispatch(seq, records);
     } catch (error) {
       throw error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
     } finally {
@@ -158,8 +260,7 @@ export class FerriteNode {
     const batch = this.store.batch();
     const fresh = this.addIndexRecords(batch, [{ kind, metric, ts: 0, value: null } as IngestRecord<MetricInfo>]);
     await batch.write();
-    for (const key of fresh.named) this.named.add(key);
-    for (const tag of fresh.typed) this.typed.add(tag);
+    this.remember(fresh);
   }
 
   /** True when this node has ever stored the metric. */
@@ -259,11 +360,23 @@ export class FerriteNode {
     await this.truncateJournal(dispatched, lows);
   }
 
+  /** Consumes this node's cluster journal and starts re-publishing its own outbox. */
+  private async startReplication(replication: Replication): Promise<void> {
+    await replication.loadApplied();
+    replication.start();
+    await replication.journal.consume(
+      this.identity,
+      (envelope, body) => this.applyJournal(envelope, body),
+      (error) => this.log.warn({ err: error }, 'cluster journal: apply failed; the message will be redelivered'),
+    );
+  }
+
   /** Graceful stop: refuse new writes, seal all buffers, close RocksDB. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
     this.gossip.stop();
+    this.replication?.stop();
     await this.nats?.close();
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
@@ -381,20 +494,23 @@ export class FerriteNode {
     let last = this.journalCut - 1;
     for await (const { key, value } of this.store.scan(CF.journal, {})) {
       const seq = journalSeqOf(key);
-      const entry = decodeJournalEntry(value);
-      const metrics = entry.metrics.map((m) => {
-        const r = this.registry.intern(m.accountId, m.uuid, m.checkName, m.canonical);
-        if (!r.ok) throw new Error(`BUG: journal entry ${seq} holds an invalid metric name: ${r.reason}`);
-        this.named.add(r.metric.key);
-        return r.metric;
-      });
-      const records = entry.records.map((r) => ({ ...r, metric: metrics[r.metric]! }) as IngestRecord<MetricInfo>);
+      const records = this.recordsOf(decodeJournalEntry(value), seq);
       this.dispatch(seq, records);
       this.stats.journalEntriesReplayed++;
       last = seq;
     }
     this.nextSeq = Math.max(1, last + 1);
     if (this.stats.journalEntriesReplayed > 0) this.log.info({ entries: this.stats.journalEntriesReplayed, lastSeq: last }, 'journal replayed');
+  }
+
+  /** A decoded journal entry's records, their metrics interned. */
+  private recordsOf(entry: JournalEntry, seq?: number): IngestRecord<MetricInfo>[] {
+    const metrics = entry.metrics.map((m) => {
+      const r = this.registry.intern(m.accountId, m.uuid, m.checkName, m.canonical);
+      if (!r.ok) throw new Error(`BUG: journal entry ${seq ?? '(cluster)'} holds an invalid metric name: ${r.reason}`);
+      return r.metric;
+    });
+    return entry.records.map((r) => ({ ...r, metric: metrics[r.metric]! }) as IngestRecord<MetricInfo>);
   }
 
   private ask<T>(partition: number, build: (replyTo: any) => PartitionMsg): Promise<T> {

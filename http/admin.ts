@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { VERSION } from '../model/version.js';
+import type { PeerLag } from '../actors/replication.js';
 
 const s = (value: string | number) => ({ _type: 's', _value: String(value) });
 const n = (value: number) => ({ _type: 'L', _value: value });
@@ -21,6 +22,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       requests: n(node.stats.requestsIngested),
       records: n(node.stats.recordsIngested),
       journal_replayed: n(node.stats.journalEntriesReplayed),
+      journal_records_applied: n(node.stats.journalRecordsApplied),
     },
   }));
 
@@ -28,6 +30,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
   const histogramRollups = node.config.histogramRollups.map((l) => l.period);
   app.get('/state', async () => {
     const usage = process.resourceUsage();
+    const replication = await node.replicationState();
+    const lags = Object.values((replication?.peers ?? {}) as Record<string, PeerLag>).map((l) => l.oldest_unconfirmed_age);
     return {
       identity: node.identity,
       current: topology,
@@ -40,8 +44,10 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       'rusage.utime': usage.userCPUTime / 1e6,
       'rusage.stime': usage.systemCPUTime / 1e6,
       'rusage.maxrss': usage.maxRSS,
-      max_peer_lag: 0,
-      avg_peer_lag: 0,
+      // Seconds the oldest unconfirmed journal message to each peer has waited.
+      max_peer_lag: lags.length === 0 ? 0 : Math.max(...lags),
+      avg_peer_lag: lags.length === 0 ? 0 : lags.reduce((a, b) => a + b, 0) / lags.length,
+      ...(replication === null ? {} : { replication }),
       features: {
         'text:store': '1',
         'histogram:store': '1',

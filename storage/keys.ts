@@ -30,6 +30,12 @@ export const CF = {
   metrics: 'metrics',
   /** Small node-wide values (identity, counters), keyed by name. */
   state: 'state',
+  /**
+   * Cluster outbox: peer id | NUL | seq (8, BE) → one journal message for that peer, kept
+   * until the peer confirms it applied it (actors/replication.ts). The sender's durability
+   * point for records other nodes own.
+   */
+  outbox: 'outbox',
 } as const;
 
 export type ColumnFamilyName = (typeof CF)[keyof typeof CF];
@@ -44,7 +50,32 @@ export const STATE_KEY = {
    * restart after the journal empties: histogram keys carry them and must not collide.
    */
   journalCut: Buffer.from('journal_cut'),
+  /** This node's outbox incarnation: peers track what they applied per incarnation. */
+  outboxIncarnation: Buffer.from('outbox_incarnation'),
 } as const;
+
+/** `applied/<sender incarnation>`: which of that sender's journal messages this node applied. */
+export function appliedKey(incarnation: string): Buffer {
+  return Buffer.from(`applied/${incarnation}`);
+}
+
+/** `outbox_seq/<peer>`: the last outbox sequence used for a peer. */
+export function outboxSeqKey(peer: string): Buffer {
+  return Buffer.from(`outbox_seq/${peer}`);
+}
+
+export function outboxKey(peer: string, seq: number): Buffer {
+  return Buffer.concat([Buffer.from(`${peer}\u0000`), encodeU64(seq)]);
+}
+
+/** The outbox key range of one peer. */
+export function outboxRange(peer: string): { gte: Buffer; lt: Buffer } {
+  return { gte: Buffer.from(`${peer}\u0000`), lt: Buffer.from(`${peer}\u0001`) };
+}
+
+export function outboxSeqOf(key: Buffer): number {
+  return decodeU64(key, key.length - 8);
+}
 
 /**
  * `seal_seq/<partition>`: the highest seal sequence a partition has used. Kept per

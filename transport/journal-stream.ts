@@ -1,0 +1,195 @@
+// The cluster journal on NATS JetStream: one file-backed work-queue stream per topology,
+// one subject and one durable pull consumer per node. A message is one journal entry from
+// one sender to one peer; its headers say who sent it and its place in the sender's outbox.
+// JetStream is the transport, not the durability point: the sender keeps every message in
+// its outbox until the peer confirms it applied it (actors/replication.ts), because a
+// nats-server that crashes can lose messages it already acknowledged.
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import { headers as natsHeaders, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+
+/** What a journal message carries besides its body. */
+export interface JournalEnvelope {
+  sender: string;
+  /** The sender's outbox incarnation: sequences restart only with a new one. */
+  incarnation: string;
+  seq: number;
+  op: JournalOp;
+}
+
+/** `records`: a journal entry (model/journal-entry). `delete`: a single-metric delete (JSON). */
+export type JournalOp = 'records' | 'delete';
+
+/** A peer's report of which of a sender's messages it has applied. */
+export interface AppliedReport {
+  peer: string;
+  incarnation: string;
+  /** Every seq up to and including this one is applied. */
+  through: number;
+  /** Applied seqs above `through` (a gap below them is still missing). */
+  above: number[];
+}
+
+const PUBLISH_TIMEOUT_MS = 5_000;
+/** Messages fetched per pull; applied one at a time, in stream order. */
+const PULL_BATCH = 256;
+
+export class JournalStream {
+  private readonly js: JetStreamClient;
+  private readonly subs: Subscription[] = [];
+  private messages: { stop(): void } | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly topologyHash: string,
+  ) {
+    this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
+  }
+
+  /** Creates (or finds) the topology's stream. Idempotent: every node does it at start. */
+  static async open(nc: NatsConnection, topologyHash: string): Promise<JournalStream> {
+    const stream = new JournalStream(nc, topologyHash);
+    const jsm = await jetstreamManager(nc);
+    const config = {
+      name: stream.streamName,
+      subjects: [`${stream.subjectPrefix}.>`],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Workqueue,
+      // Re-publishing within this window is deduplicated by message id.
+      duplicate_window: 120 * 1e9,
+    };
+    try {
+      await jsm.streams.info(config.name);
+    } catch {
+      await jsm.streams.add(config);
+    }
+    return stream;
+  }
+
+  private get streamName(): string {
+    return `FERRITE_${this.topologyHash.slice(0, 16)}`;
+  }
+
+  private get subjectPrefix(): string {
+    return `ferrite.journal.${this.topologyHash.slice(0, 16)}`;
+  }
+
+  private subject(peer: string): string {
+    return `${this.subjectPrefix}.${peer}`;
+  }
+
+  private appliedSubject(sender: string): string {
+    return `ferrite.applied.${this.topologyHash.slice(0, 16)}.${sender}`;
+  }
+
+  /** Publishes one message to `peer`'s journal; resolves on JetStream's acknowledgement. */
+  async publish(peer: string, envelope: JournalEnvelope, body: Uint8Array): Promise<void> {
+    const h = natsHeaders();
+    h.set('Ferrite-Sender', envelope.sender);
+    h.set('Ferrite-Incarnation', envelope.incarnation);
+    h.set('Ferrite-Seq', String(envelope.seq));
+    h.set('Ferrite-Op', envelope.op);
+    await this.js.publish(this.subject(peer), body, { headers: h, msgID: `${envelope.incarnation}.${peer}.${envelope.seq}` });
+  }
+
+  /**
+   * Applies this node's journal, message by message in stream order, from its durable
+   * consumer (so a node that was down resumes where it stopped). A message is acknowledged
+   * only after `apply` resolves; a failed apply is redelivered.
+   */
+  async consume(identity: string, apply: (envelope: JournalEnvelope, body: Uint8Array) => Promise<void>, onError: (error: unknown) => void): Promise<void> {
+    const jsm = await jetstreamManager(this.nc);
+    const durable = `node_${identity.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+    try {
+      await jsm.consumers.info(this.streamName, durable);
+    } catch {
+      await jsm.consumers.add(this.streamName, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: this.subject(identity),
+        ack_wait: 30 * 1e9,
+        max_ack_pending: PULL_BATCH * 4,
+      });
+    }
+    const consumer = await this.js.consumers.get(this.streamName, durable);
+    void (async () => {
+      while (!this.closed) {
+        try {
+          const messages = await consumer.consume({ max_messages: PULL_BATCH });
+          this.messages = messages;
+          for await (const msg of messages) {
+            if (this.closed) break;
+            await this.handle(msg, apply);
+          }
+        } catch (error) {
+          if (this.closed) return;
+          onError(error);
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+    })();
+  }
+
+  private async handle(msg: JsMsg, apply: (envelope: JournalEnvelope, body: Uint8Array) => Promise<void>): Promise<void> {
+    const envelope = envelopeOf(msg);
+    if (envelope === null) {
+      msg.term(); // not ours: never redeliver it
+      return;
+    }
+    try {
+      await apply(envelope, msg.data);
+      msg.ack();
+    } catch (error) {
+      msg.nak(1000);
+      throw error;
+    }
+  }
+
+  /** Messages waiting in this node's journal (not yet delivered or not yet acknowledged). */
+  async pending(identity: string): Promise<number | null> {
+    try {
+      const jsm = await jetstreamManager(this.nc);
+      const info = await jsm.consumers.info(this.streamName, `node_${identity.replace(/[^A-Za-z0-9_-]/g, '_')}`);
+      return info.num_pending + info.num_ack_pending;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Tells `sender` what this node has applied of its messages (core NATS: lossy, repeated). */
+  reportApplied(sender: string, report: AppliedReport): void {
+    this.nc.publish(this.appliedSubject(sender), JSON.stringify(report));
+  }
+
+  /** Receives peers' applied reports about this node's messages. */
+  onApplied(identity: string, handle: (report: AppliedReport) => void): void {
+    const sub = this.nc.subscribe(this.appliedSubject(identity));
+    this.subs.push(sub);
+    void (async () => {
+      for await (const msg of sub) {
+        try {
+          handle(msg.json<AppliedReport>());
+        } catch {
+          // A malformed report is ignored: the sender re-publishes until a good one comes.
+        }
+      }
+    })();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.messages?.stop();
+    for (const sub of this.subs) sub.unsubscribe();
+  }
+}
+
+function envelopeOf(msg: JsMsg): JournalEnvelope | null {
+  const h = msg.headers;
+  const sender = h?.get('Ferrite-Sender');
+  const incarnation = h?.get('Ferrite-Incarnation');
+  const seq = Number(h?.get('Ferrite-Seq'));
+  const op = h?.get('Ferrite-Op');
+  if (!sender || !incarnation || !Number.isSafeInteger(seq) || (op !== 'records' && op !== 'delete')) return null;
+  return { sender, incarnation, seq, op };
+}
