@@ -12,6 +12,7 @@ import type { Histogram } from '../model/histogram/index.js';
 import { tagText } from '../model/metric-name.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
+import { columnFromWire, columnToWire, type WireColumn } from '../model/fetch/column-wire.js';
 
 const SECOND = 1000;
 
@@ -24,7 +25,28 @@ export async function runFetch(node: FerriteNode, plan: FetchPlan): Promise<Colu
 const endOf = (p: FetchPlan): number => p.startMs + p.count * p.periodMs;
 const slotOf = (p: FetchPlan, ts: number): number => Math.floor((ts - p.startMs) / p.periodMs);
 
+/** What a peer needs to read one stream for us. */
+interface StreamRequest {
+  plan: Pick<FetchPlan, 'startMs' | 'periodMs' | 'count'>;
+  stream: StreamSpec;
+}
+
+/** A peer owning some streams of a fetch reads them (and only them, never forwarding). */
+export async function answerStreamRequest(node: FerriteNode, payload: unknown): Promise<WireColumn> {
+  const { plan, stream } = payload as StreamRequest;
+  return columnToWire(await localColumn(node, { ...plan, streams: [stream], reduce: [] }, stream, 'stream'));
+}
+
 async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
+  const found = node.registry.lookup(s.uuid, s.name);
+  if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
+  if (node.owns(found.metric)) return localColumn(node, plan, s, path);
+  const request: StreamRequest = { plan: { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, stream: s };
+  const wire = await node.askOwners<WireColumn>(found.metric, 'stream', request);
+  return columnFromWire(wire);
+}
+
+async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
   const found = node.registry.lookup(s.uuid, s.name);
   if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
   const metric = found.metric;

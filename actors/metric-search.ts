@@ -18,6 +18,8 @@ export interface SearchOptions {
   activityEnd: number | null;
   /** Stop after this many matches (null = no limit). */
   limit: number | null;
+  /** When given, only metrics it accepts are results (and count toward the limit). */
+  keep?: (metric: MetricInfo) => boolean;
 }
 
 export interface Found {
@@ -47,6 +49,7 @@ export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promis
     loaded.forEach((c, i) => {
       const windows = activity[i]!;
       const view: MetricView = { name: c.metric.name.name, checkUuid: c.metric.uuid, types: c.types, tags: c.tags, activity: windows };
+      if (o.keep !== undefined && !o.keep(c.metric)) return;
       if (!matchTagQuery(o.query, view, now)) return;
       if ((o.activityStart !== null || o.activityEnd !== null) && !activeBetween(windows, o.activityStart, o.activityEnd)) return;
       if (o.limit === null || found.length < o.limit) found.push({ metric: c.metric, record: c.record, types: c.types, activity: windows });

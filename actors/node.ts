@@ -30,9 +30,12 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { buildRing, type Ring } from '../model/topology/index.js';
 import type { BufferValue } from './window-buffer.js';
 import { Replication, type AppliedUpdate, type JournaledDelete, type Outgoing } from './replication.js';
-import { JournalStream, type JournalEnvelope } from '../transport/journal-stream.js';
+import { JournalStream, type AppliedReport, type JournalEnvelope } from '../transport/journal-stream.js';
 import type { TopologyNode } from '../model/topology/index.js';
 import type { JournalEntry } from '../model/journal-entry.js';
+import { Rpc } from '../transport/rpc.js';
+import { answerStreamRequest } from './fetch-engine.js';
+import { answerFind } from './find-service.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -40,6 +43,10 @@ const EMPTY = Buffer.alloc(0);
 const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
 /** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
 const FOREVER = Number.MAX_SAFE_INTEGER;
+/** A remote read (one stream of a fetch) waits this long for an owner. */
+const REMOTE_READ_TIMEOUT_MS = 15_000;
+/** How long the outbox waits for a peer to say what it applied. */
+const PROBE_TIMEOUT_MS = 2_000;
 /** Journal entries truncated between compactions of the journal column family. */
 const JOURNAL_COMPACT_EVERY = 5_000;
 
@@ -88,6 +95,8 @@ export class FerriteNode {
     private readonly nats: NatsConnection | null,
     /** Replication to other owners; null unless the topology has several nodes. */
     private readonly replication: Replication | null,
+    /** Requests to other nodes (remote streams, search fan-out); null unless clustered. */
+    readonly rpc: Rpc | null,
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.registry = new MetricRegistry(config.partitions);
@@ -106,11 +115,13 @@ export class FerriteNode {
     let ring: Ring;
     let nats: NatsConnection | null = null;
     let replication: Replication | null = null;
+    let rpc: Rpc | null = null;
     try {
       ring = buildRing(topologyFor(config, fromFile, identity));
       nats = await natsFor(config, ring.topology, identity);
       if (nats !== null && ring.topology.nodes.length > 1) {
         replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash), log);
+        rpc = new Rpc(nats, ring.topology.hash, identity);
       }
     } catch (error) {
       await nats?.close();
@@ -126,10 +137,16 @@ export class FerriteNode {
       histograms.push(await HistogramStore.open(p, store, config));
       rollups.push(await RollupStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication);
+    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication, rpc);
     node.gossip.start();
     await node.replayJournal();
     if (replication !== null) await node.startReplication(replication);
+    rpc?.serve({
+      stream: (p) => answerStreamRequest(node, p),
+      find: (p) => answerFind(node, p),
+      applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
+    });
+    if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, PROBE_TIMEOUT_MS));
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();
     node.retentionTimer = setInterval(() => void node.sweepRetention(), config.retentionSweepIntervalMs);
@@ -186,6 +203,26 @@ export class FerriteNode {
     if (this.replication === null) return this.ring.topology.nodes.filter((n) => n.id === this.identity);
     const ids = this.replication.ownersOf(metric);
     return ids.map((id) => this.ring.topology.nodes.find((n) => n.id === id)!);
+  }
+
+  /** The metric's owners, those gossip has heard from recently first. */
+  liveOwners(metric: Pick<MetricInfo, 'key'>): TopologyNode[] {
+    const owners = this.ownersOf(metric);
+    return [...owners.filter((o) => this.gossip.isAlive(o.id)), ...owners.filter((o) => !this.gossip.isAlive(o.id))];
+  }
+
+  /** Asks the metric's owners in turn (live ones first) until one answers `op`. */
+  async askOwners<T>(metric: MetricInfo, op: string, payload: unknown): Promise<T> {
+    const problems: string[] = [];
+    for (const owner of this.liveOwners(metric)) {
+      if (owner.id === this.identity || this.rpc === null) continue;
+      try {
+        return await this.rpc.call<T>(owner.id, op, payload, REMOTE_READ_TIMEOUT_MS);
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
+    }
+    throw ferr('FER_ERR_NO_OWNER', metric.name.canonical, problems.join('; ') || 'no other owner');
   }
 
   /** Replication figures for /state (null when standalone). */
@@ -377,6 +414,7 @@ export class FerriteNode {
     this.stopping = true;
     this.gossip.stop();
     this.replication?.stop();
+    this.rpc?.stop();
     await this.nats?.close();
     if (this.checkpointTimer) clearInterval(this.checkpointTimer);
     if (this.retentionTimer) clearInterval(this.retentionTimer);

@@ -74,6 +74,8 @@ export class Replication {
   private readonly applied = new Map<string, Applied>();
   private readonly owners = new Map<string, string[]>();
   private timer: NodeJS.Timeout | null = null;
+  /** Asks a peer directly what it applied (null: it did not answer). */
+  private probe: (peer: string, incarnation: string) => Promise<AppliedReport | null> = async () => null;
   /** Records received from peers that this node does not own under its topology. */
   misdirected = 0;
 
@@ -100,6 +102,15 @@ export class Replication {
     this.journal.onApplied(this.identity, (report) => void this.confirmed(report).catch((e) => this.log.error({ err: e }, 'outbox confirmation failed')));
     this.timer = setInterval(() => void this.republishDue().catch((e) => this.log.warn({ err: e }, 're-publication failed')), REPUBLISH_TICK_MS);
     this.timer.unref();
+  }
+
+  /**
+   * Sets how to ask a peer what it applied. Needed because applied reports are fire and
+   * forget: one sent while this node was down is gone, and re-publishing cannot bring it
+   * back when JetStream drops the re-publication as a duplicate of a message already applied.
+   */
+  setProbe(probe: (peer: string, incarnation: string) => Promise<AppliedReport | null>): void {
+    this.probe = probe;
   }
 
   stop(): void {
@@ -244,11 +255,18 @@ export class Replication {
     const now = Date.now();
     let budget = REPUBLISH_PER_TICK;
     for (const [peer, pending] of this.unconfirmed) {
-      const due: number[] = [];
-      for (const [seq, u] of pending) {
-        if (due.length >= budget) break;
-        if (u.at === 0 || now - u.at >= Math.min(REPUBLISH_AFTER_MS * 2 ** (u.tries - 1), REPUBLISH_CAP_MS)) due.push(seq);
-      }
+      const overdue = () => {
+        const due: number[] = [];
+        for (const [seq, u] of pending) {
+          if (due.length >= budget) break;
+          if (u.at === 0 || now - u.at >= Math.min(REPUBLISH_AFTER_MS * 2 ** (u.tries - 1), REPUBLISH_CAP_MS)) due.push(seq);
+        }
+        return due;
+      };
+      if (overdue().length === 0) continue;
+      const report = await this.probe(peer, this.incarnation).catch(() => null);
+      if (report !== null) await this.confirmed(report);
+      const due = overdue();
       budget -= due.length;
       if (due.length === 0) continue;
       const stored = await this.store.getMany(CF.outbox, due.map((seq) => outboxKey(peer, seq)));

@@ -11,8 +11,9 @@ import type { DataKind } from '../model/ingest-record.js';
 import { parseTagQuery, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
 import { advisoryLimit, tagQuery } from './find.js';
+import { find } from '../actors/find-service.js';
 import { accountHeader, svcHeader } from './headers.js';
-import { knownMetricFromPath, metricFromPath } from './metric-param.js';
+import { metricFromPath } from './metric-param.js';
 
 /** Path word → data kind. */
 const KINDS = { raw: 'numeric', text: 'text', histogram: 'histogram' } as const satisfies Record<string, DataKind>;
@@ -22,7 +23,8 @@ const FULL_DELETE_LIMIT = 100_000;
 
 interface DeleteResult {
   metric_name: string;
-  delete_result: DeleteOutcome;
+  /** `not local`: only other nodes store the metric (deletes act on the receiving node). */
+  delete_result: DeleteOutcome | 'not local';
   payload: string;
 }
 
@@ -36,28 +38,42 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
     app.delete(`/${word}/tags`, async (req, reply) => {
       const before = deleteTime(req);
       const periods = deleteRollups(node, req, kind);
-      const selection = await select(node, requiredAccount(req), tagQuery((req.query as Query).query), advisoryLimit(req, null));
-      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind);
+      const account = requiredAccount(req);
+      const text = (req.query as Query).query;
+      const selection = await select(node, account, tagQuery(text), advisoryLimit(req, null));
+      const elsewhere = await storedElsewhere(node, account, text!, selection);
+      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
     app.delete(`/${word}/:uuid/*`, async (req, reply) => {
       const { uuid, '*': name } = req.params as { uuid: string; '*': string };
       const before = deleteTime(req);
       const periods = deleteRollups(node, req, kind);
-      if (word !== 'raw') fullDeleteFlag(req);
+      const everywhere = word !== 'raw' && fullDeleteFlag(req);
       if (!name.includes('*')) {
-        const metric = await knownMetricFromPath(node, uuid, name);
+        const metric = metricFromPath(node, uuid, name);
+        if (everywhere) await node.journalDelete({ accountId: metric.accountId, uuid: metric.uuid, checkName: metric.checkName, canonical: metric.name.canonical, kind, before, periods });
+        if (!node.owns(metric)) {
+          if (everywhere) return reply.send([]);
+          return reply.send([{ metric_name: metric.name.canonical, delete_result: 'not local', payload: '' }]);
+        }
+        if (!(await node.knows(metric))) throw ferr('FER_ERR_METRIC_NOT_FOUND', metric.name.canonical);
         await node.deleteData(metric, kind, before, true, periods);
         return reply.send([]);
       }
-      const selection = await selectPattern(node, requiredAccount(req), uuid, name, advisoryLimit(req, null));
-      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind);
+      const account = requiredAccount(req);
+      const selection = await selectPattern(node, account, uuid, name, advisoryLimit(req, null));
+      const elsewhere = (await storedElsewhere(node, account, checkQueryText(uuid), selection)).filter((r) => globOf(name).test(r.metric_name));
+      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
     if (word === 'raw') continue;
     app.delete(`/${word}/:uuid`, async (req, reply) => {
       const before = deleteTime(req);
       const periods = deleteRollups(node, req, kind);
-      const selection = await select(node, requiredAccount(req), checkQuery((req.params as { uuid: string }).uuid), null);
-      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind);
+      const account = requiredAccount(req);
+      const uuid = (req.params as { uuid: string }).uuid;
+      const selection = await select(node, account, checkQuery(uuid), null);
+      const elsewhere = await storedElsewhere(node, account, checkQueryText(uuid), selection);
+      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
   }
 
@@ -81,14 +97,37 @@ async function sendResults(
   selection: Selection,
   act: (m: MetricInfo) => Promise<DeleteOutcome>,
   kind: DataKind | null,
+  elsewhere: Elsewhere[] = [],
 ): Promise<FastifyReply> {
   const results: DeleteResult[] = [];
   for (const f of selection.found) {
     if (kind !== null && !f.types.includes(kind)) continue;
     results.push({ metric_name: f.record.metric_name, delete_result: await act(f.metric), payload: '' });
   }
+  for (const e of elsewhere) {
+    if (kind === null || e.types.includes(kind)) results.push({ metric_name: e.metric_name, delete_result: 'not local', payload: '' });
+  }
   void reply.header('x-svc-incomplete-results', String(selection.incomplete)).header('x-snowth-incomplete-results', String(selection.incomplete));
   return reply.send(results);
+}
+
+/** A matching metric that other nodes store and this one does not. */
+interface Elsewhere {
+  metric_name: string;
+  types: string[];
+}
+
+/**
+ * In a cluster, the metrics matching the query that only other nodes store: a delete
+ * reports them `not local` (it acts on the receiving node only, interface §2.3).
+ */
+async function storedElsewhere(node: FerriteNode, account: AccountId, query: string, here: Selection): Promise<Elsewhere[]> {
+  if (node.rpc === null) return [];
+  const local = new Set(here.found.map((f) => `${f.record.uuid}\u0000${f.record.metric_name}`));
+  const answer = await find(node, { kind: 'tags', account, query, activityStart: null, activityEnd: null, limit: null, activity: false, latest: 0, down: [], verifyOwner: false }, false);
+  return answer.rows
+    .filter((r) => !local.has(`${r.uuid}\u0000${r.name}`))
+    .map((r) => ({ metric_name: r.name, types: String((JSON.parse(r.json) as { type: string }).type).split(',') }));
 }
 
 /** Matches up to `limit` metrics (null = all), saying whether the limit cut the list short. */
@@ -100,17 +139,26 @@ async function select(node: FerriteNode, account: AccountId, query: TagQuery, li
 
 /** Metrics of the check whose canonical name matches a `*` wildcard pattern. */
 async function selectPattern(node: FerriteNode, account: AccountId, uuid: string, pattern: string, limit: number | null): Promise<Selection> {
-  const glob = new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's');
+  const glob = globOf(pattern);
   const all = await select(node, account, checkQuery(uuid), null);
   const found = all.found.filter((f) => glob.test(f.record.metric_name));
   const incomplete = limit !== null && found.length > limit;
   return { found: incomplete ? found.slice(0, limit!) : found, incomplete };
 }
 
-function checkQuery(uuidParam: string): TagQuery {
+/** A `*` wildcard pattern over metric names. */
+function globOf(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's');
+}
+
+function checkQueryText(uuidParam: string): string {
   const uuid = normalizeUuid(uuidParam);
   if (uuid === null) throw ferr('FER_ERR_BAD_UUID', `'${uuidParam}'`);
-  return parseTagQuery(`and(__check_uuid:${uuid})`);
+  return `and(__check_uuid:${uuid})`;
+}
+
+function checkQuery(uuidParam: string): TagQuery {
+  return parseTagQuery(checkQueryText(uuidParam));
 }
 
 function escapeRegExp(text: string): string {
@@ -135,7 +183,7 @@ function confirmed(req: FastifyRequest): boolean {
   return svcHeader(req, 'confirm-delete')?.trim() === '1';
 }
 
-/** `x-svc-full-delete`: 0 or 1. One node is the whole cluster until the cluster exists, so both act locally. */
+/** `x-svc-full-delete`: 0 (this node only) or 1 (journaled to every owner as well). */
 function fullDeleteFlag(req: FastifyRequest): boolean {
   const raw = svcHeader(req, 'full-delete')?.trim();
   if (raw === undefined || raw === '' || raw === '0') return false;

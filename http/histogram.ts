@@ -11,6 +11,7 @@ import { itemsContext } from './items-context.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
 import { epochSecParam } from './text.js';
+import { proxyToOwner } from './proxy.js';
 
 /** `histogram`: base64 of the serialized circllhist, validated here so storage never sees a bad one. */
 const histogramItem: ItemParser<MetricInfo> = (item, head) => {
@@ -36,7 +37,7 @@ export async function histogramRoutes(app: FastifyInstance, opts: { node: Ferrit
     },
   });
 
-  app.get('/histogram/:start/:end/:period/:uuid/*', async (req, reply) => {
+  app.get('/histogram/:start/:end/:period/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
     const p = req.params as { start: string; end: string; period: string; uuid: string; '*': string };
     const start = epochSecParam(p.start, 'start');
     const end = epochSecParam(p.end, 'end');

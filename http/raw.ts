@@ -12,6 +12,7 @@ import { accountHeader, mediaType, svcHeader } from './headers.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { numberJson, rowsJson } from './json-out.js';
 import { knownMetricFromPath } from './metric-param.js';
+import { proxyToOwner } from './proxy.js';
 
 const FLATBUFFER_TYPES = new Set([
   'application/x-svc-metric-list-flatbuffer',
@@ -36,7 +37,7 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     },
   });
 
-  app.get('/raw/:uuid/*', async (req, reply) => {
+  app.get('/raw/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
     const { uuid, '*': name } = req.params as { uuid: string; '*': string };
     const query = req.query as Record<string, string | undefined>;
     const start = requiredSecMs(query, 'start_ts');

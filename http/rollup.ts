@@ -12,6 +12,7 @@ import { requireSomething, summarize } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { bodyText, requiredSecMs } from './raw.js';
+import { proxyToOwner } from './proxy.js';
 
 const ENGINES: readonly RollupEngine[] = ['dispatch', 'nnt', 'recalc'];
 
@@ -29,7 +30,7 @@ const nntItem: ItemParser<MetricInfo, NntRecord> = (item, head) => {
 export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
 
-  app.get('/rollup/:uuid/*', async (req, reply) => {
+  app.get('/rollup/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
     const { uuid, '*': name } = req.params as { uuid: string; '*': string };
     const q = req.query as Record<string, string | undefined>;
     const start = requiredSecMs(q, 'start_ts');

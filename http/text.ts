@@ -9,6 +9,7 @@ import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
+import { proxyToOwner } from './proxy.js';
 
 /** `/write/text` items: `value` is the text, stored like an `s` record (truncated at the size limit). */
 function textItem(limit: number): ItemParser<MetricInfo> {
@@ -33,7 +34,7 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
     },
   });
 
-  app.get('/read/:start/:end/:uuid/*', async (req, reply) => {
+  app.get('/read/:start/:end/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
     const params = req.params as { start: string; end: string; uuid: string; '*': string };
     const query = req.query as Record<string, string | undefined>;
     const start = epochSecParam(params.start, 'start');

@@ -7,6 +7,8 @@ import type { Topology } from '../model/topology/index.js';
 /** Heartbeat interval: 1 s with jitter, like IRONdb's 200–1800 ms. */
 const INTERVAL_MS = 1000;
 const JITTER_MS = 400;
+/** A peer silent this long is presumed down (IRONdb shows gossip ages over 8 s red). */
+const ALIVE_MS = 8_000;
 
 interface Heartbeat {
   id: string;
@@ -65,6 +67,13 @@ export class Gossip {
   stop(): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.sub?.unsubscribe();
+  }
+
+  /** True for this node and for peers heard from within the last few heartbeats. */
+  isAlive(id: string): boolean {
+    if (id === this.identity) return true;
+    const h = this.heard.get(id);
+    return h !== undefined && Date.now() - h.at < ALIVE_MS;
   }
 
   /** One entry per topology node; a peer never heard from has time "0" and age "-1". */

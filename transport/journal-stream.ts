@@ -108,7 +108,8 @@ export class JournalStream {
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         filter_subject: this.subject(identity),
-        ack_wait: 30 * 1e9,
+        // A message delivered to a node that then died is redelivered after this long.
+        ack_wait: 10 * 1e9,
         max_ack_pending: PULL_BATCH * 4,
       });
     }

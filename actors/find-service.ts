@@ -1,0 +1,154 @@
+// Tag search as a cluster answers it (DESIGN.md "The cluster"): the receiving node asks
+// every node over NATS and merges. So that replicas are neither lost nor counted twice,
+// each node answers for the metrics whose first owner not presumed down (by the asker's
+// gossip) is itself. A node that does not answer is named, and counts become estimates.
+import { ferr } from '../model/errors.js';
+import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
+import type { AccountId } from '../model/types.js';
+import { numberJson } from '../http/json-out.js';
+import { searchMetrics, type Found } from './metric-search.js';
+import type { MetricInfo } from './metric-info.js';
+import type { FerriteNode } from './node.js';
+
+/** How long the asking node waits for each peer's part. */
+const FIND_TIMEOUT_MS = 5_000;
+
+export type FindKind = 'tags' | 'tag_cats' | 'tag_vals' | 'count';
+
+export interface FindRequest {
+  kind: FindKind;
+  account: AccountId;
+  /** The tag query as sent (each node parses it). */
+  query: string;
+  activityStart: number | null;
+  activityEnd: number | null;
+  limit: number | null;
+  activity: boolean;
+  latest: number;
+  /** tag_vals: the category whose values are wanted (absent: every category). */
+  category?: string;
+  /** Nodes the asker presumes down; their metrics are answered by their next owner. */
+  down: string[];
+  /** x-svc-verify-owner: results only for metrics the answering node owns. */
+  verifyOwner: boolean;
+}
+
+/** One search result: its record as JSON text (latest values may be exact bigints). */
+export interface FindRow {
+  uuid: string;
+  name: string;
+  json: string;
+}
+
+export interface FindAnswer {
+  rows: FindRow[];
+  values: string[];
+  count: number;
+  /** Nodes that did not answer (their share may be missing). */
+  unanswered: string[];
+}
+
+type FindPart = Omit<FindAnswer, 'unanswered'>;
+
+/** The whole cluster's answer (this node's alone when standalone or `localOnly`). */
+export async function find(node: FerriteNode, request: FindRequest, localOnly: boolean): Promise<FindAnswer> {
+  const rpc = node.rpc;
+  if (rpc === null || localOnly) return { ...merge([await localFind(node, request, localOnly)], request.limit), unanswered: [] };
+  const peers = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
+  const down = peers.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
+  const asked = { ...request, down };
+  const parts = await Promise.allSettled([localFind(node, asked, false), ...peers.map((p) => rpc.call<FindPart>(p.id, 'find', asked, FIND_TIMEOUT_MS))]);
+  const unanswered = peers.filter((_, i) => parts[i + 1]!.status === 'rejected').map((p) => p.id);
+  if (parts[0]!.status === 'rejected') throw parts[0].reason;
+  const answered = parts.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
+  return { ...merge(answered, request.limit), unanswered };
+}
+
+/** A peer's part of a search. */
+export function answerFind(node: FerriteNode, payload: unknown): Promise<FindPart> {
+  return localFind(node, payload as FindRequest, false);
+}
+
+/**
+ * This node's part. In a fan-out it answers for the metrics it is the first owner of,
+ * skipping owners presumed down (so always a metric it owns); asked alone, for every
+ * metric it stores, or with `verifyOwner` every metric it owns.
+ */
+async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean): Promise<FindPart> {
+  const down = new Set(r.down);
+  const firstLiveOwner = (m: MetricInfo) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
+  const keep = localOnly ? (r.verifyOwner ? (m: MetricInfo) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
+  const found = await searchMetrics(node, { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.limit, keep });
+  switch (r.kind) {
+    case 'count':
+      return { rows: [], values: [], count: found.length };
+    case 'tags': {
+      const rows = await Promise.all(found.map(async (f) => ({ uuid: f.record.uuid, name: f.record.metric_name, json: await findRecord(node, f, r.activity, r.latest) })));
+      return { rows, values: [], count: rows.length };
+    }
+    case 'tag_cats':
+      return { rows: [], values: [...new Set(found.flatMap((f) => f.metric.name.tags.map((t) => t.category)))], count: 0 };
+    case 'tag_vals':
+      return { rows: [], values: tagValues(found, r.category), count: 0 };
+  }
+}
+
+function tagValues(found: Found[], category: string | undefined): string[] {
+  const vals = new Set<string>();
+  for (const f of found) {
+    if (category === '__name') vals.add(f.metric.name.name);
+    for (const t of f.metric.name.tags) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
+  }
+  return [...vals];
+}
+
+function merge(parts: FindPart[], limit: number | null): FindPart {
+  const rows = new Map<string, FindRow>();
+  for (const p of parts) for (const row of p.rows) rows.set(`${row.uuid}\u0000${row.name}`, row);
+  const sorted = [...rows.values()].sort((a, b) => a.uuid.localeCompare(b.uuid) || a.name.localeCompare(b.name));
+  const count = parts.reduce((n, p) => n + p.count, 0);
+  return {
+    rows: limit === null ? sorted : sorted.slice(0, limit),
+    values: [...new Set(parts.flatMap((p) => p.values))].sort(),
+    count: limit === null ? count : Math.min(count, limit),
+  };
+}
+
+/** A `query` parameter as a tag query: 400 when missing or malformed. */
+export function parseQuery(raw: string | undefined): TagQuery {
+  if (raw === undefined || raw.trim() === '') throw ferr('FER_ERR_MISSING_PARAM', 'query');
+  try {
+    return parseTagQuery(raw);
+  } catch (error) {
+    if (error instanceof TagQueryError) throw ferr('FER_ERR_BAD_QUERY', (error as Error).message);
+    throw error;
+  }
+}
+
+/** One search result record (interface §2.4). */
+async function findRecord(node: FerriteNode, f: Found, activity: boolean, latest: number): Promise<string> {
+  const head: Record<string, unknown> = {
+    uuid: f.record.uuid,
+    check_name: f.record.check_name,
+    metric_name: f.record.metric_name,
+    category: 'reconnoiter',
+    type: f.types.join(','),
+    account_id: f.record.account_id,
+  };
+  if (activity) head.activity = f.activity;
+  const json = JSON.stringify(head);
+  if (latest === 0) return json;
+  return `${json.slice(0, -1)},"latest":${await latestJson(node, f, latest)}}`;
+}
+
+async function latestJson(node: FerriteNode, f: Found, latest: number): Promise<string> {
+  const tracked = await node.latestTracked(f.metric);
+  if (latest === 1 && !tracked) return '{}';
+  if (latest === 2 && !tracked) await node.trackLatest(f.metric);
+  const values = await node.latest(f.metric, f.types as ('numeric' | 'text' | 'histogram')[]);
+  const parts = Object.entries(values).map(([kind, rows]) => {
+    const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
+    return `${JSON.stringify(kind)}:[${cells.join(',')}]`;
+  });
+  return `{${parts.join(',')}}`;
+}

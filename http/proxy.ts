@@ -1,0 +1,57 @@
+// Proxied reads (irondb-reference §8.3): a single-metric read on a node that does not own
+// the metric is answered by an owner, live ones (by gossip) first. The forwarded request
+// carries `x-svc-proxied: 1`, so the owner answers locally and never forwards again.
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FerriteNode } from '../actors/node.js';
+import { ferr } from '../model/errors.js';
+import type { TopologyNode } from '../model/topology/index.js';
+import { svcHeader } from './headers.js';
+import { metricFromPath } from './metric-param.js';
+
+/** An owner that does not answer within this long is skipped for the next. */
+const PROXY_TIMEOUT_MS = 10_000;
+/** Request headers that describe the hop, not the request. */
+const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+
+/** A preHandler for routes with `:uuid` and `*` (metric name) params. */
+export function proxyToOwner(node: FerriteNode): preHandlerAsyncHookHandler {
+  return async function (req, reply) {
+    if (node.ring.topology.nodes.length === 1 || svcHeader(req, 'proxied')?.trim() === '1') return;
+    const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+    const metric = metricFromPath(node, uuid, name);
+    if (node.owns(metric)) return;
+    await forward(node, req, reply, node.liveOwners(metric), metric.name.canonical);
+  };
+}
+
+async function forward(node: FerriteNode, req: FastifyRequest, reply: FastifyReply, owners: TopologyNode[], what: string): Promise<void> {
+  const problems: string[] = [];
+  for (const owner of owners) {
+    try {
+      const res = await fetch(`http://${owner.address}:${owner.apiport}${req.url}`, {
+        method: req.method,
+        headers: { ...forwardedHeaders(req), 'x-svc-proxied': '1' },
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : (req.body as Buffer | undefined),
+        signal: AbortSignal.timeout(PROXY_TIMEOUT_MS),
+      });
+      const body = Buffer.from(await res.arrayBuffer());
+      void reply.status(res.status).header('x-svc-proxied-to', owner.id);
+      const type = res.headers.get('content-type');
+      if (type !== null) void reply.type(type);
+      await reply.send(body);
+      return;
+    } catch (error) {
+      problems.push(`${owner.id}: ${(error as Error).message}`);
+    }
+  }
+  throw ferr('FER_ERR_NO_OWNER', what, problems.join('; ') || `no owner in topology ${node.ring.topology.hash}`);
+}
+
+function forwardedHeaders(req: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || HOP_HEADERS.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
