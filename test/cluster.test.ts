@@ -112,6 +112,28 @@ test.serial('SIGKILL during ingest loses no acknowledged sample; the node catche
   }
 });
 
+test.serial('acknowledged writes survive a nats-server that loses every message it acknowledged', async (t) => {
+  const c = await startCluster();
+  try {
+    await c.kill(2);
+    const names = Array.from({ length: 30 }, (_, i) => `c.lost${i}`);
+    t.is((await put(c.members[0]!.url, names.map((n, i) => mLine('1000.000', n, 'n', String(i))).join('\n'))).status, 200);
+    const toDead = (await Promise.all(names.map((n) => owners(c, n)))).filter((o) => o.includes(c.members[2]!.id)).length;
+    t.true(toDead > 0, 'some metrics are owned by the stopped node');
+    await c.wipeNats(); // the journal messages for node 2 are gone from JetStream
+    await c.start(2);
+    await c.settled(60_000);
+    for (const [i, name] of names.entries()) {
+      for (const owner of await owners(c, name)) {
+        const url = c.members.find((m) => m.id === owner)!.url;
+        t.deepEqual((await raw(url, name, LOCAL)).json, [[1000000, i]], `${name} on its owner ${owner}`);
+      }
+    }
+  } finally {
+    await c.stop();
+  }
+});
+
 test.serial('find with a node down is an estimate naming it; reads go to the live owner', async (t) => {
   const c = await startCluster();
   try {

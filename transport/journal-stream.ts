@@ -32,11 +32,13 @@ export interface AppliedReport {
 const PUBLISH_TIMEOUT_MS = 5_000;
 /** Messages fetched per pull; applied one at a time, in stream order. */
 const PULL_BATCH = 256;
+const WATCHDOG_MS = 3_000;
 
 export class JournalStream {
   private readonly js: JetStreamClient;
   private readonly subs: Subscription[] = [];
   private messages: { stop(): void } | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
   private closed = false;
 
   private constructor(
@@ -46,24 +48,50 @@ export class JournalStream {
     this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
   }
 
-  /** Creates (or finds) the topology's stream. Idempotent: every node does it at start. */
+  /** Connects to the topology's stream, creating it if needed. Every node does it at start. */
   static async open(nc: NatsConnection, topologyHash: string): Promise<JournalStream> {
     const stream = new JournalStream(nc, topologyHash);
-    const jsm = await jetstreamManager(nc);
-    const config = {
-      name: stream.streamName,
-      subjects: [`${stream.subjectPrefix}.>`],
-      storage: StorageType.File,
-      retention: RetentionPolicy.Workqueue,
-      // Re-publishing within this window is deduplicated by message id.
-      duplicate_window: 120 * 1e9,
-    };
-    try {
-      await jsm.streams.info(config.name);
-    } catch {
-      await jsm.streams.add(config);
-    }
+    await stream.ensureStream();
     return stream;
+  }
+
+  /**
+   * Creates the stream unless it exists. Also called after failures: a nats-server that
+   * lost its store (the outboxes still hold everything unconfirmed) starts empty.
+   */
+  private async ensureStream(): Promise<void> {
+    const jsm = await jetstreamManager(this.nc);
+    try {
+      await jsm.streams.info(this.streamName);
+    } catch {
+      await jsm.streams.add({
+        name: this.streamName,
+        subjects: [`${this.subjectPrefix}.>`],
+        storage: StorageType.File,
+        retention: RetentionPolicy.Workqueue,
+        // Re-publishing within this window is deduplicated by message id.
+        duplicate_window: 120 * 1e9,
+      });
+    }
+  }
+
+  private async ensureConsumer(identity: string): Promise<string> {
+    const jsm = await jetstreamManager(this.nc);
+    const durable = durableName(identity);
+    try {
+      await jsm.consumers.info(this.streamName, durable);
+    } catch {
+      await jsm.consumers.add(this.streamName, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: this.subject(identity),
+        // A message delivered to a node that then died is redelivered after this long.
+        ack_wait: 10 * 1e9,
+        max_ack_pending: PULL_BATCH * 4,
+      });
+    }
+    return durable;
   }
 
   private get streamName(): string {
@@ -89,7 +117,13 @@ export class JournalStream {
     h.set('Ferrite-Incarnation', envelope.incarnation);
     h.set('Ferrite-Seq', String(envelope.seq));
     h.set('Ferrite-Op', envelope.op);
-    await this.js.publish(this.subject(peer), body, { headers: h, msgID: `${envelope.incarnation}.${peer}.${envelope.seq}` });
+    const options = { headers: h, msgID: `${envelope.incarnation}.${peer}.${envelope.seq}` };
+    try {
+      await this.js.publish(this.subject(peer), body, options);
+    } catch {
+      await this.ensureStream();
+      await this.js.publish(this.subject(peer), body, options);
+    }
   }
 
   /**
@@ -98,27 +132,23 @@ export class JournalStream {
    * only after `apply` resolves; a failed apply is redelivered.
    */
   async consume(identity: string, apply: (envelope: JournalEnvelope, body: Uint8Array) => Promise<void>, onError: (error: unknown) => void): Promise<void> {
-    const jsm = await jetstreamManager(this.nc);
-    const durable = `node_${identity.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-    try {
-      await jsm.consumers.info(this.streamName, durable);
-    } catch {
-      await jsm.consumers.add(this.streamName, {
-        durable_name: durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        filter_subject: this.subject(identity),
-        // A message delivered to a node that then died is redelivered after this long.
-        ack_wait: 10 * 1e9,
-        max_ack_pending: PULL_BATCH * 4,
+    await this.ensureConsumer(identity);
+    // The client keeps pulling from a consumer the server no longer has (a server that
+    // lost its store): check now and then, and start over on a new one.
+    this.watchdog = setInterval(() => {
+      void this.pending(identity).then((n) => {
+        if (n === null && !this.closed) this.messages?.stop();
       });
-    }
-    const consumer = await this.js.consumers.get(this.streamName, durable);
+    }, WATCHDOG_MS);
+    this.watchdog.unref();
     void (async () => {
       while (!this.closed) {
         try {
+          await this.ensureStream();
+          const consumer = await this.js.consumers.get(this.streamName, await this.ensureConsumer(identity));
           const messages = await consumer.consume({ max_messages: PULL_BATCH });
           this.messages = messages;
+          // The iterator ends when the consumer goes away (a server that lost its store).
           for await (const msg of messages) {
             if (this.closed) break;
             await this.handle(msg, apply);
@@ -126,8 +156,8 @@ export class JournalStream {
         } catch (error) {
           if (this.closed) return;
           onError(error);
-          await new Promise((r) => setTimeout(r, 1000));
         }
+        await new Promise((r) => setTimeout(r, 1000));
       }
     })();
   }
@@ -151,7 +181,7 @@ export class JournalStream {
   async pending(identity: string): Promise<number | null> {
     try {
       const jsm = await jetstreamManager(this.nc);
-      const info = await jsm.consumers.info(this.streamName, `node_${identity.replace(/[^A-Za-z0-9_-]/g, '_')}`);
+      const info = await jsm.consumers.info(this.streamName, durableName(identity));
       return info.num_pending + info.num_ack_pending;
     } catch {
       return null;
@@ -180,9 +210,14 @@ export class JournalStream {
 
   close(): void {
     this.closed = true;
+    if (this.watchdog !== null) clearInterval(this.watchdog);
     this.messages?.stop();
     for (const sub of this.subs) sub.unsubscribe();
   }
+}
+
+function durableName(identity: string): string {
+  return `node_${identity.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
 function envelopeOf(msg: JsMsg): JournalEnvelope | null {

@@ -18,6 +18,8 @@ export interface Member {
 export interface TestCluster {
   members: Member[];
   nats: RunningNatsServer;
+  /** SIGKILLs nats-server, deletes its store (every message it held), and starts it again. */
+  wipeNats(): Promise<void>;
   /** SIGKILL: no flush, no goodbye. */
   kill(i: number): Promise<void>;
   start(i: number): Promise<void>;
@@ -28,7 +30,8 @@ export interface TestCluster {
 
 export async function startCluster(nodes = 3, writeCopies = 2): Promise<TestCluster> {
   const root = tempDir('ferrite-cluster-test-');
-  const nats = await startNatsServer(await freePort(), path.join(root, 'nats'));
+  const natsPort = await freePort();
+  let nats = await startNatsServer(natsPort, path.join(root, 'nats'));
   const members: Member[] = [];
   for (let i = 0; i < nodes; i++) {
     const port = await freePort();
@@ -44,7 +47,15 @@ export async function startCluster(nodes = 3, writeCopies = 2): Promise<TestClus
   await waitForGossip(members);
   return {
     members,
-    nats,
+    get nats() {
+      return nats;
+    },
+    async wipeNats() {
+      nats.child.kill('SIGKILL');
+      await nats.stop();
+      rmSync(path.join(root, 'nats'), { recursive: true, force: true });
+      nats = await startNatsServer(natsPort, path.join(root, 'nats'));
+    },
     start,
     async kill(i) {
       const m = members[i]!;
