@@ -8,6 +8,7 @@ import { adminRoutes } from './admin.js';
 import { deleteRoutes } from './delete.js';
 import { fetchRoutes } from './fetch.js';
 import { topologyRoutes } from './topology.js';
+import { caqlRoutes } from './caql.js';
 import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
@@ -59,6 +60,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(deleteRoutes, { node });
   app.register(fetchRoutes, { node });
   app.register(topologyRoutes, { node });
+  app.register(caqlRoutes, { node });
   return app;
 }
 

@@ -1,0 +1,162 @@
+// `caql_v1` (spec/caql.md §1): `/extension/lua/caql_v1` and `/extension/lua/public/caql_v1`,
+// GET with a query string or POST with a JSON body. Answers DF1 (default) or DF4; a bad
+// query is a 400 with IRONdb's user-error body, soft problems go to DF4 `head.warning`.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { caqlSource } from '../actors/caql-source.js';
+import type { FerriteNode } from '../actors/node.js';
+import { CaqlSyntaxError } from '../caql/ast.js';
+import { CaqlTimeoutError, CaqlUserError } from '../caql/errors.js';
+import { run } from '../caql/evaluate.js';
+import { parseQuery } from '../caql/parser.js';
+import type { Grid, Stream } from '../caql/stream.js';
+import { parseAccountId } from '../model/check-field.js';
+import { df4Json } from '../model/fetch/df4.js';
+import { ferr } from '../model/errors.js';
+import type { AccountId } from '../model/types.js';
+import { accountHeader } from './headers.js';
+import { bodyText } from './raw.js';
+
+const METHOD = 'caql_v1';
+const DEFAULT_TIMEOUT_S = 4.5;
+/** CAQL's native granularity; finer periods need `#min_period` (§2). */
+const NATIVE_PERIOD_S = 60;
+const MAX_SLOTS = 1_000_000;
+
+type Params = Record<string, unknown>;
+
+/** The built-in extension's entry in `GET /extension/lua`. */
+export const CAQL_EXTENSION = {
+  description: 'CAQL (Circonus Analytics Query Language) v1: evaluates a query over [start, end) at period',
+  params: {
+    query: { name: 'query', type: 'string' },
+    start: { name: 'start', type: 'number' },
+    end: { name: 'end', type: 'number' },
+    period: { name: 'period', type: 'number' },
+    format: { name: 'format', type: 'string' },
+    _timeout: { name: '_timeout', type: 'number' },
+  },
+};
+
+export async function caqlRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
+  const { node } = opts;
+  for (const url of ['/extension/lua/caql_v1', '/extension/lua/public/caql_v1']) {
+    app.route({ method: ['GET', 'POST'], url, handler: (req, reply) => answer(node, req, reply) });
+  }
+  app.get('/extension/lua', async () => ({ [METHOD]: CAQL_EXTENSION }));
+  for (const url of ['/extension/lua/:name', '/extension/lua/public/:name']) {
+    app.route({
+      method: ['GET', 'POST'],
+      url,
+      handler: async (req) => {
+        throw ferr('FER_ERR_UNKNOWN_EXTENSION', (req.params as { name: string }).name);
+      },
+    });
+  }
+}
+
+async function answer(node: FerriteNode, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  let params: Params = {};
+  try {
+    params = requestParams(req);
+    const text = stringParam(params, ['query', 'q']);
+    const query = parseQuery(text);
+    const grid = gridOf(params, query.directives.min_period);
+    const timeoutS = numberParam(params, ['_timeout'], DEFAULT_TIMEOUT_S);
+    const warnings: string[] = [];
+    const ctx = { source: caqlSource(node, accountOf(req, params)), warnings, deadline: Date.now() + timeoutS * 1000, timeoutS, view: grid };
+    const streams = await run(query, grid, ctx);
+    const format = String(params.format ?? 'DF1').toUpperCase();
+    if (format === 'DF4') {
+      const head = { startMs: grid.startS * 1000, periodMs: grid.periodS * 1000, count: grid.count, errors: [], warnings };
+      return reply.type('application/json').send(df4Json(head, streams));
+    }
+    if (format !== 'DF1') throw new CaqlUserError(`format must be DF1 or DF4, not '${String(params.format)}'`);
+    return reply.send(df1(grid, streams));
+  } catch (error) {
+    if (error instanceof CaqlTimeoutError) return reply.status(504).send(userError('504 (Timeout)', error.message, params));
+    if (error instanceof CaqlUserError || error instanceof CaqlSyntaxError) return reply.status(400).send(userError('400 (User facing error)', error.message, params));
+    throw error;
+  }
+}
+
+function userError(status: string, message: string, params: Params) {
+  return { success: false, status, method: METHOD, user_error: { message }, arguments: params, locals: [], trace: [] };
+}
+
+/** Query-string parameters, overridden by a JSON body's (trailing whitespace allowed). */
+function requestParams(req: FastifyRequest): Params {
+  const params: Params = { ...(req.query as Params) };
+  if (req.method !== 'POST') return params;
+  const text = bodyText(req).trim();
+  if (text === '') return params;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (e) {
+    throw new CaqlUserError(`the body is not JSON: ${(e as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new CaqlUserError('the body must be a JSON object');
+  return { ...params, ...(body as Params) };
+}
+
+function stringParam(params: Params, names: string[]): string {
+  for (const n of names) if (typeof params[n] === 'string' && (params[n] as string).trim() !== '') return params[n] as string;
+  throw new CaqlUserError(`missing parameter ${names.join(' (or ')}${names.length > 1 ? ')' : ''}`);
+}
+
+function numberParam(params: Params, names: string[], fallback?: number): number {
+  for (const n of names) {
+    const raw = params[n];
+    if (raw === undefined || raw === '') continue;
+    const v = typeof raw === 'number' ? raw : Number(String(raw).trim());
+    if (!Number.isFinite(v)) throw new CaqlUserError(`parameter ${n} must be a number, got '${String(raw)}'`);
+    return v;
+  }
+  if (fallback === undefined) throw new CaqlUserError(`missing parameter ${names.join(' (or ')}${names.length > 1 ? ')' : ''}`);
+  return fallback;
+}
+
+/** [start, end) at period, start aligned down to the period; `#min_period` allows finer than 1 min. */
+function gridOf(params: Params, minPeriod: string | true | undefined): Grid {
+  const start = numberParam(params, ['start', 'start_time']);
+  const end = numberParam(params, ['end', 'end_time']);
+  let period = numberParam(params, ['period'], NATIVE_PERIOD_S);
+  if (!(period > 0)) throw new CaqlUserError('period must be positive');
+  period = Math.max(period, minPeriod === undefined ? NATIVE_PERIOD_S : periodSeconds(minPeriod));
+  if (!(end > start)) throw new CaqlUserError('end must be after start');
+  const startS = Math.floor(start / period) * period;
+  const count = Math.ceil((end - startS) / period);
+  if (count > MAX_SLOTS) throw new CaqlUserError(`the range holds ${count} periods; at most ${MAX_SLOTS}`);
+  return { startS, periodS: period, count };
+}
+
+function periodSeconds(raw: string | true): number {
+  const m = typeof raw === 'string' ? /^([0-9.]+)\s*(s|m|h|d)?$/.exec(raw.trim()) : null;
+  if (m === null) throw new CaqlUserError(`#min_period=${String(raw)} is not seconds or a duration such as 10s`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+}
+
+function accountOf(req: FastifyRequest, params: Params): AccountId | null {
+  const raw = params.account_id;
+  if (raw !== undefined && raw !== '') {
+    const id = parseAccountId(String(raw));
+    if (id === null) throw new CaqlUserError(`account_id '${String(raw)}' is not a non-negative integer`);
+    return id;
+  }
+  const circonus = req.headers['x-circonus-account'];
+  if (typeof circonus === 'string' && circonus !== '') return parseAccountId(circonus) ?? null;
+  return accountHeader(req);
+}
+
+/** DF1: `[[ts, [v…]], …]`, one row per period. */
+function df1(grid: Grid, streams: Stream[]): [number, unknown[]][] {
+  return Array.from({ length: grid.count }, (_, i) => [
+    grid.startS + i * grid.periodS,
+    streams.map((s) => {
+      const v = s.values[i] ?? null;
+      if (v === null) return null;
+      if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+      return v.toLabelCounts();
+    }),
+  ]);
+}
