@@ -113,6 +113,8 @@ class Parser {
 
   private unary(): Expr {
     const t = this.peek();
+    // `not` as an operand (`a or not b`) negates the rest of the boolean expression.
+    if (t.kind === 'name' && t.value === 'not') return this.unaryNot();
     if (t.kind === 'punct' && (t.value === '-' || t.value === '!')) {
       this.i++;
       const operand = this.unary();
