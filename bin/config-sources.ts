@@ -33,7 +33,7 @@ export function fromEnv(env: NodeJS.ProcessEnv): Overrides {
   for (const [key, fallback] of Object.entries(defaults)) {
     const raw = env[envName(key)];
     if (raw === undefined) continue;
-    // Options defaulting to null (nodeId, topology) are strings when set.
+    // Options defaulting to null (nodeId, topology, nats, extensionsDir) are strings when set.
     const structured = (typeof fallback === 'object' && fallback !== null) || typeof fallback === 'boolean';
     out[key] = typeof fallback === 'number' ? Number(raw) : structured ? parseJsonEnv(key, raw) : raw;
   }

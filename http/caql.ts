@@ -11,12 +11,12 @@ import { parseQuery } from '../caql/parser.js';
 import type { Grid, Stream } from '../caql/stream.js';
 import { parseAccountId } from '../model/check-field.js';
 import { df4Json } from '../model/fetch/df4.js';
-import { ferr } from '../model/errors.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader } from './headers.js';
 import { bodyText } from './raw.js';
 
-const METHOD = 'caql_v1';
+export const CAQL_METHOD = 'caql_v1';
+const METHOD = CAQL_METHOD;
 const DEFAULT_TIMEOUT_S = 4.5;
 /** CAQL's native granularity; finer periods need `#min_period` (§2). */
 const NATIVE_PERIOD_S = 60;
@@ -41,16 +41,6 @@ export async function caqlRoutes(app: FastifyInstance, opts: { node: FerriteNode
   const { node } = opts;
   for (const url of ['/extension/lua/caql_v1', '/extension/lua/public/caql_v1']) {
     app.route({ method: ['GET', 'POST'], url, handler: (req, reply) => answer(node, req, reply) });
-  }
-  app.get('/extension/lua', async () => ({ [METHOD]: CAQL_EXTENSION }));
-  for (const url of ['/extension/lua/:name', '/extension/lua/public/:name']) {
-    app.route({
-      method: ['GET', 'POST'],
-      url,
-      handler: async (req) => {
-        throw ferr('FER_ERR_UNKNOWN_EXTENSION', (req.params as { name: string }).name);
-      },
-    });
   }
 }
 
@@ -84,7 +74,7 @@ function userError(status: string, message: string, params: Params) {
 }
 
 /** Query-string parameters, overridden by a JSON body's (trailing whitespace allowed). */
-function requestParams(req: FastifyRequest): Params {
+export function requestParams(req: FastifyRequest): Params {
   const params: Params = { ...(req.query as Params) };
   if (req.method !== 'POST') return params;
   const text = bodyText(req).trim();

@@ -9,6 +9,7 @@ import { deleteRoutes } from './delete.js';
 import { fetchRoutes } from './fetch.js';
 import { topologyRoutes } from './topology.js';
 import { caqlRoutes } from './caql.js';
+import { extensionRoutes } from './extensions.js';
 import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
@@ -61,6 +62,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(fetchRoutes, { node });
   app.register(topologyRoutes, { node });
   app.register(caqlRoutes, { node });
+  app.register(extensionRoutes, { node });
   return app;
 }
 

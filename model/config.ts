@@ -51,6 +51,12 @@ export interface FerriteConfig {
   implicitLatest: boolean;
   /** How often data past its retention is dropped. */
   retentionSweepIntervalMs: number;
+  /** Directory of `.lua` extensions served under /extension/lua (null = none). */
+  extensionsDir: string | null;
+  /** Wall-clock limit of one extension call. */
+  luaTimeoutMs: number;
+  /** Memory limit of one extension call's Lua VM. */
+  luaMemoryBytes: number;
 }
 
 /** One rollup level: a period and how long its records are kept, both in seconds. */
@@ -93,6 +99,9 @@ export function defaultConfig(): FerriteConfig {
     histogramRollupQuietMs: 60 * 1000,
     retentionSweepIntervalMs: 3600 * 1000,
     implicitLatest: false,
+    extensionsDir: null,
+    luaTimeoutMs: 5000,
+    luaMemoryBytes: 64 * 1024 * 1024,
   };
 }
 
@@ -126,6 +135,9 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   }
   if (c.topology !== null && (typeof c.topology !== 'string' || c.topology.length === 0)) throw new ConfigError('topology', 'must be a file path');
   if (c.nats !== null && (typeof c.nats !== 'string' || c.nats.length === 0)) throw new ConfigError('nats', 'must be a NATS URL');
+  if (c.extensionsDir !== null && (typeof c.extensionsDir !== 'string' || c.extensionsDir.length === 0)) throw new ConfigError('extensionsDir', 'must be a directory path');
+  requireInt(c, 'luaTimeoutMs', 1, 3600 * 1000);
+  requireInt(c, 'luaMemoryBytes', 1024 * 1024, 2 ** 31 - 1);
   requireInt(c, 'partitions', 1, 4096);
   if (!(CONFLICT_RESOLVERS as readonly string[]).includes(c.conflictResolver)) {
     throw new ConfigError('conflictResolver', `must be one of ${CONFLICT_RESOLVERS.join(', ')}`);
