@@ -16,7 +16,6 @@ import { accountHeader } from './headers.js';
 import { bodyText } from './raw.js';
 
 export const CAQL_METHOD = 'caql_v1';
-const METHOD = CAQL_METHOD;
 const DEFAULT_TIMEOUT_S = 4.5;
 /** CAQL's native granularity; finer periods need `#min_period` (§2). */
 const NATIVE_PERIOD_S = 60;
@@ -70,7 +69,7 @@ async function answer(node: FerriteNode, req: FastifyRequest, reply: FastifyRepl
 }
 
 function userError(status: string, message: string, params: Params) {
-  return { success: false, status, method: METHOD, user_error: { message }, arguments: params, locals: [], trace: [] };
+  return { success: false, status, method: CAQL_METHOD, user_error: { message }, arguments: params, locals: [], trace: [] };
 }
 
 /** Query-string parameters, overridden by a JSON body's (trailing whitespace allowed). */
