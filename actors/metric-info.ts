@@ -11,3 +11,8 @@ export interface MetricInfo extends MetricIdentity {
 
 /** Enough of a metric to find its data: what rollup markers on disk can rebuild. */
 export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'>;
+
+/** The fields that name a metric on every node (storage ids and partitions are node-local). */
+export function portableIdentity(m: MetricInfo): { accountId: MetricInfo['accountId']; uuid: string; checkName: string; canonical: string } {
+  return { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical };
+}

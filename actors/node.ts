@@ -16,11 +16,11 @@ import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, postingKey, typeKe
 import { Store, type StoreBatch } from '../storage/rocks.js';
 import { encodeNameRecord, metricPostings } from './name-record.js';
 import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './messages.js';
-import type { MetricInfo } from './metric-info.js';
+import { portableIdentity, type MetricInfo } from './metric-info.js';
 import { HistogramStore, type HistogramRow } from './histogram-store.js';
 import { MetricRegistry } from './metric-registry.js';
 import { RollupStore, type RollupEngine, type RollupRow } from './rollup-store.js';
-import type { RollupAccumulator } from '../model/rollup/accumulator.js';
+import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../model/rollup/accumulator.js';
 import { sweepRetention } from './retention.js';
 import { Tombstones } from './tombstones.js';
 import { spawnPartition, type PartitionRef } from './partition.js';
@@ -29,7 +29,7 @@ import { Gossip } from '../transport/gossip.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { buildRing, type Ring } from '../model/topology/index.js';
 import type { BufferValue } from './window-buffer.js';
-import { Replication, type AppliedUpdate, type JournaledDelete, type Outgoing } from './replication.js';
+import { Replication, type AppliedUpdate, type JournaledDelete, type JournaledRollups, type Outgoing } from './replication.js';
 import { JournalStream, type AppliedReport, type JournalEnvelope } from '../transport/journal-stream.js';
 import type { TopologyNode } from '../model/topology/index.js';
 import type { JournalEntry } from '../model/journal-entry.js';
@@ -183,6 +183,7 @@ export class FerriteNode {
     this.checkWritable();
     if (!replication.alreadyApplied(envelope)) {
       if (envelope.op === 'delete') await this.applyJournaledDelete(body);
+      if (envelope.op === 'nnt') await this.applyJournaledRollups(body);
       const records = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
       for (const r of records) if (!replication.owns(r.metric)) replication.misdirected++;
       let applied: AppliedUpdate | null = null;
@@ -248,6 +249,37 @@ export class FerriteNode {
     const outgoing = peers.map((peer) => replication.stage(batch, peer, 'delete', body, 1));
     await batch.write();
     await replication.publish(outgoing);
+  }
+
+  /**
+   * /write/nnt: rollup records are stored on this node if it owns the metric and journaled to
+   * its other owners. Resolves once stored here and acknowledged by JetStream.
+   */
+  async writeNnt(metric: MetricInfo, records: [number, RollupAccumulator][]): Promise<void> {
+    const replication = this.replication;
+    const peers = replication === null ? [] : replication.ownersOf(metric).filter((id) => id !== this.identity);
+    if (peers.length > 0) {
+      const doc: JournaledRollups = {
+        ...portableIdentity(metric),
+        records: records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')]),
+      };
+      const body = Buffer.from(JSON.stringify(doc));
+      const batch = this.store.batch();
+      const outgoing = peers.map((peer) => replication!.stage(batch, peer, 'nnt', body, records.length));
+      await batch.write();
+      await replication!.publish(outgoing);
+    }
+    if (!this.owns(metric)) return;
+    await this.recordMetric(metric, 'numeric');
+    await this.writeRollups(metric, records);
+  }
+
+  private async applyJournaledRollups(body: Uint8Array): Promise<void> {
+    const doc = JSON.parse(Buffer.from(body).toString('utf8')) as JournaledRollups;
+    const found = this.registry.intern(doc.accountId, doc.uuid, doc.checkName, doc.canonical);
+    if (!found.ok) return;
+    await this.recordMetric(found.metric, 'numeric');
+    await this.writeRollups(found.metric, doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
   }
 
   private async applyJournaledDelete(body: Uint8Array): Promise<void> {

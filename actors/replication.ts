@@ -13,7 +13,7 @@ import type { AccountId } from '../model/types.js';
 import { ownersOf, type Ring } from '../model/topology/index.js';
 import { appliedKey, CF, decodeU64, encodeU64, outboxKey, outboxRange, outboxSeqKey, outboxSeqOf, STATE_KEY } from '../storage/keys.js';
 import type { Store, StoreBatch } from '../storage/rocks.js';
-import type { AppliedReport, JournalEnvelope, JournalOp, JournalStream } from '../transport/journal-stream.js';
+import { JOURNAL_OPS, type AppliedReport, type JournalEnvelope, type JournalOp, type JournalStream } from '../transport/journal-stream.js';
 import type { MetricInfo } from './metric-info.js';
 
 /** Unconfirmed entries are re-published after this long, doubling per attempt up to the cap. */
@@ -48,6 +48,16 @@ interface Applied {
 export interface AppliedUpdate {
   incarnation: string;
   applied: Applied;
+}
+
+/** One metric's /write/nnt rollup records journaled to its other owners. */
+export interface JournaledRollups {
+  accountId: AccountId;
+  uuid: string;
+  checkName: string;
+  canonical: string;
+  /** [period start ms, encoded accumulator as base64]. */
+  records: [number, string][];
 }
 
 /** A single-metric delete journaled to the metric's other owners (x-svc-full-delete: 1). */
@@ -154,7 +164,7 @@ export class Replication {
   stage(batch: StoreBatch, peer: string, op: JournalOp, body: Buffer, records: number): Outgoing {
     const seq = this.nextSeq.get(peer) ?? 1;
     this.nextSeq.set(peer, seq + 1);
-    batch.put(CF.outbox, outboxKey(peer, seq), Buffer.concat([Buffer.from([op === 'records' ? 0 : 1]), body]));
+    batch.put(CF.outbox, outboxKey(peer, seq), Buffer.concat([Buffer.from([JOURNAL_OPS.indexOf(op)]), body]));
     // Sequences must never repeat within an incarnation, even once the outbox is empty.
     batch.put(CF.state, outboxSeqKey(peer), encodeU64(seq));
     this.pendingOf(peer).set(seq, { at: Date.now(), tries: 1, records });
@@ -274,7 +284,7 @@ export class Replication {
       due.forEach((seq, i) => {
         const value = stored[i];
         if (value === null || value === undefined) return void pending.delete(seq); // confirmed meanwhile
-        outgoing.push({ peer, seq, op: value[0] === 0 ? 'records' : 'delete', body: value.subarray(1), records: pending.get(seq)?.records ?? 0 });
+        outgoing.push({ peer, seq, op: JOURNAL_OPS[value[0]!] ?? 'records', body: value.subarray(1), records: pending.get(seq)?.records ?? 0 });
       });
       for (const o of outgoing) {
         const u = pending.get(o.seq)!;

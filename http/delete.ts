@@ -2,7 +2,7 @@
 // query and check deletes of raw, text and histogram data, and full deletes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { searchMetrics, type Found } from '../actors/metric-search.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import { portableIdentity, type MetricInfo } from '../actors/metric-info.js';
 import type { DeleteOutcome } from '../actors/messages.js';
 import type { FerriteNode } from '../actors/node.js';
 import { normalizeUuid } from '../model/check-field.js';
@@ -51,7 +51,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       const everywhere = word !== 'raw' && fullDeleteFlag(req);
       if (!name.includes('*')) {
         const metric = metricFromPath(node, uuid, name);
-        if (everywhere) await node.journalDelete({ accountId: metric.accountId, uuid: metric.uuid, checkName: metric.checkName, canonical: metric.name.canonical, kind, before, periods });
+        if (everywhere) await node.journalDelete({ ...portableIdentity(metric), kind, before, periods });
         if (!node.owns(metric)) {
           if (everywhere) return reply.send([]);
           return reply.send([{ metric_name: metric.name.canonical, delete_result: 'not local', payload: '' }]);

@@ -58,7 +58,7 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
       requireSomething(parsed.records.length, parsed.errors, 'item');
       const byMetric = new Map<MetricInfo, [number, RollupAccumulator][]>();
       for (const r of parsed.records) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), [r.ts, r.acc]]);
-      await Promise.all([...byMetric].map(([metric, records]) => node.recordMetric(metric, 'numeric').then(() => node.writeRollups(metric, records))));
+      await Promise.all([...byMetric].map(([metric, records]) => node.writeNnt(metric, records)));
       return reply.send(summarize(parsed.items, parsed.records.length, parsed.errors, 'item'));
     },
   });

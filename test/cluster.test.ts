@@ -38,7 +38,16 @@ test.serial('a write to one node is readable and searchable from every node', as
     const w = await put(a, body.join('\n'));
     t.is(w.status, 200);
     t.is(w.json.updated, 62);
+    const nntOwners = await owners(c, 'c.nnt');
+    const outsider = c.members.find((m) => !nntOwners.includes(m.id))!;
+    const nnt = { metric: 'c.nnt', id: UUID, offset: 3600, count: 4, value: 10, stddev: 2, derivative: 1, derivative_stddev: 0, counter: 1, counter_stddev: 0 };
+    t.is((await fetch(`${outsider.url}/write/nnt`, { method: 'POST', body: JSON.stringify([nnt]) })).status, 200);
     await c.settled();
+    for (const member of c.members) {
+      const r = await fetch(`${member.url}/rollup/${UUID}/c.nnt?start_ts=3600.000&end_ts=3660.000&rollup_span=60s&get_engine=nnt`, { headers: LOCAL });
+      if (nntOwners.includes(member.id)) t.deepEqual(await r.json(), [[3600, 10]], `nnt record on owner ${member.id}`);
+      else t.is(r.status, 404, 'a non-owner keeps no nnt records');
+    }
 
     for (const url of [b, cc]) {
       for (const [i, name] of names.entries()) t.deepEqual((await raw(url, name)).json, [[1000000, i], [1060000, i + 0.5]], `${name} from ${url}`);

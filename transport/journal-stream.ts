@@ -16,8 +16,13 @@ export interface JournalEnvelope {
   op: JournalOp;
 }
 
-/** `records`: a journal entry (model/journal-entry). `delete`: a single-metric delete (JSON). */
-export type JournalOp = 'records' | 'delete';
+/**
+ * `records`: a journal entry (model/journal-entry). `delete`: a single-metric delete (JSON).
+ * `nnt`: one metric's rollup records from /write/nnt (JSON). The index is the op's byte in
+ * the outbox: never reorder, only append.
+ */
+export const JOURNAL_OPS = ['records', 'delete', 'nnt'] as const;
+export type JournalOp = (typeof JOURNAL_OPS)[number];
 
 /** A peer's report of which of a sender's messages it has applied. */
 export interface AppliedReport {
@@ -226,6 +231,6 @@ function envelopeOf(msg: JsMsg): JournalEnvelope | null {
   const incarnation = h?.get('Ferrite-Incarnation');
   const seq = Number(h?.get('Ferrite-Seq'));
   const op = h?.get('Ferrite-Op');
-  if (!sender || !incarnation || !Number.isSafeInteger(seq) || (op !== 'records' && op !== 'delete')) return null;
-  return { sender, incarnation, seq, op };
+  if (!sender || !incarnation || !Number.isSafeInteger(seq) || !(JOURNAL_OPS as readonly (string | undefined)[]).includes(op)) return null;
+  return { sender, incarnation, seq, op: op as JournalOp };
 }
