@@ -15,7 +15,7 @@ export function caqlSource(node: FerriteNode, account: AccountId | null): DataSo
       const end = grid.startS + grid.count * grid.periodS;
       const request = { kind: 'tags' as const, account, query, activityStart: grid.startS, activityEnd: end, limit: limit + 1, activity: false, latest: 0, down: [], verifyOwner: false };
       const answer = await find(node, request, false);
-      const metrics = answer.rows.map((r) => ({ uuid: r.uuid, name: r.name, types: String((JSON.parse(r.json) as { type: string }).type).split(',') }));
+      const metrics = answer.rows.map((r) => ({ uuid: r.uuid, name: r.name, types: r.types }));
       return { metrics: metrics.slice(0, limit), truncated: metrics.length > limit };
     },
 

@@ -6,14 +6,14 @@ import { FetchRequestError } from '../model/fetch/errors.js';
 import { planFetch } from '../model/fetch/request.js';
 import type { NumericValue, AccountId } from '../model/types.js';
 import { runFetch } from './fetch-engine.js';
-import { find } from './find-service.js';
+import { DEFAULT_FIND_LIMIT, find } from './find-service.js';
 import type { FerriteNode } from './node.js';
 
 export function extensionApi(node: FerriteNode, account: AccountId | null): ExtensionApi {
   return {
     async find(query: string) {
       if (account === null) throw new Error('ferrite.find needs an account: send x-svc-account-id');
-      const answer = await find(node, { kind: 'tags', account, query: String(query), activityStart: null, activityEnd: null, limit: 10_000, activity: false, latest: 0, down: [], verifyOwner: false }, false);
+      const answer = await find(node, { kind: 'tags', account, query: String(query), activityStart: null, activityEnd: null, limit: DEFAULT_FIND_LIMIT, activity: false, latest: 0, down: [], verifyOwner: false }, false);
       return answer.rows.map((r) => JSON.parse(r.json) as unknown);
     },
     async fetch(doc: unknown) {

@@ -34,22 +34,25 @@ interface StreamRequest {
 /** A peer owning some streams of a fetch reads them (and only them, never forwarding). */
 export async function answerStreamRequest(node: FerriteNode, payload: unknown): Promise<WireColumn> {
   const { plan, stream } = payload as StreamRequest;
-  return columnToWire(await localColumn(node, { ...plan, streams: [stream], reduce: [] }, stream, 'stream'));
+  const metric = streamMetric(node, stream, 'stream');
+  return columnToWire(await localColumn(node, { ...plan, streams: [stream], reduce: [] }, stream, metric));
+}
+
+function streamMetric(node: FerriteNode, s: StreamSpec, path: string): MetricInfo {
+  const found = node.registry.lookup(s.uuid, s.name);
+  if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
+  return found.metric;
 }
 
 async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
-  const found = node.registry.lookup(s.uuid, s.name);
-  if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
-  if (node.owns(found.metric)) return localColumn(node, plan, s, path);
+  const metric = streamMetric(node, s, path);
+  if (node.owns(metric)) return localColumn(node, plan, s, metric);
   const request: StreamRequest = { plan: { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, stream: s };
-  const wire = await node.askOwners<WireColumn>(found.metric, 'stream', request);
+  const wire = await node.askOwners<WireColumn>(metric, 'stream', request);
   return columnFromWire(wire);
 }
 
-async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
-  const found = node.registry.lookup(s.uuid, s.name);
-  if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
-  const metric = found.metric;
+async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Column> {
   const head = { label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] };
   const known = await node.knows(metric);
   const periodS = plan.periodMs / SECOND;

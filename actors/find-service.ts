@@ -5,11 +5,13 @@
 import { ferr } from '../model/errors.js';
 import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
-import { numberJson } from '../http/json-out.js';
+import { numberJson } from '../model/json-out.js';
 import { searchMetrics, type Found } from './metric-search.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
 
+/** IRONdb's default advisory limit for finds. */
+export const DEFAULT_FIND_LIMIT = 10_000;
 /** How long the asking node waits for each peer's part. */
 const FIND_TIMEOUT_MS = 5_000;
 
@@ -37,6 +39,8 @@ export interface FindRequest {
 export interface FindRow {
   uuid: string;
   name: string;
+  /** Data types, as the record's `type` lists them. */
+  types: string[];
   json: string;
 }
 
@@ -83,7 +87,7 @@ async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean):
     case 'count':
       return { rows: [], values: [], count: found.length };
     case 'tags': {
-      const rows = await Promise.all(found.map(async (f) => ({ uuid: f.record.uuid, name: f.record.metric_name, json: await findRecord(node, f, r.activity, r.latest) })));
+      const rows = await Promise.all(found.map(async (f) => ({ uuid: f.record.uuid, name: f.record.metric_name, types: f.types, json: await findRecord(node, f, r.activity, r.latest) })));
       return { rows, values: [], count: rows.length };
     }
     case 'tag_cats':

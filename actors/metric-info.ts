@@ -13,6 +13,13 @@ export interface MetricInfo extends MetricIdentity {
 export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'>;
 
 /** The fields that name a metric on every node (storage ids and partitions are node-local). */
-export function portableIdentity(m: MetricInfo): { accountId: MetricInfo['accountId']; uuid: string; checkName: string; canonical: string } {
+export interface PortableIdentity {
+  accountId: MetricInfo['accountId'];
+  uuid: string;
+  checkName: string;
+  canonical: string;
+}
+
+export function portableIdentity(m: MetricInfo): PortableIdentity {
   return { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical };
 }

@@ -16,7 +16,7 @@ import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, postingKey, typeKe
 import { Store, type StoreBatch } from '../storage/rocks.js';
 import { encodeNameRecord, metricPostings } from './name-record.js';
 import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './messages.js';
-import { portableIdentity, type MetricInfo } from './metric-info.js';
+import { portableIdentity, type MetricInfo, type PortableIdentity } from './metric-info.js';
 import { HistogramStore, type HistogramRow } from './histogram-store.js';
 import { MetricRegistry } from './metric-registry.js';
 import { RollupStore, type RollupEngine, type RollupRow } from './rollup-store.js';
@@ -30,7 +30,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { buildRing, type Ring } from '../model/topology/index.js';
 import type { BufferValue } from './window-buffer.js';
 import { Replication, type AppliedUpdate, type JournaledDelete, type JournaledRollups, type Outgoing } from './replication.js';
-import { JournalStream, type AppliedReport, type JournalEnvelope } from '../transport/journal-stream.js';
+import { JournalStream, type AppliedReport, type JournalEnvelope, type JournalOp } from '../transport/journal-stream.js';
 import type { TopologyNode } from '../model/topology/index.js';
 import type { JournalEntry } from '../model/journal-entry.js';
 import { Rpc } from '../transport/rpc.js';
@@ -237,18 +237,9 @@ export class FerriteNode {
    * Journals a single-metric delete to the metric's other owners (x-svc-full-delete: 1),
    * after which it is applied here. Resolves once JetStream acknowledged every message.
    */
-  async journalDelete(request: JournaledDelete): Promise<void> {
-    const replication = this.replication;
-    if (replication === null) return;
-    const metric = this.registry.intern(request.accountId, request.uuid, request.checkName, request.canonical);
-    if (!metric.ok) throw new Error(`BUG: journaled delete of an invalid metric: ${metric.reason}`);
-    const peers = replication.ownersOf(metric.metric).filter((id) => id !== this.identity);
-    if (peers.length === 0) return;
-    const body = Buffer.from(JSON.stringify(request));
-    const batch = this.store.batch();
-    const outgoing = peers.map((peer) => replication.stage(batch, peer, 'delete', body, 1));
-    await batch.write();
-    await replication.publish(outgoing);
+  async journalDelete(metric: MetricInfo, kind: DataKind, before: number, periods: number[] | null): Promise<void> {
+    const doc: JournaledDelete = { ...portableIdentity(metric), kind, before, periods };
+    await this.journalToOtherOwners(metric, 'delete', doc, 1);
   }
 
   /**
@@ -256,37 +247,44 @@ export class FerriteNode {
    * its other owners. Resolves once stored here and acknowledged by JetStream.
    */
   async writeNnt(metric: MetricInfo, records: [number, RollupAccumulator][]): Promise<void> {
-    const replication = this.replication;
-    const peers = replication === null ? [] : replication.ownersOf(metric).filter((id) => id !== this.identity);
-    if (peers.length > 0) {
-      const doc: JournaledRollups = {
-        ...portableIdentity(metric),
-        records: records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')]),
-      };
-      const body = Buffer.from(JSON.stringify(doc));
-      const batch = this.store.batch();
-      const outgoing = peers.map((peer) => replication!.stage(batch, peer, 'nnt', body, records.length));
-      await batch.write();
-      await replication!.publish(outgoing);
-    }
+    const doc: JournaledRollups = { ...portableIdentity(metric), records: records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')]) };
+    await this.journalToOtherOwners(metric, 'nnt', doc, records.length);
     if (!this.owns(metric)) return;
     await this.recordMetric(metric, 'numeric');
     await this.writeRollups(metric, records);
   }
 
-  private async applyJournaledRollups(body: Uint8Array): Promise<void> {
-    const doc = JSON.parse(Buffer.from(body).toString('utf8')) as JournaledRollups;
+  /** Puts `doc` in the outbox of every other owner of `metric`, then publishes it (standalone: nothing). */
+  private async journalToOtherOwners(metric: MetricInfo, op: JournalOp, doc: object, records: number): Promise<void> {
+    const replication = this.replication;
+    if (replication === null) return;
+    const peers = replication.ownersOf(metric).filter((id) => id !== this.identity);
+    if (peers.length === 0) return;
+    const body = Buffer.from(JSON.stringify(doc));
+    const batch = this.store.batch();
+    const outgoing = peers.map((peer) => replication.stage(batch, peer, op, body, records));
+    await batch.write();
+    await replication.publish(outgoing);
+  }
+
+  /** A journaled document and the metric it names (null: not a valid metric name here). */
+  private journaledDoc<T extends PortableIdentity>(body: Uint8Array): { doc: T; metric: MetricInfo } | null {
+    const doc = JSON.parse(Buffer.from(body).toString('utf8')) as T;
     const found = this.registry.intern(doc.accountId, doc.uuid, doc.checkName, doc.canonical);
-    if (!found.ok) return;
-    await this.recordMetric(found.metric, 'numeric');
-    await this.writeRollups(found.metric, doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
+    return found.ok ? { doc, metric: found.metric } : null;
+  }
+
+  private async applyJournaledRollups(body: Uint8Array): Promise<void> {
+    const j = this.journaledDoc<JournaledRollups>(body);
+    if (j === null) return;
+    await this.recordMetric(j.metric, 'numeric');
+    await this.writeRollups(j.metric, j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
   }
 
   private async applyJournaledDelete(body: Uint8Array): Promise<void> {
-    const d = JSON.parse(Buffer.from(body).toString('utf8')) as JournaledDelete;
-    const found = this.registry.intern(d.accountId, d.uuid, d.checkName, d.canonical);
-    if (!found.ok) return; // nothing such can be stored here
-    if (await this.knows(found.metric)) await this.deleteData(found.metric, d.kind, d.before, true, d.periods);
+    const j = this.journaledDoc<JournaledDelete>(body);
+    if (j === null) return; // nothing such can be stored here
+    if (await this.knows(j.metric)) await this.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
   }
 
   private remember(fresh: { named: Set<string>; typed: Set<string> }): void {

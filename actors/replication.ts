@@ -9,12 +9,11 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ferr } from '../model/errors.js';
 import type { DataKind, IngestRecord } from '../model/ingest-record.js';
-import type { AccountId } from '../model/types.js';
 import { ownersOf, type Ring } from '../model/topology/index.js';
-import { appliedKey, CF, decodeU64, encodeU64, outboxKey, outboxRange, outboxSeqKey, outboxSeqOf, STATE_KEY } from '../storage/keys.js';
+import { appliedKey, CF, decodeU64, encodeU64, outboxKey, outboxRange, outboxSeqKey, outboxSeqOf, prefixEnd, STATE_KEY } from '../storage/keys.js';
 import type { Store, StoreBatch } from '../storage/rocks.js';
 import { JOURNAL_OPS, type AppliedReport, type JournalEnvelope, type JournalOp, type JournalStream } from '../transport/journal-stream.js';
-import type { MetricInfo } from './metric-info.js';
+import type { MetricInfo, PortableIdentity } from './metric-info.js';
 
 /** Unconfirmed entries are re-published after this long, doubling per attempt up to the cap. */
 const REPUBLISH_AFTER_MS = 10_000;
@@ -51,21 +50,13 @@ export interface AppliedUpdate {
 }
 
 /** One metric's /write/nnt rollup records journaled to its other owners. */
-export interface JournaledRollups {
-  accountId: AccountId;
-  uuid: string;
-  checkName: string;
-  canonical: string;
+export interface JournaledRollups extends PortableIdentity {
   /** [period start ms, encoded accumulator as base64]. */
   records: [number, string][];
 }
 
 /** A single-metric delete journaled to the metric's other owners (x-svc-full-delete: 1). */
-export interface JournaledDelete {
-  accountId: AccountId;
-  uuid: string;
-  checkName: string;
-  canonical: string;
+export interface JournaledDelete extends PortableIdentity {
   kind: DataKind;
   before: number;
   periods: number[] | null;
@@ -215,7 +206,7 @@ export class Replication {
   /** Loads what this node applied from each sender; called before consuming. */
   async loadApplied(): Promise<void> {
     const prefix = appliedKey('');
-    for await (const { key, value } of this.store.scan(CF.state, { gte: prefix, lt: Buffer.concat([prefix.subarray(0, -1), Buffer.from([prefix.at(-1)! + 1])]) })) {
+    for await (const { key, value } of this.store.scan(CF.state, { gte: prefix, lt: prefixEnd(prefix) })) {
       const doc = JSON.parse(value.toString('utf8')) as { through: number; above: number[] };
       this.applied.set(key.subarray(prefix.length).toString('utf8'), { through: doc.through, above: new Set(doc.above) });
     }

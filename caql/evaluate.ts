@@ -27,10 +27,6 @@ export class Invocation {
     readonly ctx: Context,
   ) {}
 
-  get sourceCount(): number {
-    return this.sourceExprs.length;
-  }
-
   /** All sources' streams, in order, on `grid` (default: this call's). */
   async sources(grid: Grid = this.grid): Promise<Stream[]> {
     return (await this.sourceGroups(grid)).flat();

@@ -54,11 +54,7 @@ export function constant(value: number | null, grid: Grid): NumericStream {
   return numeric({ label: value === null ? 'NULL' : String(value) }, new Array(grid.count).fill(value));
 }
 
-export function slotTime(grid: Grid, i: number): number {
-  return grid.startS + i * grid.periodS;
-}
-
-/** The grid `back` seconds earlier with `extra` more slots, covering the original at its end. */
+/** The grid starting at least `backS` earlier (whole slots), ending where `grid` ends; `offset` is the added slots. */
 export function widen(grid: Grid, backS: number): { grid: Grid; offset: number } {
   const offset = Math.ceil(backS / grid.periodS);
   return { grid: { ...grid, startS: grid.startS - offset * grid.periodS, count: grid.count + offset }, offset };

@@ -2,7 +2,7 @@
 // query and check deletes of raw, text and histogram data, and full deletes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { searchMetrics, type Found } from '../actors/metric-search.js';
-import { portableIdentity, type MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../actors/metric-info.js';
 import type { DeleteOutcome } from '../actors/messages.js';
 import type { FerriteNode } from '../actors/node.js';
 import { normalizeUuid } from '../model/check-field.js';
@@ -51,7 +51,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       const everywhere = word !== 'raw' && fullDeleteFlag(req);
       if (!name.includes('*')) {
         const metric = metricFromPath(node, uuid, name);
-        if (everywhere) await node.journalDelete({ ...portableIdentity(metric), kind, before, periods });
+        if (everywhere) await node.journalDelete(metric, kind, before, periods);
         if (!node.owns(metric)) {
           if (everywhere) return reply.send([]);
           return reply.send([{ metric_name: metric.name.canonical, delete_result: 'not local', payload: '' }]);
@@ -127,7 +127,7 @@ async function storedElsewhere(node: FerriteNode, account: AccountId, query: str
   const answer = await find(node, { kind: 'tags', account, query, activityStart: null, activityEnd: null, limit: null, activity: false, latest: 0, down: [], verifyOwner: false }, false);
   return answer.rows
     .filter((r) => !local.has(`${r.uuid}\u0000${r.name}`))
-    .map((r) => ({ metric_name: r.name, types: String((JSON.parse(r.json) as { type: string }).type).split(',') }));
+    .map((r) => ({ metric_name: r.name, types: r.types }));
 }
 
 /** Matches up to `limit` metrics (null = all), saying whether the limit cut the list short. */

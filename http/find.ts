@@ -1,7 +1,7 @@
 // Tag search (interface §4.2): `/find/<account>/tags|tag_cats|tag_vals`, and the
 // header forms `/find/tags|tag_cats|tag_vals` with x-svc-account-id.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { find, parseQuery, type FindAnswer, type FindKind, type FindRequest } from '../actors/find-service.js';
+import { DEFAULT_FIND_LIMIT, find, parseQuery, type FindAnswer, type FindKind, type FindRequest } from '../actors/find-service.js';
 import type { FerriteNode } from '../actors/node.js';
 import { parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
@@ -9,8 +9,6 @@ import { parseRelativeTime } from '../model/relative-time.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, svcHeader } from './headers.js';
 
-/** IRONdb's default advisory limit for finds. */
-const DEFAULT_FIND_LIMIT = 10_000;
 
 type Query = Record<string, string | undefined>;
 

@@ -10,7 +10,7 @@ import { decodeMetricList, MetricListFormatError } from '../model/metric-list/de
 import { metricListRecords } from '../model/metric-list/records.js';
 import { accountHeader, mediaType, svcHeader } from './headers.js';
 import { ingestAndReply } from './ingest-reply.js';
-import { numberJson, rowsJson } from './json-out.js';
+import { numberJson, rowsJson } from '../model/json-out.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { proxyToOwner } from './proxy.js';
 

@@ -1,7 +1,7 @@
 // The cluster end to end: a real nats-server and three `ferrite serve` processes (W=2).
 // Writes to one node are readable from every node; search fans out; a node killed with
 // SIGKILL mid-ingest loses nothing acknowledged and catches up when it returns.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { histogramToBase64, Histogram } from '../model/histogram/index.js';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { CHECK, getJson, killSpawnedNodes, mLine, put, UUID } from './helpers/node.js';
@@ -20,6 +20,15 @@ async function owners(c: TestCluster, name: string): Promise<string[]> {
 async function raw(url: string, name: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const res = await fetch(`${url}/raw/${UUID}/${encodeURIComponent(name)}?start_ts=0.000&end_ts=100000.000`, { headers });
   return { status: res.status, json: await res.json() };
+}
+
+function urlOf(c: TestCluster, id: string): string {
+  return c.members.find((m) => m.id === id)!.url;
+}
+
+/** Each owner's own copy (read with x-svc-proxied: 1) holds exactly `expected`. */
+async function onEveryOwner(t: ExecutionContext, c: TestCluster, name: string, expected: unknown): Promise<void> {
+  for (const owner of await owners(c, name)) t.deepEqual((await raw(urlOf(c, owner), name, LOCAL)).json, expected, `${name} on its owner ${owner}`);
 }
 
 function countOnly(url: string, headers: Record<string, string> = ACCOUNT) {
@@ -108,11 +117,7 @@ test.serial('SIGKILL during ingest loses no acknowledged sample; the node catche
     // Every acknowledged sample is on every one of its owners.
     for (const name of acked) {
       const batchNo = Number(/c\.kill(\d+)\./.exec(name)![1]);
-      for (const owner of await owners(c, name)) {
-        const url = c.members.find((m) => m.id === owner)!.url;
-        const r = await raw(url, name, LOCAL);
-        t.deepEqual(r.json, [[(1000 + batchNo) * 1000, batchNo]], `${name} on its owner ${owner}`);
-      }
+      await onEveryOwner(t, c, name, [[(1000 + batchNo) * 1000, batchNo]]);
     }
     const state = await getJson(`${c.members[1]!.url}/state`);
     t.is(state.json.replication.misdirected, 0);
@@ -132,12 +137,7 @@ test.serial('acknowledged writes survive a nats-server that loses every message 
     await c.wipeNats(); // the journal messages for node 2 are gone from JetStream
     await c.start(2);
     await c.settled(60_000);
-    for (const [i, name] of names.entries()) {
-      for (const owner of await owners(c, name)) {
-        const url = c.members.find((m) => m.id === owner)!.url;
-        t.deepEqual((await raw(url, name, LOCAL)).json, [[1000000, i]], `${name} on its owner ${owner}`);
-      }
-    }
+    for (const [i, name] of names.entries()) await onEveryOwner(t, c, name, [[1000000, i]]);
   } finally {
     await c.stop();
   }
@@ -188,7 +188,7 @@ test.serial('deletes act locally, report not local, and x-svc-full-delete journa
     t.deepEqual(await del.json(), []);
     await c.settled();
     for (const id of textOwners) {
-      const url = c.members.find((m) => m.id === id)!.url;
+      const url = urlOf(c, id);
       const r = await fetch(`${url}/read/0/2000/${UUID}/c.text`, { headers: LOCAL });
       t.deepEqual(await r.json(), [], `text gone on owner ${id}`);
     }

@@ -4,7 +4,7 @@
 // JetStream is the transport, not the durability point: the sender keeps every message in
 // its outbox until the peer confirms it applied it (actors/replication.ts), because a
 // nats-server that crashes can lose messages it already acknowledged.
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 
 /** What a journal message carries besides its body. */
@@ -49,13 +49,15 @@ export class JournalStream {
   private constructor(
     private readonly nc: NatsConnection,
     private readonly topologyHash: string,
+    /** Made once: each jetstreamManager() call asks the server whether JetStream is on. */
+    private readonly jsm: JetStreamManager,
   ) {
     this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
   }
 
   /** Connects to the topology's stream, creating it if needed. Every node does it at start. */
   static async open(nc: NatsConnection, topologyHash: string): Promise<JournalStream> {
-    const stream = new JournalStream(nc, topologyHash);
+    const stream = new JournalStream(nc, topologyHash, await jetstreamManager(nc));
     await stream.ensureStream();
     return stream;
   }
@@ -65,11 +67,10 @@ export class JournalStream {
    * lost its store (the outboxes still hold everything unconfirmed) starts empty.
    */
   private async ensureStream(): Promise<void> {
-    const jsm = await jetstreamManager(this.nc);
     try {
-      await jsm.streams.info(this.streamName);
+      await this.jsm.streams.info(this.streamName);
     } catch {
-      await jsm.streams.add({
+      await this.jsm.streams.add({
         name: this.streamName,
         subjects: [`${this.subjectPrefix}.>`],
         storage: StorageType.File,
@@ -81,12 +82,11 @@ export class JournalStream {
   }
 
   private async ensureConsumer(identity: string): Promise<string> {
-    const jsm = await jetstreamManager(this.nc);
     const durable = durableName(identity);
     try {
-      await jsm.consumers.info(this.streamName, durable);
+      await this.jsm.consumers.info(this.streamName, durable);
     } catch {
-      await jsm.consumers.add(this.streamName, {
+      await this.jsm.consumers.add(this.streamName, {
         durable_name: durable,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
@@ -185,8 +185,7 @@ export class JournalStream {
   /** Messages waiting in this node's journal (not yet delivered or not yet acknowledged). */
   async pending(identity: string): Promise<number | null> {
     try {
-      const jsm = await jetstreamManager(this.nc);
-      const info = await jsm.consumers.info(this.streamName, durableName(identity));
+      const info = await this.jsm.consumers.info(this.streamName, durableName(identity));
       return info.num_pending + info.num_ack_pending;
     } catch {
       return null;

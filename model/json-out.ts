@@ -1,7 +1,7 @@
 // JSON for time series, written by hand: values may be bigints (exact int64/uint64) and
 // non-finite doubles, which JSON.stringify cannot write. Non-finite values become null:
 // the interface never emits bare NaN/inf tokens.
-import type { NumericValue } from '../model/types.js';
+import type { NumericValue } from './types.js';
 
 export function numberJson(v: NumericValue): string {
   if (v === null) return 'null';
