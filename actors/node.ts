@@ -36,6 +36,7 @@ import type { JournalEntry } from '../model/journal-entry.js';
 import { Rpc } from '../transport/rpc.js';
 import { answerStreamRequest } from './fetch-engine.js';
 import { answerFind } from './find-service.js';
+import { CheckpointHealth } from './checkpoint-health.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -79,6 +80,7 @@ export class FerriteNode {
   private stopping = false;
   readonly gossip: Gossip;
   private fault: unknown = null;
+  readonly checkpoints: CheckpointHealth;
 
   private constructor(
     readonly config: FerriteConfig,
@@ -99,6 +101,7 @@ export class FerriteNode {
     readonly rpc: Rpc | null,
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
+    this.checkpoints = new CheckpointHealth(log);
     this.registry = new MetricRegistry(config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
@@ -295,6 +298,7 @@ export class FerriteNode {
   private checkWritable(): void {
     if (this.stopping) throw ferr('FER_ERR_SHUTTING_DOWN');
     if (this.fault !== null) throw ferr('FER_ERR_OVERLOADED', 'a partition failed to store data; see the log');
+    this.checkpoints.checkWritable();
   }
 
   /**
@@ -469,10 +473,17 @@ export class FerriteNode {
     this.checkpointRunning = (async () => {
       try {
         const dispatched = this.dispatchedWatermark();
-        const lows = await Promise.all(this.partitions.map((_, p) => this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo }))));
+        const lows = await Promise.all(
+          this.partitions.map((_, p) =>
+            this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo })).catch((error: unknown) => {
+              throw new Error(`partition ${p}: ${(error as Error).message}`, { cause: error });
+            }),
+          ),
+        );
         await this.truncateJournal(dispatched, lows);
+        this.checkpoints.succeeded();
       } catch (error) {
-        this.log.error({ err: error }, 'checkpoint failed');
+        this.checkpoints.failed(error, { journalCut: this.journalCut, dispatched: this.dispatchedWatermark() });
       } finally {
         this.checkpointRunning = null;
       }

@@ -25,6 +25,7 @@ export const ERRORS = {
   FER_ERR_OVERLOADED: { status: 503, message: 'service unavailable: %s' },
   FER_ERR_NOT_REPLICATED: { status: 503, message: 'stored on this node but not yet acknowledged by the cluster journal (%s); it will be delivered, numeric and text retries are safe' },
   FER_ERR_NO_OWNER: { status: 503, message: 'no owner of %s answered: %s' },
+  FER_ERR_CHECKPOINT_FAILING: { status: 503, message: 'service unavailable: checkpoints are failing (%s); writes are refused until one succeeds, see /state' },
   FER_ERR_SHUTTING_DOWN: { status: 503, message: 'service unavailable: node is shutting down' },
   FER_ERR_STORAGE: { status: 500, message: 'storage failure: %s' },
   FER_ERR_BUG: { status: 500, message: 'BUG: %s' },
