@@ -33,6 +33,8 @@ export interface FindRequest {
   down: string[];
   /** x-svc-verify-owner: results only for metrics the answering node owns. */
   verifyOwner: boolean;
+  /** Epoch ms past which each node stops searching and answers what it found (null: none). */
+  deadline?: number | null;
 }
 
 /** One search result: its record as JSON text (latest values may be exact bigints). */
@@ -48,22 +50,26 @@ export interface FindAnswer {
   rows: FindRow[];
   values: string[];
   count: number;
-  /** Nodes that did not answer (their share may be missing). */
+  /** Nodes that did not answer (their share may be missing), or ran out of time. */
   unanswered: string[];
 }
 
-type FindPart = Omit<FindAnswer, 'unanswered'>;
+type FindPart = Omit<FindAnswer, 'unanswered'> & { timedOut?: boolean };
 
 /** The whole cluster's answer (this node's alone when standalone or `localOnly`). */
 export async function find(node: FerriteNode, request: FindRequest, localOnly: boolean): Promise<FindAnswer> {
   const rpc = node.rpc;
-  if (rpc === null || localOnly) return { ...merge([await localFind(node, request, localOnly)], request.limit), unanswered: [] };
+  if (rpc === null || localOnly) {
+    const part = await localFind(node, request, localOnly);
+    return { ...merge([part], request.limit), unanswered: part.timedOut ? [node.identity] : [] };
+  }
   const peers = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
   const down = peers.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
   const asked = { ...request, down };
   const parts = await Promise.allSettled([localFind(node, asked, false), ...peers.map((p) => rpc.call<FindPart>(p.id, 'find', asked, FIND_TIMEOUT_MS))]);
-  const unanswered = peers.filter((_, i) => parts[i + 1]!.status === 'rejected').map((p) => p.id);
   if (parts[0]!.status === 'rejected') throw parts[0].reason;
+  const incomplete = (p: PromiseSettledResult<FindPart>) => p.status === 'rejected' || p.value.timedOut === true;
+  const unanswered = [node.identity, ...peers.map((p) => p.id)].filter((_, i) => incomplete(parts[i]!));
   const answered = parts.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
   return { ...merge(answered, request.limit), unanswered };
 }
@@ -82,7 +88,12 @@ async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean):
   const down = new Set(r.down);
   const firstLiveOwner = (m: MetricInfo) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
   const keep = localOnly ? (r.verifyOwner ? (m: MetricInfo) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
-  const found = await searchMetrics(node, { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.limit, keep });
+  const found = await searchMetrics(node, { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.limit, keep, ...(r.deadline ? { deadline: r.deadline } : {}) });
+  const part = await partOf(node, r, found);
+  return found.timedOut ? { ...part, timedOut: true } : part;
+}
+
+async function partOf(node: FerriteNode, r: FindRequest, found: Found[]): Promise<FindPart> {
   switch (r.kind) {
     case 'count':
       return { rows: [], values: [], count: found.length };

@@ -20,6 +20,8 @@ export interface SearchOptions {
   limit: number | null;
   /** When given, only metrics it accepts are results (and count toward the limit). */
   keep?: (metric: MetricInfo) => boolean;
+  /** Epoch ms past which the search stops with what it has found (see `timedOut`). */
+  deadline?: number;
 }
 
 export interface Found {
@@ -40,10 +42,17 @@ const POSTING_SCAN_CAPACITY = 1024;
 /** Non-matching postings read in a row before the scan jumps past the rest of their value. */
 const RESEEK_AFTER = 256;
 
-export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
-  const found: Found[] = [];
+/** Matches, in (uuid, name) order; `timedOut` when the deadline cut the search short. */
+export type SearchResult = Found[] & { timedOut?: boolean };
+
+export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<SearchResult> {
+  const found: SearchResult = [];
   const now = Math.floor(Date.now() / 1000);
   for await (const chunk of candidateChunks(node, o.account, o.query)) {
+    if (o.deadline !== undefined && Date.now() > o.deadline) {
+      found.timedOut = true;
+      break;
+    }
     const loaded = await loadCandidates(node, chunk);
     const activity = await node.activityOf(loaded.map((c) => c.metric));
     loaded.forEach((c, i) => {
@@ -56,7 +65,8 @@ export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promis
     });
     if (o.limit !== null && found.length >= o.limit) break;
   }
-  return found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
+  found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
+  return found;
 }
 
 /**

@@ -7,7 +7,7 @@ import { parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import { parseRelativeTime } from '../model/relative-time.js';
 import type { AccountId } from '../model/types.js';
-import { accountHeader, svcHeader } from './headers.js';
+import { accountHeader, requestDeadline, svcHeader } from './headers.js';
 
 
 type Query = Record<string, string | undefined>;
@@ -43,6 +43,7 @@ async function answerFor(node: FerriteNode, req: FastifyRequest, kind: FindKind,
     latest: flag(q, 'latest', 0, 2),
     down: [],
     verifyOwner: svcHeader(req, 'verify-owner')?.trim().toLowerCase() === 'true',
+    deadline: requestDeadline(req),
     ...(q.category === undefined ? {} : { category: q.category }),
   };
   // x-svc-proxied: 1 (a peer, or a client that routes itself) asks this node alone.

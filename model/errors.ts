@@ -22,6 +22,7 @@ export const ERRORS = {
   FER_ERR_UNKNOWN_TOPOLOGY: { status: 404, message: 'unknown topology %s (this node runs %s)' },
   FER_ERR_EXTENSION_TIMEOUT: { status: 504, message: '%s' },
   FER_ERR_EXTENSION_FAILED: { status: 500, message: '%s' },
+  FER_ERR_TIMEOUT: { status: 504, message: '%s did not finish before its deadline (x-svc-timeout / x-svc-deadline; default 60 s); narrow the request or allow more time' },
   FER_ERR_OVERLOADED: { status: 503, message: 'service unavailable: %s' },
   FER_ERR_NOT_REPLICATED: { status: 503, message: 'stored on this node but not yet acknowledged by the cluster journal (%s); it will be delivered, numeric and text retries are safe' },
   FER_ERR_NO_OWNER: { status: 503, message: 'no owner of %s answered: %s' },
