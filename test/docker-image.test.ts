@@ -66,7 +66,8 @@ test('the image builds from the filtered context; its node serves, passes its he
     t.deepEqual(await runCheck(runtime, image, env), 0, 'HEALTHCHECK passes on a running node');
     const lua = await getJson(`${url}/extension/lua`);
     t.true(Object.keys(lua.json).includes('top_by_mean'), `the example extension is served: ${lua.text}`);
-    t.is((await put(url, mLine(String(Math.floor(Date.now() / 1000)), 'image_test', 'n', '1', CHECK))).status, 200);
+    const write = await put(url, mLine(`${Math.floor(Date.now() / 1000)}.000`, 'image_test', 'n', '1', CHECK));
+    t.is(write.status, 200, `a write for the stop to seal: ${JSON.stringify(write.json)}`);
 
     node.kill(image.stopSignal as NodeJS.Signals);
     const code = await Promise.race([started.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), stopGraceMs).unref())]);
