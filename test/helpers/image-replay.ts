@@ -147,11 +147,13 @@ function requireDebianPackages(packages: string[], where: string): void {
 /**
  * Runs a shell command in the stage's working directory with the stage's environment on a
  * container-like base (PATH and HOME only: no npm_* variables of a surrounding `npm test`).
- * npm prefers its local cache, as a Docker build with a warm cache would.
+ * npm prefers its local cache, as a Docker build with a warm cache would. At the lowest CPU
+ * priority: installing and compiling is minutes of work that the test files running beside
+ * this one, some with time limits of their own, must not wait behind.
  */
 async function sh(stage: BuiltStage, command: string, where: string): Promise<void> {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...stage.config.env, npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false' };
-  const child = spawn('/bin/sh', ['-c', command], { cwd: hostPath(stage, '.'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('nice', ['-n', '19', '/bin/sh', '-c', command], { cwd: hostPath(stage, '.'), env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
