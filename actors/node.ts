@@ -404,6 +404,11 @@ export class FerriteNode {
     return out;
   }
 
+  /** Replaces the metric's activity windows (an activity rebuild). */
+  setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
+  }
+
   /** Numeric rollups per `spanMs` for period starts in [start, end) ms. */
   readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
     return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, replyTo }));

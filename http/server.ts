@@ -15,6 +15,7 @@ import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { textRoutes } from './text.js';
+import { surrogateRoutes } from './surrogate.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
   const app: FastifyInstance = Fastify({
@@ -63,6 +64,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(topologyRoutes, { node });
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
+  app.register(surrogateRoutes, { node });
   return app;
 }
 

@@ -3,7 +3,7 @@
 // documented in docs/errors.md; test/errors.test.ts fails when the two drift apart.
 
 export const ERRORS = {
-  FER_ERR_BAD_TIMESTAMP: { status: 400, message: 'parameter %s must be <seconds>.<3 digits>, got %s' },
+  FER_ERR_BAD_TIMESTAMP: { status: 400, message: 'parameter %s must be epoch seconds, optionally with exactly 3 digits of milliseconds (<seconds>[.<3 digits>]), got %s' },
   FER_ERR_BAD_EPOCH: { status: 400, message: 'parameter %s must be epoch seconds, got %s' },
   FER_ERR_MISSING_PARAM: { status: 400, message: 'missing required parameter %s' },
   FER_ERR_BAD_PARAM: { status: 400, message: 'invalid parameter %s: %s' },
