@@ -41,7 +41,16 @@ const POSTING_SCAN_CAPACITY = 1024;
 const RESEEK_AFTER = 256;
 
 export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
+  return (await searchAndCount(node, o, false)).found;
+}
+
+/**
+ * Like searchMetrics, and `total` counts every match: with `countAll` the search goes on
+ * past the limit only to count (the total find reports in x-svc-search-result-count).
+ */
+export async function searchAndCount(node: FerriteNode, o: SearchOptions, countAll: boolean): Promise<{ found: Found[]; total: number }> {
   const found: Found[] = [];
+  let total = 0;
   const now = Math.floor(Date.now() / 1000);
   for await (const chunk of candidateChunks(node, o.account, o.query)) {
     const loaded = await loadCandidates(node, chunk);
@@ -52,11 +61,13 @@ export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promis
       if (o.keep !== undefined && !o.keep(c.metric)) return;
       if (!matchTagQuery(o.query, view, now)) return;
       if ((o.activityStart !== null || o.activityEnd !== null) && !activeBetween(windows, o.activityStart, o.activityEnd)) return;
+      total++;
       if (o.limit === null || found.length < o.limit) found.push({ metric: c.metric, record: c.record, types: c.types, activity: windows });
     });
-    if (o.limit !== null && found.length >= o.limit) break;
+    if (!countAll && o.limit !== null && found.length >= o.limit) break;
   }
-  return found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
+  found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
+  return { found, total };
 }
 
 /**
