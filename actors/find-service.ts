@@ -6,6 +6,8 @@ import { ferr } from '../model/errors.js';
 import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
 import { numberJson } from '../model/json-out.js';
+import { checkTagOf } from '../model/check-tags.js';
+import type { StreamTag } from '../model/metric-name.js';
 import { searchAndCount, type Found } from './metric-search.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
@@ -94,7 +96,7 @@ async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean):
       return { rows, values: [], count: total };
     }
     case 'tag_cats':
-      return { rows: [], values: [...new Set(found.flatMap((f) => f.metric.name.tags.map((t) => t.category)))], count: 0 };
+      return { rows: [], values: [...new Set(found.flatMap((f) => tagsOf(f).map((t) => t.category)))], count: 0 };
     case 'tag_vals':
       return { rows: [], values: tagValues(found, r.category), count: 0 };
   }
@@ -104,9 +106,14 @@ function tagValues(found: Found[], category: string | undefined): string[] {
   const vals = new Set<string>();
   for (const f of found) {
     if (category === '__name') vals.add(f.metric.name.name);
-    for (const t of f.metric.name.tags) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
+    for (const t of tagsOf(f)) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
   }
   return [...vals];
+}
+
+/** A found metric's stream tags and its check's tags. */
+function tagsOf(f: Found): StreamTag[] {
+  return [...f.metric.name.tags, ...f.checkTags.map(checkTagOf)];
 }
 
 function merge(parts: FindPart[], limit: number | null): FindPart {
@@ -137,6 +144,7 @@ async function findRecord(node: FerriteNode, f: Found, activity: boolean, latest
   const head: Record<string, unknown> = {
     uuid: f.record.uuid,
     check_name: f.record.check_name,
+    check_tags: f.checkTags,
     metric_name: f.record.metric_name,
     category: 'reconnoiter',
     type: f.types.join(','),

@@ -16,6 +16,7 @@ import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { textRoutes } from './text.js';
 import { surrogateRoutes } from './surrogate.js';
+import { checkTagRoutes } from './check-tags.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
   const app: FastifyInstance = Fastify({
@@ -65,6 +66,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
   app.register(surrogateRoutes, { node });
+  app.register(checkTagRoutes, { node });
   return app;
 }
 
