@@ -17,6 +17,7 @@ import { rawRoutes } from './raw.js';
 import { textRoutes } from './text.js';
 import { surrogateRoutes } from './surrogate.js';
 import { checkTagRoutes } from './check-tags.js';
+import { graphiteRoutes } from './graphite.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
   const app: FastifyInstance = Fastify({
@@ -67,6 +68,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(extensionRoutes, { node });
   app.register(surrogateRoutes, { node });
   app.register(checkTagRoutes, { node });
+  app.register(graphiteRoutes, { node });
   return app;
 }
 
