@@ -1,7 +1,6 @@
 // Check tag updates as a node takes them from a client: stamped, stored, and journaled to
 // every other node in the same batch (so no node misses one), then published.
-import { nextStamp, presentCheckTags } from '../model/check-tags.js';
-import type { CheckTagScope } from '../storage/check-tags.js';
+import { nextStamp, presentCheckTags, type CheckTagScope } from '../model/check-tags.js';
 import type { FerriteNode, JournaledCheckTags } from './node.js';
 
 export interface CheckTagChange {

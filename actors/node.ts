@@ -34,8 +34,8 @@ import { JournalStream, type AppliedReport, type JournalEnvelope, type JournalOp
 import type { TopologyNode } from '../model/topology/index.js';
 import type { JournalEntry } from '../model/journal-entry.js';
 import { Rpc } from '../transport/rpc.js';
-import { CheckTagStore, type CheckTagScope } from '../storage/check-tags.js';
-import type { CheckTagUpdate } from '../model/check-tags.js';
+import { CheckTagStore } from '../storage/check-tags.js';
+import type { CheckTagScope, CheckTagUpdate } from '../model/check-tags.js';
 import { answerStreamRequest } from './fetch-engine.js';
 import { answerFind } from './find-service.js';
 

@@ -6,9 +6,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { changeCheckTags, checkTagsOf, type CheckTagChange } from '../actors/check-tags.js';
 import type { FerriteNode } from '../actors/node.js';
 import { normalizeUuid, parseAccountId } from '../model/check-field.js';
-import { parseCheckTags } from '../model/check-tags.js';
+import { parseCheckTags, type CheckTagScope } from '../model/check-tags.js';
 import { ferr } from '../model/errors.js';
-import type { CheckTagScope } from '../storage/check-tags.js';
 import { accountHeader } from './headers.js';
 import { bodyText } from './raw.js';
 

@@ -73,14 +73,19 @@ async function ingest(node: FerriteNode, req: FastifyRequest): Promise<Record<st
   bodyText(req).split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
     submitted++;
-    const sample = parseCarbonLine(line, p.check);
-    if (typeof sample === 'string') return errors.push({ at: i + 1, reason: sample });
-    if (sample.ts > latestAllowed) return errors.push({ at: i + 1, reason: 'the timestamp is further in the future than the allowed clock skew' });
-    const resolved = node.registry.intern(account, uuid, p.check, sample.metricName);
-    if (!resolved.ok) return errors.push({ at: i + 1, reason: resolved.reason });
-    records.push({ kind: 'numeric', metric: resolved.metric, ts: sample.ts, value: sample.value });
+    const record = carbonRecord(node, line, { account, uuid, check: p.check, latestAllowed });
+    if (typeof record === 'string') errors.push({ at: i + 1, reason: record });
+    else records.push(record);
   });
   return ingestAndReply(node, { records, errors, submitted }, 'line');
+}
+
+function carbonRecord(node: FerriteNode, line: string, c: { account: AccountId; uuid: string; check: string; latestAllowed: number }): IngestRecord<MetricInfo> | string {
+  const sample = parseCarbonLine(line, c.check);
+  if (typeof sample === 'string') return sample;
+  if (sample.ts > c.latestAllowed) return 'the timestamp is further in the future than the allowed clock skew';
+  const resolved = node.registry.intern(c.account, c.uuid, c.check, sample.metricName);
+  return resolved.ok ? { kind: 'numeric', metric: resolved.metric, ts: sample.ts, value: sample.value } : resolved.reason;
 }
 
 function scope(req: FastifyRequest): GraphiteScope {

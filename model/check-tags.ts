@@ -7,6 +7,9 @@
 // than the last clear; an add and a remove in the same update leave it removed.
 import { parseStreamTag, RESERVED_CATEGORIES, tagText, type StreamTag } from './metric-name.js';
 
+/** An account id, or null for tags set without one (they apply in every account). */
+export type CheckTagScope = number | null;
+
 export interface CheckTagState {
   /** tag text (`cat:value` as canonicalised) → [last added, last removed] stamps, 0 = never. */
   tags: Record<string, [number, number]>;

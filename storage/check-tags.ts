@@ -1,12 +1,9 @@
 // Where check tags live (model/check-tags): one `index` key per (scope, check uuid). Updates
 // to one key are serialised here, so two requests never lose each other's change, and each
 // scope's present tags are cached until that scope is written.
-import { applyCheckTagUpdate, emptyCheckTags, presentCheckTags, type CheckTagState, type CheckTagUpdate } from '../model/check-tags.js';
+import { applyCheckTagUpdate, emptyCheckTags, presentCheckTags, type CheckTagScope, type CheckTagState, type CheckTagUpdate } from '../model/check-tags.js';
 import { checkTagsKey, checkTagsPrefix, CF, prefixEnd } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
-
-/** An account id, or null for tags set without one (they apply in every account). */
-export type CheckTagScope = number | null;
 
 const scopeText = (scope: CheckTagScope) => (scope === null ? '*' : String(scope));
 
