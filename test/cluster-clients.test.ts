@@ -56,3 +56,16 @@ test.serial('check tags set on one node reach every node, and every node searche
   for (const url of [a, b, z]) t.deepEqual(await tags(url), [], url);
   t.is((await getJson(`${a}/find/123/tags?query=${encodeURIComponent('and(env:prod)')}`)).json.length, 0);
 });
+
+test.serial('graphite: lines written to one node are found and read from another', async (t) => {
+  const [a, , z] = c.members.map((m) => m.url) as [string, string, string];
+  const t0 = 1_700_000_040;
+  const lines = Array.from({ length: 12 }, (_, i) => `g.m${i} ${i} ${t0}`).join('\n');
+  t.is((await fetch(`${a}/graphite/9/${UUID}/dev`, { method: 'POST', body: lines })).status, 200);
+  await c.settled();
+  const found = (await getJson(`${z}/graphite/9/graphite.dev./metrics/find/?query=g.*`)).json as { name: string; leaf_data: unknown }[];
+  t.is(found.length, 12);
+  const body = { start: t0, end: t0 + 60, names: found.map((f) => ({ leaf_name: f.name, leaf_data: f.leaf_data })) };
+  const series = (await (await fetch(`${z}/graphite/9/graphite.dev./series_multi/`, { method: 'POST', body: JSON.stringify(body) })).json()) as { series: Record<string, number[]> };
+  t.deepEqual(series.series, Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`g.m${i}`, [i]])));
+});
