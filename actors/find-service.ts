@@ -6,7 +6,9 @@ import { ferr } from '../model/errors.js';
 import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
 import { numberJson } from '../model/json-out.js';
-import { searchMetrics, type Found } from './metric-search.js';
+import { checkTagOf } from '../model/check-tags.js';
+import type { StreamTag } from '../model/metric-name.js';
+import { searchAndCount, type Found } from './metric-search.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
 
@@ -88,21 +90,24 @@ async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean):
   const down = new Set(r.down);
   const firstLiveOwner = (m: MetricInfo) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
   const keep = localOnly ? (r.verifyOwner ? (m: MetricInfo) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
-  const found = await searchMetrics(node, { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.limit, keep, ...(r.deadline ? { deadline: r.deadline } : {}) });
-  const part = await partOf(node, r, found);
-  return found.timedOut ? { ...part, timedOut: true } : part;
+  // tags and count report every match in `count`, also when the advisory limit cuts the rows.
+  const counted = r.kind === 'tags' || r.kind === 'count';
+  const options = { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.kind === 'count' ? 0 : r.limit, keep, ...(r.deadline ? { deadline: r.deadline } : {}) };
+  const { found, total, timedOut } = await searchAndCount(node, options, counted);
+  const part = await partOf(node, r, found, total);
+  return timedOut ? { ...part, timedOut: true } : part;
 }
 
-async function partOf(node: FerriteNode, r: FindRequest, found: Found[]): Promise<FindPart> {
+async function partOf(node: FerriteNode, r: FindRequest, found: Found[], total: number): Promise<FindPart> {
   switch (r.kind) {
     case 'count':
-      return { rows: [], values: [], count: found.length };
+      return { rows: [], values: [], count: total };
     case 'tags': {
       const rows = await Promise.all(found.map(async (f) => ({ uuid: f.record.uuid, name: f.record.metric_name, types: f.types, json: await findRecord(node, f, r.activity, r.latest) })));
-      return { rows, values: [], count: rows.length };
+      return { rows, values: [], count: total };
     }
     case 'tag_cats':
-      return { rows: [], values: [...new Set(found.flatMap((f) => f.metric.name.tags.map((t) => t.category)))], count: 0 };
+      return { rows: [], values: [...new Set(found.flatMap((f) => tagsOf(f).map((t) => t.category)))], count: 0 };
     case 'tag_vals':
       return { rows: [], values: tagValues(found, r.category), count: 0 };
   }
@@ -112,20 +117,25 @@ function tagValues(found: Found[], category: string | undefined): string[] {
   const vals = new Set<string>();
   for (const f of found) {
     if (category === '__name') vals.add(f.metric.name.name);
-    for (const t of f.metric.name.tags) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
+    for (const t of tagsOf(f)) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
   }
   return [...vals];
+}
+
+/** A found metric's stream tags and its check's tags. */
+function tagsOf(f: Found): StreamTag[] {
+  return [...f.metric.name.tags, ...f.checkTags.map(checkTagOf)];
 }
 
 function merge(parts: FindPart[], limit: number | null): FindPart {
   const rows = new Map<string, FindRow>();
   for (const p of parts) for (const row of p.rows) rows.set(`${row.uuid}\u0000${row.name}`, row);
   const sorted = [...rows.values()].sort((a, b) => a.uuid.localeCompare(b.uuid) || a.name.localeCompare(b.name));
-  const count = parts.reduce((n, p) => n + p.count, 0);
   return {
     rows: limit === null ? sorted : sorted.slice(0, limit),
     values: [...new Set(parts.flatMap((p) => p.values))].sort(),
-    count: limit === null ? count : Math.min(count, limit),
+    // Each node counts the metrics it answers for, so the sum counts each once.
+    count: parts.reduce((n, p) => n + p.count, 0),
   };
 }
 
@@ -145,6 +155,7 @@ async function findRecord(node: FerriteNode, f: Found, activity: boolean, latest
   const head: Record<string, unknown> = {
     uuid: f.record.uuid,
     check_name: f.record.check_name,
+    check_tags: f.checkTags,
     metric_name: f.record.metric_name,
     category: 'reconnoiter',
     type: f.types.join(','),

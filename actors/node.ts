@@ -34,9 +34,18 @@ import { JournalStream, type AppliedReport, type JournalEnvelope, type JournalOp
 import type { TopologyNode } from '../model/topology/index.js';
 import type { JournalEntry } from '../model/journal-entry.js';
 import { Rpc } from '../transport/rpc.js';
+import { CheckTagStore } from '../storage/check-tags.js';
+import type { CheckTagScope, CheckTagUpdate } from '../model/check-tags.js';
 import { answerStreamRequest } from './fetch-engine.js';
 import { answerFind } from './find-service.js';
 import { CheckpointHealth } from './checkpoint-health.js';
+
+/** A check tag update journaled to every other node. */
+export interface JournaledCheckTags {
+  scope: CheckTagScope;
+  uuid: string;
+  update: CheckTagUpdate;
+}
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -79,6 +88,8 @@ export class FerriteNode {
   private checkpointRunning: Promise<void> | null = null;
   private stopping = false;
   readonly gossip: Gossip;
+  /** Check tags (`/meta/check/tag`), kept on every node. */
+  readonly checkTags: CheckTagStore;
   private fault: unknown = null;
   readonly checkpoints: CheckpointHealth;
 
@@ -102,6 +113,7 @@ export class FerriteNode {
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.checkpoints = new CheckpointHealth(log);
+    this.checkTags = new CheckTagStore(store);
     this.registry = new MetricRegistry(config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
@@ -187,6 +199,7 @@ export class FerriteNode {
     if (!replication.alreadyApplied(envelope)) {
       if (envelope.op === 'delete') await this.applyJournaledDelete(body);
       if (envelope.op === 'nnt') await this.applyJournaledRollups(body);
+      if (envelope.op === 'checktags') await this.applyJournaledCheckTags(body);
       const records = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
       for (const r of records) if (!replication.owns(r.metric)) replication.misdirected++;
       let applied: AppliedUpdate | null = null;
@@ -257,6 +270,18 @@ export class FerriteNode {
     await this.writeRollups(metric, records);
   }
 
+  /**
+   * Stages `doc` in `batch` for every other node of the topology (check tags live on every
+   * node); the caller writes the batch, then calls the returned function to publish.
+   */
+  stageForEveryNode(batch: StoreBatch, op: JournalOp, doc: object): () => Promise<void> {
+    const replication = this.replication;
+    if (replication === null) return async () => {};
+    const body = Buffer.from(JSON.stringify(doc));
+    const outgoing = this.ring.topology.nodes.filter((n) => n.id !== this.identity).map((n) => replication.stage(batch, n.id, op, body, 1));
+    return () => replication.publish(outgoing);
+  }
+
   /** Puts `doc` in the outbox of every other owner of `metric`, then publishes it (standalone: nothing). */
   private async journalToOtherOwners(metric: MetricInfo, op: JournalOp, doc: object, records: number): Promise<void> {
     const replication = this.replication;
@@ -282,6 +307,12 @@ export class FerriteNode {
     if (j === null) return;
     await this.recordMetric(j.metric, 'numeric');
     await this.writeRollups(j.metric, j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
+  }
+
+  private async applyJournaledCheckTags(body: Uint8Array): Promise<void> {
+    const doc = JSON.parse(Buffer.from(body).toString('utf8')) as JournaledCheckTags;
+    // Merging is idempotent and order-free (model/check-tags), so a re-delivery is harmless.
+    await this.checkTags.update(doc.scope, doc.uuid, () => doc.update);
   }
 
   private async applyJournaledDelete(body: Uint8Array): Promise<void> {
@@ -406,6 +437,11 @@ export class FerriteNode {
       }),
     );
     return out;
+  }
+
+  /** Replaces the metric's activity windows (an activity rebuild). */
+  setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
   }
 
   /** Numeric rollups per `spanMs` for period starts in [start, end) ms. */

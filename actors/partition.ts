@@ -45,6 +45,8 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
         return reply(msg.replyTo, () => core.readHistograms(msg.metric, msg.period, msg.start, msg.end));
       case 'activity':
         return reply(msg.replyTo, () => core.activity.windows(msg.metrics));
+      case 'setActivity':
+        return reply(msg.replyTo, () => core.activity.replace(msg.metric.id, msg.metric.idHex, msg.windows));
       case 'latest':
         return reply(msg.replyTo, () => latest(core, msg.metric, msg.kinds));
       case 'delete':

@@ -8,9 +8,8 @@ import { histogramProblem } from '../model/histogram-check.js';
 import { parseItems, positiveInt, type ItemParser } from '../model/json-items.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
-import { knownMetricFromPath } from './metric-param.js';
+import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
-import { epochSecParam } from './text.js';
 import { proxyToOwner } from './proxy.js';
 
 /** `histogram`: base64 of the serialized circllhist, validated here so storage never sees a bad one. */

@@ -15,6 +15,9 @@ import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { textRoutes } from './text.js';
+import { surrogateRoutes } from './surrogate.js';
+import { checkTagRoutes } from './check-tags.js';
+import { graphiteRoutes } from './graphite.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
   const app: FastifyInstance = Fastify({
@@ -63,6 +66,9 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(topologyRoutes, { node });
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
+  app.register(surrogateRoutes, { node });
+  app.register(checkTagRoutes, { node });
+  app.register(graphiteRoutes, { node });
   return app;
 }
 

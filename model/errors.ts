@@ -3,7 +3,7 @@
 // documented in docs/errors.md; test/errors.test.ts fails when the two drift apart.
 
 export const ERRORS = {
-  FER_ERR_BAD_TIMESTAMP: { status: 400, message: 'parameter %s must be <seconds>.<3 digits>, got %s' },
+  FER_ERR_BAD_TIMESTAMP: { status: 400, message: 'parameter %s must be epoch seconds, optionally with exactly 3 digits of milliseconds (<seconds>[.<3 digits>]), got %s' },
   FER_ERR_BAD_EPOCH: { status: 400, message: 'parameter %s must be epoch seconds, got %s' },
   FER_ERR_MISSING_PARAM: { status: 400, message: 'missing required parameter %s' },
   FER_ERR_BAD_PARAM: { status: 400, message: 'invalid parameter %s: %s' },
@@ -13,6 +13,7 @@ export const ERRORS = {
   FER_ERR_BAD_METRIC_NAME: { status: 400, message: 'invalid metric name: %s' },
   FER_ERR_NO_VALID_RECORDS: { status: 400, message: 'no valid record in the submission (%s)' },
   FER_ERR_BAD_QUERY: { status: 400, message: 'invalid tag query: %s' },
+  FER_ERR_BAD_GRAPHITE_QUERY: { status: 400, message: 'invalid graphite query: %s' },
   FER_ERR_BAD_BODY: { status: 400, message: 'invalid request body: %s' },
   FER_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'unsupported content type %s' },
   FER_ERR_BODY_TOO_LARGE: { status: 413, message: 'request body exceeds %s bytes' },

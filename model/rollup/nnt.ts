@@ -10,8 +10,8 @@ export const MAX_COUNT = 0xffff_ffff;
 
 /** The accumulator an item describes, or why it cannot be stored. */
 export function nntAccumulator(item: Obj): RollupAccumulator | string {
-  if (item.parts === undefined) return summaryAccumulator(item, '');
   const parts = item.parts;
+  if (noParts(parts)) return summaryAccumulator(item, '');
   if (!Array.isArray(parts) || parts.length !== 2 || !Array.isArray(parts[1])) return "'parts' must be [sub_period_seconds, [ {count, value, ...}, ... ]]";
   if (typeof parts[0] !== 'number' || !Number.isInteger(parts[0]) || parts[0] <= 0) return "'parts[0]' must be the sub-period in seconds (a positive integer)";
   let acc = emptyAccumulator();
@@ -23,6 +23,15 @@ export function nntAccumulator(item: Obj): RollupAccumulator | string {
     if (acc.value.n > MAX_COUNT) return `'parts' counts add up to more than ${MAX_COUNT} samples`;
   }
   return acc;
+}
+
+/**
+ * Absent, null, or gosnowth's zero value `[0, null]` (its Go client always sends the field):
+ * the item's own summary fields describe it.
+ */
+function noParts(parts: unknown): boolean {
+  if (parts === undefined || parts === null) return true;
+  return Array.isArray(parts) && parts.length === 2 && parts[0] === 0 && (parts[1] === null || (Array.isArray(parts[1]) && parts[1].length === 0));
 }
 
 /**
