@@ -36,6 +36,7 @@ import type { JournalEntry } from '../model/journal-entry.js';
 import { Rpc } from '../transport/rpc.js';
 import { answerStreamRequest } from './fetch-engine.js';
 import { answerFind } from './find-service.js';
+import { answerSamples } from './prometheus-source.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -144,6 +145,7 @@ export class FerriteNode {
     rpc?.serve({
       stream: (p) => answerStreamRequest(node, p),
       find: (p) => answerFind(node, p),
+      prom_samples: (p) => answerSamples(node, p),
       applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
     });
     if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, PROBE_TIMEOUT_MS));

@@ -14,6 +14,7 @@ import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
+import { prometheusRemoteRoutes } from './prometheus-remote.js';
 import { textRoutes } from './text.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
@@ -63,6 +64,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(topologyRoutes, { node });
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
+  app.register(prometheusRemoteRoutes, { node });
   return app;
 }
 
