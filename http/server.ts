@@ -15,6 +15,7 @@ import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { prometheusRemoteRoutes } from './prometheus-remote.js';
+import { openTsdbRoutes } from './opentsdb.js';
 import { textRoutes } from './text.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
@@ -65,6 +66,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
   app.register(prometheusRemoteRoutes, { node });
+  app.register(openTsdbRoutes, { node });
   return app;
 }
 

@@ -15,6 +15,7 @@ export const ERRORS = {
   FER_ERR_BAD_QUERY: { status: 400, message: 'invalid tag query: %s' },
   FER_ERR_TOO_MANY_SERIES: { status: 400, message: 'the selector matches more than %s series; narrow it' },
   FER_ERR_BAD_PROMQL: { status: 400, message: '%s' },
+  FER_ERR_REJECTED_POINTS: { status: 400, message: '%s of %s data points were rejected (the others were stored); first, point %s' },
   FER_ERR_BAD_BODY: { status: 400, message: 'invalid request body: %s' },
   FER_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'unsupported content type %s' },
   FER_ERR_BODY_TOO_LARGE: { status: 413, message: 'request body exceeds %s bytes' },

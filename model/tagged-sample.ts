@@ -64,3 +64,17 @@ export function taggedRecords<M extends MetricIdentity>(items: readonly (readonl
   });
   return { records, errors };
 }
+
+/**
+ * Epoch time as OpenTSDB and carbon senders write it: seconds (`1480371964`), seconds with
+ * milliseconds (`1480371964.123`, not a float: the digits are the ms), or 13-digit
+ * milliseconds (`1480371964123`). Epoch ms, or null when it is none of these.
+ */
+export function looseEpochMs(raw: string | number): number | null {
+  const text = typeof raw === 'number' ? (Number.isFinite(raw) ? String(raw) : '') : raw.trim();
+  const m = /^(\d+)(?:\.(\d{1,3})\d*)?$/.exec(text);
+  if (m === null) return null;
+  const whole = Number(m[1]);
+  if (m[2] !== undefined) return whole * 1000 + Number(m[2].padEnd(3, '0'));
+  return m[1]!.length >= 13 ? whole : whole * 1000;
+}
