@@ -4,7 +4,8 @@
 import { histogramFromBase64, histogramToBase64 } from '../model/histogram/index.js';
 import { metricLabels } from '../model/prometheus/labels.js';
 import { compileMatcher, matchesAll, requiredValues } from '../model/prometheus/matchers.js';
-import type { LabelMatcher, Labels, PromValue, SampleSeries } from '../model/prometheus/types.js';
+import type { LabelMatcher, Labels, PromValue, SampleSeries, SeriesData } from '../model/prometheus/types.js';
+import type { PromSource } from '../model/promql/source.js';
 import { ferr } from '../model/errors.js';
 import type { AccountId } from '../model/types.js';
 import { find } from './find-service.js';
@@ -34,7 +35,7 @@ const b64 = (text: string): string => `b[exact]"${Buffer.from(text, 'utf8').toSt
 function candidateQuery(scope: SelectScope, matchers: readonly LabelMatcher[]): string {
   const leaves = requiredValues(matchers).map(([label, value]) => `${b64(label === '__name__' ? '__name' : label)}:${b64(value)}`);
   if (scope.uuid !== null) leaves.push(`__check_uuid:${scope.uuid}`);
-  return leaves.length === 0 ? '*:*' : `and(${leaves.join(',')})`;
+  return leaves.length === 0 ? 'and(*:*)' : `and(${leaves.join(',')})`;
 }
 
 /**
@@ -111,4 +112,14 @@ export async function answerSamples(node: FerriteNode, payload: unknown): Promis
   const found = node.registry.lookup(p.uuid, p.name);
   if (!found.ok) return { ts: [], values: [] };
   return toWire(await localSamples(node, found.metric, p.kind, p.startMs, p.endMs));
+}
+
+/** The PromQL engine's data source over one account (or one check). */
+export function promSource(node: FerriteNode, scope: SelectScope): PromSource {
+  return {
+    async select(matchers, startMs, endMs): Promise<SeriesData[]> {
+      const refs = await selectSeries(node, scope, matchers, startMs, endMs);
+      return Promise.all(refs.map(async (ref) => ({ labels: ref.labels, samples: await readSamples(node, ref, startMs, endMs) })));
+    },
+  };
 }

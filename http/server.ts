@@ -16,6 +16,7 @@ import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { prometheusRemoteRoutes } from './prometheus-remote.js';
 import { openTsdbRoutes } from './opentsdb.js';
+import { prometheusApiRoutes } from './prometheus-api.js';
 import { textRoutes } from './text.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
@@ -67,6 +68,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(extensionRoutes, { node });
   app.register(prometheusRemoteRoutes, { node });
   app.register(openTsdbRoutes, { node });
+  app.register(prometheusApiRoutes, { node });
   return app;
 }
 
