@@ -25,7 +25,8 @@ const COMPARISON_POWER = 5;
 export const CONSTANTS = new Set(['VIEW_RANGE', 'VIEW_PERIOD', 'VIEW_PERIOD_SECONDS', 'VIEW_PERIOD_MINUTES', 'VIEW_RANGE_SECONDS', 'VIEW_RANGE_MINUTES']);
 const DIRECTIVE = /\s*#([A-Za-z_]+)(?:=("[^"]*"|'[^']*'|[^\s]+))?/y;
 
-export function parseQuery(text: string): Query {
+/** The leading `#name[=value]` directives, and where the query proper starts. */
+export function parseDirectives(text: string): { directives: Query['directives']; at: number } {
   const directives: Record<string, string | true> = {};
   let at = 0;
   for (;;) {
@@ -36,6 +37,11 @@ export function parseQuery(text: string): Query {
     directives[m[1]!.toLowerCase()] = raw === undefined ? true : raw.replace(/^["']|["']$/g, '');
     at = DIRECTIVE.lastIndex;
   }
+  return { directives, at };
+}
+
+export function parseQuery(text: string): Query {
+  const { directives, at } = parseDirectives(text);
   const parser = new Parser(tokenize(text, at));
   const body = parser.expression(0);
   parser.expectEnd();

@@ -144,3 +144,16 @@ test('series that cannot be stored are rejected; the rest of the body is stored'
   t.is((await write(encodeWriteRequest([{ labels: { __name__: 'empty_label', a: '' }, samples: [{ value: 1, timestamp: T0 }] }]))).status, 204);
   t.deepEqual((await findTags('and(__name:empty_label)')).json.map((r: { metric_name: string }) => r.metric_name), ['empty_label']);
 });
+
+test('CAQL #lang="promql" evaluates through the PromQL engine', async (t) => {
+  // Written by the first test: api 1 → 5 (at T0 + 15 s), web 2; the lookback carries them.
+  const w = await write(encodeWriteRequest([{ labels: { __name__: 'caql_promql', job: 'x' }, samples: [{ value: 3, timestamp: T0 }] }]));
+  t.is(w.status, 204);
+  const q = (query: string) => getJson(`${n.url}/extension/lua/caql_v1?account_id=${ACCOUNT}&start=1700000040&end=1700000160&period=60&query=${encodeURIComponent(query)}`);
+  t.deepEqual((await q('#lang="promql" caql_promql * 2')).json, [[1700000040, [6]], [1700000100, [6]]]);
+  const df4 = await getJson(`${n.url}/extension/lua/caql_v1?account_id=${ACCOUNT}&start=1700000040&end=1700000160&period=60&format=DF4&query=${encodeURIComponent('#lang="promql" caql_promql')}`);
+  t.deepEqual(df4.json.meta.map((m: { label: string }) => m.label), ['caql_promql{job="x"}']);
+  const bad = await q('#lang="promql" predict_linear(caql_promql[5m], 1)');
+  t.is(bad.status, 400);
+  t.regex(bad.json.user_error.message, /predict_linear/);
+});
