@@ -68,21 +68,13 @@ function extrapolated(w: Window, isCounter: boolean, isRate: boolean): number | 
   return result * factor;
 }
 
-/** Rate-like functions over ferrite histograms: the window's histograms merged (per second for rate). */
-function histogramIncrease(w: Window, perSecond: boolean): Histogram | undefined {
-  const h = merged(histograms(w));
-  if (h === undefined || !perSecond) return h;
-  return scaleHistogram(h, 1000 / w.rangeMs);
-}
-
-/** A histogram with every bin's count multiplied by `f` (rounded; circllhist counts are integers). */
-export function scaleHistogram(h: Histogram, f: number): Histogram {
-  const out = Histogram.empty();
-  for (const { bin, count } of h.entries()) {
-    const scaled = BigInt(Math.round(Number(count) * f));
-    if (scaled > 0n) out.insertBin(bin, scaled);
-  }
-  return out;
+/**
+ * rate/increase over ferrite histograms: the window's histograms merged. circllhist counts are
+ * integers, so rate is not divided by the range (that would round small rates to nothing);
+ * quantiles, which is what rates of histograms are for, do not depend on the scale.
+ */
+function histogramIncrease(w: Window): Histogram | undefined {
+  return merged(histograms(w));
 }
 
 function instant(w: Window, isRate: boolean): number | undefined {
@@ -143,8 +135,8 @@ const maxOf = (v: number[]): number => v.reduce((a, b) => (b > a || Number.isNaN
 
 /** Functions of one range vector (quantile_over_time's φ comes as `param`). */
 export const RANGE_FUNCTIONS: Record<string, RangeFunction> = {
-  rate: (w) => (histograms(w).length > 0 ? histogramIncrease(w, true) : extrapolated(w, true, true)),
-  increase: (w) => (histograms(w).length > 0 ? histogramIncrease(w, false) : extrapolated(w, true, false)),
+  rate: (w) => (histograms(w).length > 0 ? histogramIncrease(w) : extrapolated(w, true, true)),
+  increase: (w) => (histograms(w).length > 0 ? histogramIncrease(w) : extrapolated(w, true, false)),
   delta: (w) => extrapolated(w, false, false),
   irate: (w) => instant(w, true),
   idelta: (w) => instant(w, false),

@@ -163,6 +163,7 @@ const TABLE: [string, Record<string, number> | number, number?][] = [
   // Over (0, 60]: x="1" merges 10 and 20 → median of {10, 20}: 10 + 1/2.
   ['histogram_quantile(0.5, sum_over_time(nh{x="1"}[1m]))', one({ x: '1' }, 10.5)],
   ['histogram_quantile(0.5, increase(nh{x="1"}[1m]))', one({ x: '1' }, 10.5)],
+  ['histogram_quantile(0.5, sum(rate(nh[1m])))', one({}, 20.5)], // 10, 20, 30, 40: rank 2 → bin [20,21) + 1/2
   ['count_over_time(nh[1m])', { [L({ x: '1' })]: 2, [L({ x: '2' })]: 1 }],
 ];
 
