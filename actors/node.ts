@@ -46,6 +46,7 @@ export interface JournaledCheckTags {
   uuid: string;
   update: CheckTagUpdate;
 }
+import { answerSamples } from './prometheus-source.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -159,6 +160,7 @@ export class FerriteNode {
     rpc?.serve({
       stream: (p) => answerStreamRequest(node, p),
       find: (p) => answerFind(node, p),
+      prom_samples: (p) => answerSamples(node, p),
       applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
     });
     if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, PROBE_TIMEOUT_MS));

@@ -27,7 +27,8 @@ export const CONSTANTS = new Set(['VIEW_RANGE', 'VIEW_PERIOD', 'VIEW_PERIOD_SECO
 export const MAX_NESTING = 200;
 const DIRECTIVE = /\s*#([A-Za-z_]+)(?:=("[^"]*"|'[^']*'|[^\s]+))?/y;
 
-export function parseQuery(text: string): Query {
+/** The leading `#name[=value]` directives, and where the query proper starts. */
+export function parseDirectives(text: string): { directives: Query['directives']; at: number } {
   const directives: Record<string, string | true> = {};
   let at = 0;
   for (;;) {
@@ -38,6 +39,11 @@ export function parseQuery(text: string): Query {
     directives[m[1]!.toLowerCase()] = raw === undefined ? true : raw.replace(/^["']|["']$/g, '');
     at = DIRECTIVE.lastIndex;
   }
+  return { directives, at };
+}
+
+export function parseQuery(text: string): Query {
+  const { directives, at } = parseDirectives(text);
   const parser = new Parser(tokenize(text, at));
   const body = parser.expression(0);
   parser.expectEnd();

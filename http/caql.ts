@@ -8,7 +8,9 @@ import type { FerriteNode } from '../actors/node.js';
 import { CaqlSyntaxError } from '../caql/ast.js';
 import { CaqlTimeoutError, CaqlUserError } from '../caql/errors.js';
 import { run } from '../caql/evaluate.js';
-import { parseQuery } from '../caql/parser.js';
+import { parseDirectives, parseQuery } from '../caql/parser.js';
+import { promqlStreams } from '../caql/promql.js';
+import { promSource } from '../actors/prometheus-source.js';
 import { MAX_GRID_SLOTS, type Grid, type Stream } from '../caql/stream.js';
 import { parseAccountId } from '../model/check-field.js';
 import { df4Json } from '../model/fetch/df4.js';
@@ -49,15 +51,23 @@ async function answer(node: FerriteNode, req: FastifyRequest, reply: FastifyRepl
   try {
     params = requestParams(req);
     const text = stringParam(params, ['query', 'q']);
-    const query = parseQuery(text);
-    const grid = gridOf(params, query.directives.min_period);
+    const { directives, at } = parseDirectives(text);
+    const grid = gridOf(params, directives.min_period);
     const timeoutS = numberParam(params, ['_timeout'], DEFAULT_TIMEOUT_S);
     if (!(timeoutS > 0)) throw new CaqlUserError('_timeout must be a positive number of seconds');
     const warnings: string[] = [];
+    const account = accountOf(req, params);
     // x-svc-timeout / x-svc-deadline (as on /fetch) can only shorten `_timeout`.
     const deadline = Math.min(Date.now() + timeoutS * 1000, requestDeadline(req, Infinity));
-    const ctx = { source: caqlSource(node, accountOf(req, params)), warnings, deadline, timeoutS: (deadline - Date.now()) / 1000, view: grid };
-    const streams = await run(query, grid, ctx);
+    let streams: Stream[];
+    if (directives.lang === 'promql') {
+      if (account === null) throw new CaqlUserError('#lang="promql" needs an account: send account_id or x-svc-account-id');
+      streams = await promqlStreams(text.slice(at), grid, promSource(node, { account, uuid: null }));
+    } else {
+      if (directives.lang !== undefined && directives.lang !== 'caql') throw new CaqlUserError(`#lang=${String(directives.lang)}: only caql and promql are served`);
+      const ctx = { source: caqlSource(node, account), warnings, deadline, timeoutS: (deadline - Date.now()) / 1000, view: grid };
+      streams = await run(parseQuery(text), grid, ctx);
+    }
     const format = String(params.format ?? 'DF1').toUpperCase();
     if (format === 'DF4') {
       const head = { startMs: grid.startS * 1000, periodMs: grid.periodS * 1000, count: grid.count, errors: [], warnings };

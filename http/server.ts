@@ -14,6 +14,9 @@ import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
+import { prometheusRemoteRoutes } from './prometheus-remote.js';
+import { openTsdbRoutes } from './opentsdb.js';
+import { prometheusApiRoutes } from './prometheus-api.js';
 import { textRoutes } from './text.js';
 import { surrogateRoutes } from './surrogate.js';
 import { checkTagRoutes } from './check-tags.js';
@@ -69,6 +72,9 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(surrogateRoutes, { node });
   app.register(checkTagRoutes, { node });
   app.register(graphiteRoutes, { node });
+  app.register(prometheusRemoteRoutes, { node });
+  app.register(openTsdbRoutes, { node });
+  app.register(prometheusApiRoutes, { node });
   return app;
 }
 

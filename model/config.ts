@@ -57,6 +57,15 @@ export interface FerriteConfig {
   luaTimeoutMs: number;
   /** Memory limit of one extension call's Lua VM. */
   luaMemoryBytes: number;
+  /**
+   * Account for requests that name none: the Prometheus query API (`/api/v1/*`), OpenTSDB's
+   * `/api/put` and the carbon listener, when no `x-svc-account-id` header says otherwise.
+   */
+  defaultAccount: number | null;
+  /** Check uuid that `/api/put` and the carbon listener file samples under. */
+  defaultCheckUuid: string | null;
+  /** TCP port of the carbon plaintext listener (0 = any free port); null = no listener. */
+  carbonPort: number | null;
 }
 
 /** One rollup level: a period and how long its records are kept, both in seconds. */
@@ -102,6 +111,9 @@ export function defaultConfig(): FerriteConfig {
     extensionsDir: null,
     luaTimeoutMs: 5000,
     luaMemoryBytes: 64 * 1024 * 1024,
+    defaultAccount: null,
+    defaultCheckUuid: null,
+    carbonPort: null,
   };
 }
 
@@ -157,8 +169,26 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
   requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
+  requireEcosystemDefaults(c);
   if (!LOG_LEVELS.includes(c.logLevel)) throw new ConfigError('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   return c;
+}
+
+/** The account, check and carbon port the ecosystem's protocols use (numbers may arrive as strings from the environment). */
+function requireEcosystemDefaults(c: FerriteConfig): void {
+  for (const key of ['defaultAccount', 'carbonPort'] as const) {
+    const v = c[key] as unknown;
+    if (typeof v === 'string' && /^\d+$/.test(v)) c[key] = Number(v);
+  }
+  if (c.defaultAccount !== null) requireInt(c, 'defaultAccount', 0, 2 ** 31 - 1);
+  if (c.carbonPort !== null) requireInt(c, 'carbonPort', 0, 65535);
+  if (c.defaultCheckUuid !== null) {
+    if (typeof c.defaultCheckUuid !== 'string' || !UUID.test(c.defaultCheckUuid.toLowerCase())) throw new ConfigError('defaultCheckUuid', 'must be a uuid');
+    c.defaultCheckUuid = c.defaultCheckUuid.toLowerCase();
+  }
+  if (c.carbonPort !== null && (c.defaultAccount === null || c.defaultCheckUuid === null)) {
+    throw new ConfigError('carbonPort', 'the carbon listener files samples under defaultAccount and defaultCheckUuid; set both');
+  }
 }
 
 function requireString(c: FerriteConfig, key: keyof FerriteConfig): void {
