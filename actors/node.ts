@@ -39,6 +39,7 @@ import type { CheckTagScope, CheckTagUpdate } from '../model/check-tags.js';
 import { answerStreamRequest } from './fetch-engine.js';
 import { answerFind } from './find-service.js';
 import { CheckpointHealth } from './checkpoint-health.js';
+import { IngestAdmission } from './admission.js';
 
 /** A check tag update journaled to every other node. */
 export interface JournaledCheckTags {
@@ -93,6 +94,8 @@ export class FerriteNode {
   readonly checkTags: CheckTagStore;
   private fault: unknown = null;
   readonly checkpoints: CheckpointHealth;
+  /** Load shedding for writes (http/server.ts asks it before a write body is read). */
+  readonly admission: IngestAdmission;
 
   private constructor(
     readonly config: FerriteConfig,
@@ -114,12 +117,13 @@ export class FerriteNode {
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.checkpoints = new CheckpointHealth(log);
+    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
     this.checkTags = new CheckTagStore(store);
     this.registry = new MetricRegistry(config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
       const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, rollups: rollups[index]!, tombstones, now: Date.now };
-      this.partitions.push(spawnPartition(this.system, deps, { onFault: (p, e) => this.onPartitionFault(p, e) }));
+      this.partitions.push(spawnPartition(this.system, deps, { onFault: (p, e) => this.onPartitionFault(p, e), onApplied: (n) => this.admission.applied(n) }));
     }
   }
 
@@ -579,6 +583,7 @@ export class FerriteNode {
       if (list === undefined) byPartition.set(r.metric.partition, (list = []));
       list.push(r);
     }
+    this.admission.dispatched(records.length);
     for (const [p, list] of byPartition) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, records: list });
   }
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import { adminRoutes } from './admin.js';
+import { registerLoadShedding } from './load-shedding.js';
 import { deleteRoutes } from './delete.js';
 import { fetchRoutes } from './fetch.js';
 import { topologyRoutes } from './topology.js';
@@ -42,6 +43,8 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
     const type = req.headers['content-type'];
     if (type !== undefined && type !== '' && !type.includes('/')) req.headers['content-type'] = `application/${type}`;
   });
+
+  registerLoadShedding(app, node.admission);
 
   app.setErrorHandler((error: FastifyError | FerriteError, req, reply) => {
     if (error instanceof FerriteError) {

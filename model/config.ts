@@ -33,6 +33,10 @@ export interface FerriteConfig {
   checkpointIntervalMs: number;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
+  /** Writes are refused (503, Retry-After) while this many bytes of write bodies are in flight. */
+  maxWriteBytesInFlight: number;
+  /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
+  maxPendingRecords: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Numeric rollup levels, finest first; each period divides the next; retention 0 = forever. */
   rollups: RollupLevel[];
@@ -94,6 +98,8 @@ export function defaultConfig(): FerriteConfig {
     maxBufferAgeMs: 2 * 3600 * 1000,
     checkpointIntervalMs: 1000,
     bodyLimitBytes: 256 * 1024 * 1024,
+    maxWriteBytesInFlight: 64 * 1024 * 1024,
+    maxPendingRecords: 2_000_000,
     logLevel: 'info',
     rollups: [
       { period: 60, retention: 52 * 7 * DAY },
@@ -162,6 +168,8 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'maxBufferAgeMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'checkpointIntervalMs', 10, 3600 * 1000);
   requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
+  requireInt(c, 'maxWriteBytesInFlight', 1024, 2 ** 40);
+  requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
   requireRollupLevels(c, 'histogramRollups');
   requireRollupLevels(c, 'rollups');
   requireInt(c, 'rawRetention', 0, Number.MAX_SAFE_INTEGER);
