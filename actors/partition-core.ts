@@ -3,6 +3,7 @@
 // this, one message at a time, so nothing here races with itself.
 import { sampleCombiner, type SampleCombiner } from '../model/conflict.js';
 import type { FerriteConfig } from '../model/config.js';
+import type { SampleColumns } from '../model/ingest-batch.js';
 import type { DataKind, IngestRecord } from '../model/ingest-record.js';
 import { concatSeries, normalizeLastWins, normalizeNumeric, sliceSeries, type Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
@@ -57,27 +58,41 @@ export class PartitionCore {
     return this.deps.config.blockSpanMs;
   }
 
-  /** Appends a journaled request's records; returns true when a buffer filled up. */
-  apply(seq: number, records: readonly IngestRecord<MetricInfo>[]): boolean {
+  /** Appends a journaled request's samples; returns true when a buffer filled up. */
+  apply(seq: number, samples: SampleColumns<MetricInfo>): boolean {
     const now = this.deps.now();
     const span = this.span;
     const max = this.deps.config.maxBlockSamples;
-    let full = false;
     const stones = this.deps.tombstones;
-    for (const r of records) {
-      if (stones.size > 0 && stones.drops(r.metric.idHex, r.kind, r.ts, seq)) continue;
-      this.activity.note(r.metric.id, r.metric.idHex, r.ts);
-      if (r.kind === 'histogram') {
-        if (this.deps.histograms.apply(r.metric, r.ts, r.value, seq)) full = true;
-        continue;
+    let full = false;
+    const { metrics, ts, values } = samples;
+    let metric: MetricInfo | null = null;
+    let buffers: MetricBuffers | null = null;
+    for (let i = 0; i < samples.length; i++) {
+      const t = ts[i]!;
+      const m = metrics[i]!;
+      if (stones.size > 0 && stones.drops(m.idHex, 'numeric', t, seq)) continue;
+      if (m !== metric) {
+        metric = m;
+        buffers = this.buffersOf(m);
       }
-      const buffers = this.buffersOf(r.metric);
-      const windowStart = r.ts - (r.ts % span);
-      const buffer = buffers.bufferFor(r.kind, windowStart, seq, now);
-      buffer.append(r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
+      this.activity.note(m.id, m.idHex, t);
+      const buffer = buffers!.bufferFor('numeric', t - (t % span), seq, now);
+      buffer.append(t, values[i]!, now, 0);
       if (buffer.size >= max) full = true;
     }
+    for (const r of samples.others) if (this.applyRecord(seq, r, now)) full = true;
     return full;
+  }
+
+  /** One record that is not a plain double; true when its buffer filled up. */
+  private applyRecord(seq: number, r: IngestRecord<MetricInfo>, now: number): boolean {
+    if (this.deps.tombstones.size > 0 && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
+    this.activity.note(r.metric.id, r.metric.idHex, r.ts);
+    if (r.kind === 'histogram') return this.deps.histograms.apply(r.metric, r.ts, r.value, seq);
+    const buffer = this.buffersOf(r.metric).bufferFor(r.kind, r.ts - (r.ts % this.span), seq, now);
+    buffer.append(r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
+    return buffer.size >= this.deps.config.maxBlockSamples;
   }
 
   /** Seals the buffers that are due (full, window ended and quiet, or too old). */
@@ -123,7 +138,7 @@ export class PartitionCore {
       const older = await this.readBackwards(metric, 'numeric', before, (s) => enough(concatSeries([s, same])));
       return concatSeries([older, same]) as Series<NumericValue>;
     },
-    openWindows: (metric) => [...(this.metrics.get(metric.idHex)?.buffers.windows.values() ?? [])].filter((b) => b.kind === 'numeric').map((b) => b.windowStart),
+    openWindows: (metric) => this.metrics.get(metric.idHex)?.buffers.numericWindows() ?? [],
   };
 
   readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {
@@ -134,7 +149,7 @@ export class PartitionCore {
   lowWater(): number {
     let low = this.deps.histograms.lowWater();
     for (const { buffers } of this.metrics.values()) {
-      for (const b of buffers.windows.values()) if (b.firstSeq < low) low = b.firstSeq;
+      for (const b of buffers.windows()) if (b.firstSeq < low) low = b.firstSeq;
     }
     return low;
   }
@@ -289,7 +304,7 @@ export class PartitionCore {
     let seq = this.sealSeq;
     try {
       for (const { info, buffers } of this.metrics.values()) {
-        for (const buffer of buffers.windows.values()) {
+        for (const buffer of buffers.windows()) {
           if (!due(buffer)) continue;
           const layout = LAYOUT[buffer.kind];
           const samples = this.normalize(buffer.kind, buffer.series());
@@ -310,7 +325,7 @@ export class PartitionCore {
       buffers.remove(buffer);
       if (buffer.kind === 'numeric') this.deps.rollups.note(idHex, buffer.windowStart);
     }
-    for (const [idHex, entry] of this.metrics) if (entry.buffers.windows.size === 0) this.metrics.delete(idHex);
+    for (const [idHex, entry] of this.metrics) if (entry.buffers.size === 0) this.metrics.delete(idHex);
   }
 }
 
