@@ -12,6 +12,7 @@ import type { DataKind, IngestRecord } from '../model/ingest-record.js';
 import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal } from '../model/journal-entry.js';
 import { IngestBatch } from '../model/ingest-batch.js';
 import { parseMetricListBody, parseTsvBody } from './raw-bodies.js';
+import { IngestPool } from './ingest-pool.js';
 import type { Series } from '../model/series.js';
 import type { TextReadOptions, TextRow } from '../model/text-read.js';
 import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, postingKey, typeKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
@@ -96,6 +97,8 @@ export class FerriteNode {
   readonly checkTags: CheckTagStore;
   private fault: unknown = null;
   readonly checkpoints: CheckpointHealth;
+  /** Parses write bodies, on worker threads when configured. */
+  readonly ingestPool: IngestPool;
   /** Load shedding for writes (http/server.ts asks it before a write body is read). */
   readonly admission: IngestAdmission;
 
@@ -122,6 +125,7 @@ export class FerriteNode {
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
     this.checkTags = new CheckTagStore(store);
     this.registry = new MetricRegistry(config.partitions);
+    this.ingestPool = new IngestPool(this.registry, config.ingestWorkers, config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
       const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, rollups: rollups[index]!, tombstones, now: Date.now };
@@ -517,6 +521,7 @@ export class FerriteNode {
       }
     } finally {
       nact.stop(this.system);
+      await this.ingestPool.stop();
       await this.store.close();
     }
   }

@@ -15,6 +15,8 @@ export class WindowBuffer {
   /** Wall-clock ms when the buffer was opened and last appended to. */
   readonly openedAt: number;
   lastAppendAt: number;
+  /** Sealed or emptied: no longer among its metric's open buffers. */
+  closed = false;
 
   constructor(
     readonly kind: DataKind,

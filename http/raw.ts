@@ -5,7 +5,6 @@ import { ferr } from '../model/errors.js';
 import type { NumericValue } from '../model/types.js';
 import { parseReadTimestamp } from '../model/timestamp.js';
 import { encodeRawJournalEntry, type RawContext } from '../model/journal-entry.js';
-import { parseMetricListBody, parseTsvBody } from '../actors/raw-bodies.js';
 import { asEpochMs } from '../model/types.js';
 import { MetricListFormatError } from '../model/metric-list/decode.js';
 import { accountHeader, mediaType, svcHeader } from './headers.js';
@@ -28,8 +27,8 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     handler: async (req, reply) => {
       if (FLATBUFFER_TYPES.has(mediaType(req))) return reply.send(await ingestMetricList(node, req));
       const ctx = rawContext(node, req);
-      const parsed = parseTsvBody(node.registry, bodyText(req), ctx);
-      return reply.send(await ingestParsed(node, parsed, encodeRawJournalEntry('tsv', ctx, rawBody(req)), 'line'));
+      const parsed = await node.ingestPool.parse('tsv', ctx, rawBody(req));
+      return reply.send(await ingestParsed(node, parsed, encodeRawJournalEntry('tsv', ctx, parsed.body), 'line'));
     },
   });
 
@@ -49,17 +48,16 @@ async function ingestMetricList(node: FerriteNode, req: FastifyRequest): Promise
   const hint = svcHeader(req, 'datapoints')?.trim();
   if (hint === undefined || hint === '') throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-datapoints');
   if (!/^\d+$/.test(hint)) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-datapoints', `'${hint}' is not a non-negative integer`);
-  const body = rawBody(req);
   const ctx = rawContext(node, req);
   let parsed;
   try {
-    parsed = parseMetricListBody(node.registry, body, ctx);
+    parsed = await node.ingestPool.parse('metriclist', ctx, rawBody(req));
   } catch (error) {
     if (error instanceof MetricListFormatError) throw ferr('FER_ERR_BAD_BODY', `malformed MetricList: ${error.message}`);
     throw error;
   }
   if (Number(hint) !== parsed.submitted) req.log.debug({ hint: Number(hint), samples: parsed.submitted }, 'x-svc-datapoints differs from the samples in the body');
-  return ingestParsed(node, parsed, encodeRawJournalEntry('metriclist', ctx, body), 'item');
+  return ingestParsed(node, parsed, encodeRawJournalEntry('metriclist', ctx, parsed.body), 'item');
 }
 
 /** What parsing a body depends on, journaled beside it (model/journal-entry.ts). */

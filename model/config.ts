@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 // ferrite's options: one typed interface, defaults from one function, validated once
 // (the habit of nats.js core/src/options.ts). A bad option names the property.
 import { CONFLICT_RESOLVERS, type ConflictResolverName } from './conflict.js';
@@ -33,6 +34,8 @@ export interface FerriteConfig {
   checkpointIntervalMs: number;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
+  /** Worker threads that parse write bodies (0: parse on the main thread). */
+  ingestWorkers: number;
   /** Writes are refused (503, Retry-After) while this many bytes of write bodies are in flight. */
   maxWriteBytesInFlight: number;
   /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
@@ -98,6 +101,7 @@ export function defaultConfig(): FerriteConfig {
     maxBufferAgeMs: 2 * 3600 * 1000,
     checkpointIntervalMs: 1000,
     bodyLimitBytes: 256 * 1024 * 1024,
+    ingestWorkers: Math.max(0, availableParallelism() - 1),
     maxWriteBytesInFlight: 64 * 1024 * 1024,
     maxPendingRecords: 2_000_000,
     logLevel: 'info',
@@ -169,6 +173,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'checkpointIntervalMs', 10, 3600 * 1000);
   requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
   requireInt(c, 'maxWriteBytesInFlight', 1024, 2 ** 40);
+  requireInt(c, 'ingestWorkers', 0, 64);
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
   requireRollupLevels(c, 'histogramRollups');
   requireRollupLevels(c, 'rollups');

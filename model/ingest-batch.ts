@@ -15,8 +15,8 @@ const INITIAL_CAPACITY = 64;
 export class SampleColumns<M extends Placed = Placed> {
   /** The metric of each numeric sample. */
   metrics: M[] = [];
-  ts = new Float64Array(INITIAL_CAPACITY);
-  values = new Float64Array(INITIAL_CAPACITY);
+  ts: Float64Array = new Float64Array(INITIAL_CAPACITY);
+  values: Float64Array = new Float64Array(INITIAL_CAPACITY);
   /** Numeric samples in the columns. */
   length = 0;
   /** Every other record, in arrival order. */
@@ -84,6 +84,13 @@ export class IngestBatch<M extends Placed = Placed> {
       }
       for (const r of part.others) visit(r.metric, r.kind);
     }
+  }
+
+  /** Adds a whole partition's columns built elsewhere (an ingest worker's). */
+  adoptPart(partition: number, part: SampleColumns<M>): void {
+    if (this.parts.has(partition)) throw new Error(`BUG: partition ${partition} adopted twice`);
+    this.parts.set(partition, part);
+    this.size += part.size;
   }
 
   static of<M extends Placed>(records: Iterable<IngestRecord<M>>): IngestBatch<M> {
