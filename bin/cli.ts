@@ -29,6 +29,7 @@ program
   .option('--node-id <uuid>', 'node uuid (default: chosen at first start and remembered; required with --topology)')
   .option('--topology <file>', 'cluster topology, JSON or IRONdb XML (default: standalone)')
   .option('--nats <url>', 'NATS server, e.g. nats://127.0.0.1:4222 (required by a topology of several nodes)')
+  .option('--peer-timeout-ms <ms>', 'longest wait for a peer or JetStream to answer one request (default 5000)', int)
   .option('--extensions-dir <dir>', 'directory of .lua extensions served under /extension/lua')
   .option('--partitions <n>', 'metric partitions (default 16)', int)
   .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
