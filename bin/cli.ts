@@ -8,6 +8,7 @@ import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
 import { TopologyError } from '../model/topology/index.js';
 import { TransportError } from '../transport/nats.js';
+import { DataDirError } from '../storage/open-error.js';
 import { runCluster, type ClusterOptions } from './cluster.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
@@ -49,7 +50,7 @@ program
     try {
       await serve(config);
     } catch (error) {
-      if (!(error instanceof TopologyError || error instanceof TransportError)) throw error;
+      if (!(error instanceof TopologyError || error instanceof TransportError || error instanceof DataDirError)) throw error;
       console.error(error.message);
       process.exit(2);
     }
