@@ -62,9 +62,7 @@ const EMPTY = Buffer.alloc(0);
 const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
 /** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
 const FOREVER = Number.MAX_SAFE_INTEGER;
-/** A remote read (one stream of a fetch) waits this long for an owner. */
-const REMOTE_READ_TIMEOUT_MS = 15_000;
-/** How long the outbox waits for a peer to say what it applied. */
+/** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
 const PROBE_TIMEOUT_MS = 2_000;
 /** Journal entries truncated between compactions of the journal column family. */
 const JOURNAL_COMPACT_EVERY = 5_000;
@@ -146,7 +144,7 @@ export class FerriteNode {
       ring = buildRing(topologyFor(config, fromFile, identity));
       nats = await natsFor(config, ring.topology, identity);
       if (nats !== null && ring.topology.nodes.length > 1) {
-        replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash), log);
+        replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
         rpc = new Rpc(nats, ring.topology.hash, identity);
       }
     } catch (error) {
@@ -173,7 +171,7 @@ export class FerriteNode {
       prom_samples: (p) => answerSamples(node, p),
       applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
     });
-    if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, PROBE_TIMEOUT_MS));
+    if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();
     node.retentionTimer = setInterval(() => void node.sweepRetention(), config.retentionSweepIntervalMs);
@@ -252,13 +250,13 @@ export class FerriteNode {
     return [...owners.filter((o) => this.gossip.isAlive(o.id)), ...owners.filter((o) => !this.gossip.isAlive(o.id))];
   }
 
-  /** Asks the metric's owners in turn (live ones first) until one answers `op`. */
+  /** Asks the metric's owners in turn (live ones first), each for up to peerTimeoutMs, until one answers `op`. */
   async askOwners<T>(metric: MetricInfo, op: string, payload: unknown): Promise<T> {
     const problems: string[] = [];
     for (const owner of this.liveOwners(metric)) {
       if (owner.id === this.identity || this.rpc === null) continue;
       try {
-        return await this.rpc.call<T>(owner.id, op, payload, REMOTE_READ_TIMEOUT_MS);
+        return await this.rpc.call<T>(owner.id, op, payload, this.config.peerTimeoutMs);
       } catch (error) {
         problems.push((error as Error).message);
       }
