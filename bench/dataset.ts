@@ -34,35 +34,40 @@ export function vmSeries(m: number): string {
   return `bench_metric_${m}{host="${t.host}",region="${t.region}"}`;
 }
 
-/** Every (metric, point) in submission order, cut into request-sized batches. */
-function batches(d: Dataset): [number, number][][] {
-  const out: [number, number][][] = [];
-  let batch: [number, number][] = [];
-  for (let i = 0; i < d.points; i++) {
-    for (let m = 0; m < d.metrics; m++) {
-      batch.push([m, i]);
-      if (batch.length < d.batch) continue;
-      out.push(batch);
-      batch = [];
-    }
-  }
-  if (batch.length) out.push(batch);
+/** Request bodies made when sent, so a run of millions of samples never holds them all. */
+export interface Bodies {
+  length: number;
+  at(i: number): string | Uint8Array;
+}
+
+/** The (metric, point) pairs of batch `b`, in submission order: every metric's point 0, then point 1, … */
+function batchAt(d: Dataset, b: number): [number, number][] {
+  const out: [number, number][] = [];
+  const end = Math.min((b + 1) * d.batch, d.metrics * d.points);
+  for (let k = b * d.batch; k < end; k++) out.push([k % d.metrics, Math.floor(k / d.metrics)]);
   return out;
 }
 
-const bodies = (d: Dataset, line: (m: number, i: number) => string, trailer: string): string[] =>
-  batches(d).map((b) => b.map(([m, i]) => line(m, i)).join('\n') + trailer);
+const lazy = (d: Dataset, body: (batch: [number, number][]) => string | Uint8Array): Bodies => ({
+  length: Math.ceil((d.metrics * d.points) / d.batch),
+  at: (b) => body(batchAt(d, b)),
+});
 
-export const ferriteBodies = (d: Dataset): string[] =>
-  bodies(d, (m, i) => `M\t${d.start + i * d.stepS}.000\t${CHECK}\t${ferriteName(m)}\tn\t${valueOf(m, i)}`, '');
+const all = (b: Bodies): (string | Uint8Array)[] => Array.from({ length: b.length }, (_, i) => b.at(i));
 
-export const vmBodies = (d: Dataset): string[] => bodies(d, (m, i) => `${vmSeries(m)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000}`, '\n');
+const tsvLine = (d: Dataset) => (m: number, i: number) => `M\t${d.start + i * d.stepS}.000\t${CHECK}\t${ferriteName(m)}\tn\t${valueOf(m, i)}`;
+const vmLine = (d: Dataset) => (m: number, i: number) => `${vmSeries(m)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000}`;
+
+export const ferriteBodiesLazy = (d: Dataset): Bodies => lazy(d, (b) => b.map(([m, i]) => tsvLine(d)(m, i)).join('\n'));
+export const vmBodiesLazy = (d: Dataset): Bodies => lazy(d, (b) => `${b.map(([m, i]) => vmLine(d)(m, i)).join('\n')}\n`);
+export const ferriteBodies = (d: Dataset): string[] => all(ferriteBodiesLazy(d)) as string[];
+export const vmBodies = (d: Dataset): string[] => all(vmBodiesLazy(d)) as string[];
 
 const UUID_BYTES = Buffer.from(UUID.replace(/-/g, ''), 'hex');
 
 /** The same samples as v2 MetricLists (`CMLS`): one MetricValue per sample, tags in `stream_tags`. */
-export const metricListBodies = (d: Dataset): Uint8Array[] =>
-  batches(d).map((batch) => {
+export const metricListBodiesLazy = (d: Dataset): Bodies =>
+  lazy(d, (batch) => {
     const b = new flatbuffers.Builder(batch.length * 160);
     const check = b.createString('bench.example`bench`c_1_1::bench');
     const metrics = batch.map(([m, i]) => {
@@ -84,12 +89,15 @@ export const metricListBodies = (d: Dataset): Uint8Array[] =>
     return b.asUint8Array().slice();
   });
 
+export const metricListBodies = (d: Dataset): Uint8Array[] => all(metricListBodiesLazy(d)) as Uint8Array[];
+
 /** Sends the bodies with `concurrency` requests in flight; any non-2xx answer fails the run. */
-export async function send(url: string, list: readonly (string | Uint8Array)[], concurrency: number, method: string, headers: Record<string, string> = {}): Promise<void> {
+export async function send(url: string, list: readonly (string | Uint8Array)[] | Bodies, concurrency: number, method: string, headers: Record<string, string> = {}): Promise<void> {
   let next = 0;
+  const at = Array.isArray(list) ? (i: number) => list[i]! : (list as Bodies).at;
   const worker = async () => {
     while (next < list.length) {
-      const body = list[next++]!;
+      const body = at(next++);
       const res = await fetch(url, { method, body, headers });
       const text = await res.text();
       if (res.status >= 300) throw new Error(`${url} answered ${res.status}: ${text.slice(0, 200)}`);

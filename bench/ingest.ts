@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { ferriteBodies, ferriteName, metricListBodies, send, UUID, vmBodies, type Dataset } from './dataset.js';
+import { ferriteBodiesLazy, ferriteName, metricListBodiesLazy, send, UUID, vmBodiesLazy, type Bodies, type Dataset } from './dataset.js';
 import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
 
 interface Options {
@@ -14,9 +14,13 @@ interface Options {
   batch: number;
   concurrency: number;
   vm: boolean;
+  flatbuffer: boolean;
+  workers?: string;
 }
 
 const STEP_S = 10;
+/** Streams per /fetch when counting what ferrite can read. */
+const FETCH_STREAMS = 1000;
 
 interface Result {
   name: string;
@@ -26,19 +30,28 @@ interface Result {
   peakRssMb: number;
 }
 
+/** Samples ferrite can read back: `count` over the whole range through /fetch, 1000 streams a request. */
 async function ferriteCount(url: string, o: Options, start: number): Promise<number> {
   let total = 0;
+  const chunks: number[][] = [];
+  for (let m = 0; m < o.metrics; m += FETCH_STREAMS) chunks.push(Array.from({ length: Math.min(FETCH_STREAMS, o.metrics - m) }, (_, i) => m + i));
   let next = 0;
-  const end = `${start + o.points * STEP_S}.000`;
   const worker = async () => {
-    while (next < o.metrics) {
-      const m = next++;
-      const name = encodeURIComponent(ferriteName(m));
-      const res = await fetch(`${url}/raw/${UUID}/${name}?start_ts=${start}.000&end_ts=${end}`);
-      total += ((await res.json()) as unknown[]).length;
+    while (next < chunks.length) {
+      const chunk = chunks[next++]!;
+      const body = {
+        start,
+        period: o.points * STEP_S,
+        count: 1,
+        streams: chunk.map((m) => ({ uuid: UUID, name: ferriteName(m), kind: 'numeric', transform: 'count' })),
+        reduce: [{ label: 'sum', method: 'sum' }],
+      };
+      const res = await fetch(`${url}/fetch`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      const doc = (await res.json()) as { data: (number | null)[][] };
+      total += doc.data[0]?.[0] ?? 0;
     }
   };
-  await Promise.all(Array.from({ length: 8 }, worker));
+  await Promise.all(Array.from({ length: 4 }, worker));
   return total;
 }
 
@@ -53,7 +66,7 @@ async function vmCount(url: string, o: Options, start: number): Promise<number> 
 interface Submission {
   label: string;
   url: string;
-  bodies: readonly (string | Uint8Array)[];
+  bodies: Bodies;
   method: string;
   headers?: Record<string, string>;
 }
@@ -88,6 +101,8 @@ async function main(): Promise<void> {
     .option('--batch <n>', 'lines per request', (v) => Number(v), 5000)
     .option('--concurrency <n>', 'requests in flight', (v) => Number(v), 4)
     .option('--no-vm', 'skip VictoriaMetrics')
+    .option('--no-flatbuffer', 'skip the FlatBuffer run')
+    .option('--workers <n>', 'ferrite ingestWorkers (default: cores - 1)')
     .parse()
     .opts<Options>();
   const total = o.metrics * o.points;
@@ -97,18 +112,21 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     const data: Dataset = { metrics: o.metrics, points: o.points, stepS: STEP_S, start, batch: o.batch };
-    const tsv = await startFerrite(path.join(root, 'ferrite-tsv'));
-    const tsvRun = { label: 'ferrite TSV', url: `${tsv.url}/raw`, bodies: ferriteBodies(data), method: 'PUT' };
+    const args = o.workers === undefined ? [] : ['--ingest-workers', o.workers];
+    const tsv = await startFerrite(path.join(root, 'ferrite-tsv'), args);
+    const tsvRun = { label: 'ferrite TSV', url: `${tsv.url}/raw`, bodies: ferriteBodiesLazy(data), method: 'PUT' };
     results.push(await measure(tsv, tsvRun, o, () => ferriteCount(tsv.url, o, start)));
-    const fb = await startFerrite(path.join(root, 'ferrite-flatbuffer'));
-    const headers = { 'content-type': 'application/x-svc-metric-list-flatbuffer', 'x-svc-datapoints': String(o.batch) };
-    const fbRun = { label: 'ferrite FlatBuffer', url: `${fb.url}/raw`, bodies: metricListBodies(data), method: 'POST', headers };
-    results.push(await measure(fb, fbRun, o, () => ferriteCount(fb.url, o, start)));
+    if (o.flatbuffer) {
+      const fb = await startFerrite(path.join(root, 'ferrite-flatbuffer'), args);
+      const headers = { 'content-type': 'application/x-svc-metric-list-flatbuffer', 'x-svc-datapoints': String(o.batch) };
+      const fbRun = { label: 'ferrite FlatBuffer', url: `${fb.url}/raw`, bodies: metricListBodiesLazy(data), method: 'POST', headers };
+      results.push(await measure(fb, fbRun, o, () => ferriteCount(fb.url, o, start)));
+    }
     if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
     else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
     else {
       const vm = await startVictoriaMetrics(path.join(root, 'vm'));
-      const vmRun = { label: 'victoria-metrics', url: `${vm.url}/api/v1/import/prometheus`, bodies: vmBodies(data), method: 'POST' };
+      const vmRun = { label: 'victoria-metrics', url: `${vm.url}/api/v1/import/prometheus`, bodies: vmBodiesLazy(data), method: 'POST' };
       results.push(await measure(vm, vmRun, o, () => vmCount(vm.url, o, start)));
     }
   } finally {
