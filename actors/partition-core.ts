@@ -233,7 +233,7 @@ export class PartitionCore {
   async hasDataBefore(metric: MetricInfo, kind: DataKind, before: number, periods: readonly number[] | null): Promise<boolean> {
     if (kind === 'histogram') return this.deps.histograms.hasDataBefore(metric, before, periods);
     const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
-    if (open.some((b) => b.ts.some((ts) => ts < before))) return true;
+    if (open.some((b) => b.hasBefore(before))) return true;
     const scan = this.deps.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % this.span) + this.span) });
     for await (const { value } of scan) if (startsBefore(value, before)) return true;
     return false;
