@@ -6,6 +6,8 @@ import { mergeActivity, activitySlice, type ActivityWindow } from '../model/acti
 import { activityKey, CF } from '../storage/keys.js';
 import type { Store } from '../storage/rocks.js';
 
+/** Most metrics one flush writes. */
+const FLUSH_CHUNK = 20_000;
 /** Past this many cached metrics the cache starts over (it is only a shortcut). */
 const MAX_CACHED = 200_000;
 
@@ -26,11 +28,19 @@ export class ActivityTracker {
     }
   }
 
-  /** Writes what was noted since the last flush. */
-  async flush(): Promise<void> {
+  /**
+   * Writes what was noted since the last flush, at most FLUSH_CHUNK metrics a call (a burst
+   * of a million new series must not hold the partition for one long checkpoint); the rest
+   * waits for the next checkpoint, and reads see it meanwhile.
+   */
+  async flush(limit = FLUSH_CHUNK): Promise<void> {
     if (this.pending.size === 0) return;
-    const pending = [...this.pending];
-    this.pending.clear();
+    const pending: [string, { id: Buffer; slices: number[] }][] = [];
+    for (const entry of this.pending) {
+      if (pending.length >= limit) break;
+      pending.push(entry);
+    }
+    for (const [idHex] of pending) this.pending.delete(idHex);
     const stored = await this.storedMany(pending.map(([idHex, { id }]) => [id, idHex]));
     const batch = this.store.batch();
     pending.forEach(([idHex, { id, slices }], i) => {
@@ -40,6 +50,11 @@ export class ActivityTracker {
       this.remember(idHex, after);
     });
     await batch.write();
+  }
+
+  /** Writes everything pending (shutdown, explicit flush). */
+  async flushAll(): Promise<void> {
+    while (this.pending.size > 0) await this.flush(Infinity);
   }
 
   /** Each metric's windows including what is not yet flushed. */

@@ -14,6 +14,8 @@ export interface CheckpointReport {
   last_error: string | null;
   /** Epoch ms of the last checkpoint that succeeded (null: none yet). */
   last_success: number | null;
+  /** Seconds the checkpoint in progress has been running (0: none running). */
+  running_for: number;
 }
 
 export class CheckpointHealth {
@@ -21,6 +23,7 @@ export class CheckpointHealth {
   private failures = 0;
   private lastError: string | null = null;
   private lastSuccess: number | null = null;
+  private runningSince: number | null = null;
 
   constructor(private readonly log: Logger) {}
 
@@ -28,7 +31,12 @@ export class CheckpointHealth {
     return this.failingSince !== null;
   }
 
+  started(): void {
+    this.runningSince = Date.now();
+  }
+
   failed(error: unknown, context: Record<string, unknown>): void {
+    this.runningSince = null;
     this.failures++;
     this.lastError = error instanceof Error ? error.message : String(error);
     if (this.failingSince !== null) return; // already reported; /state counts the repeats
@@ -37,6 +45,7 @@ export class CheckpointHealth {
   }
 
   succeeded(): void {
+    this.runningSince = null;
     this.lastSuccess = Date.now();
     if (this.failingSince === null) return;
     this.log.warn({ failures: this.failures, failingForMs: this.lastSuccess - this.failingSince }, 'checkpoint recovered; accepting writes again');
@@ -51,6 +60,7 @@ export class CheckpointHealth {
   }
 
   report(): CheckpointReport {
-    return { failing: this.failing, failing_since: this.failingSince, failures: this.failures, last_error: this.lastError, last_success: this.lastSuccess };
+    const runningFor = this.runningSince === null ? 0 : (Date.now() - this.runningSince) / 1000;
+    return { failing: this.failing, failing_since: this.failingSince, failures: this.failures, last_error: this.lastError, last_success: this.lastSuccess, running_for: runningFor };
   }
 }

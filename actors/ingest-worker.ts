@@ -9,6 +9,7 @@ import { decodeMetricList, MetricListFormatError } from '../model/metric-list/de
 import { metricListRecords } from '../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../model/metric-key.js';
 import { canonicalizeMetricName } from '../model/metric-name.js';
+import { ownString } from '../model/own-string.js';
 import { parseTsvInto } from '../model/tsv.js';
 import type { AccountId } from '../model/types.js';
 import type { NewMetric, ParseJob, ParseResult, WirePart } from './ingest-wire.js';
@@ -70,9 +71,10 @@ function tsvResolver(headerAccount: AccountId | null) {
     }
     let hit = names.get(name);
     if (hit === undefined) {
-      const check = parseCheckField(checkField, headerAccount);
-      hit = check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, name) : check;
-      names.set(name, hit);
+      const own = ownString(name);
+      const check = parseCheckField(ownString(checkField), headerAccount);
+      hit = check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, own) : check;
+      names.set(own, hit);
     }
     return hit;
   };
@@ -98,7 +100,7 @@ function parse(job: ParseJob): ParseResult {
       throw error;
     }
     const r = metricListRecords(list, {
-      resolve: (account, uuid, checkName, name) => cached(`${account}\u0001${uuid}\u0000${checkName}\u0000${name}`, () => intern(account, uuid, checkName, name)),
+      resolve: (account, uuid, checkName, name) => cached(`${account}\u0001${uuid}\u0000${checkName}\u0000${name}`, () => intern(account, uuid, ownString(checkName), ownString(name))),
       latestAllowed: job.ctx.latestAllowed,
       textSizeLimit: job.ctx.textSizeLimit,
     });

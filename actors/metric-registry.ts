@@ -3,6 +3,7 @@
 import { parseCheckField } from '../model/check-field.js';
 import type { MetricResolution } from '../model/ingest-record.js';
 import { canonicalizeMetricName } from '../model/metric-name.js';
+import { ownString } from '../model/own-string.js';
 import { metricKey, placeMetric } from '../model/metric-key.js';
 import type { AccountId, MetricKey } from '../model/types.js';
 import type { MetricInfo } from './metric-info.js';
@@ -37,9 +38,10 @@ export class MetricRegistry {
       }
       let hit = names.get(name);
       if (hit === undefined) {
-        hit = this.resolveUncached(checkField, name, headerAccount);
+        const own = ownString(name);
+        hit = this.resolveUncached(ownString(checkField), own, headerAccount);
         if (++this.checkSpellings > MAX_SPELLINGS) this.forgetSpellings();
-        names.set(name, hit);
+        names.set(own, hit);
       }
       return hit;
     };

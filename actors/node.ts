@@ -56,6 +56,8 @@ import { answerSamples } from './prometheus-source.js';
 const STORED_NAME = 1;
 const STORED_KIND: Record<DataKind, number> = { numeric: 2, text: 4, histogram: 8 };
 
+/** A checkpoint waits this long for a partition before calling it failed: in practice, wedged. */
+const CHECKPOINT_PATIENCE_MS = 3_600_000;
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
 const EMPTY = Buffer.alloc(0);
@@ -528,11 +530,14 @@ export class FerriteNode {
   async checkpoint(): Promise<void> {
     if (this.checkpointRunning !== null || this.stopping) return;
     this.checkpointRunning = (async () => {
+      this.checkpoints.started();
       try {
         const dispatched = this.dispatchedWatermark();
         const lows = await Promise.all(
           this.partitions.map((_, p) =>
-            this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo })).catch((error: unknown) => {
+            // A checkpoint waits for a busy partition as long as it takes (a timeout would only
+            // queue another checkpoint behind it); /state shows how long one has been running.
+            this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo }), CHECKPOINT_PATIENCE_MS).catch((error: unknown) => {
               throw new Error(`partition ${p}: ${(error as Error).message}`, { cause: error });
             }),
           ),
@@ -649,8 +654,8 @@ export class FerriteNode {
     return entry.records.map((r) => ({ ...r, metric: metrics[r.metric]! }) as IngestRecord<MetricInfo>);
   }
 
-  private ask<T>(partition: number, build: (replyTo: any) => PartitionMsg): Promise<T> {
-    return (nact.query(this.partitions[partition]!, build, QUERY_TIMEOUT_MS) as Promise<Reply<T>>).then(
+  private ask<T>(partition: number, build: (replyTo: any) => PartitionMsg, timeoutMs = QUERY_TIMEOUT_MS): Promise<T> {
+    return (nact.query(this.partitions[partition]!, build, timeoutMs) as Promise<Reply<T>>).then(
       (reply) => {
         if (reply.ok) return reply.value;
         throw reply.error;

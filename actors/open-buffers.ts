@@ -77,8 +77,12 @@ export class OpenBuffers {
     this.full.push({ at: 0, state, buffer });
   }
 
-  /** Buffers due now (full, window ended and quiet, or too old), each once, still open. */
-  due(now: number): Scheduled[] {
+  /**
+   * Buffers due now (full, window ended and quiet, or too old), each once, still open; at
+   * most `limit` of the scheduled ones (a million windows ending at once are sealed over a
+   * few checkpoints, not in one batch that holds the partition).
+   */
+  due(now: number, limit = Infinity): Scheduled[] {
     const out = new Set<WindowBuffer>();
     const picked: Scheduled[] = [];
     const take = (s: Scheduled) => {
@@ -88,7 +92,7 @@ export class OpenBuffers {
     };
     for (const s of this.full) if (s.buffer.size >= this.rules.maxBlockSamples) take(s);
     this.full = [];
-    while (this.schedule.size > 0 && this.schedule.peek()!.at <= now) {
+    while (this.schedule.size > 0 && this.schedule.peek()!.at <= now && picked.length < limit) {
       const s = this.schedule.pop()!;
       if (s.buffer.closed) continue;
       if (this.isDue(s.buffer, now)) take(s);

@@ -44,6 +44,9 @@ function startsBefore(block: Uint8Array, before: number): boolean {
   }
 }
 
+/** Most scheduled buffers one checkpoint seals (full ones are always sealed). */
+const SEAL_CHUNK = 20_000;
+
 export class PartitionCore {
   private readonly open: OpenBuffers;
   private readonly combine: SampleCombiner;
@@ -121,7 +124,7 @@ export class PartitionCore {
 
   /** Seals the buffers that are due (full, window ended and quiet, or too old). */
   async sealDue(): Promise<void> {
-    await this.seal(this.open.due(this.deps.now()));
+    await this.seal(this.open.due(this.deps.now(), SEAL_CHUNK));
     await this.deps.histograms.seal();
     await this.activity.flush();
   }
@@ -129,7 +132,7 @@ export class PartitionCore {
   async sealAll(): Promise<void> {
     await this.seal([...this.open.all()]);
     await this.deps.histograms.seal();
-    await this.activity.flush();
+    await this.activity.flushAll();
   }
 
   /** Rolls up quiet numeric windows, and histogram periods the journal (cut below `journalCut`) can no longer replay. */
