@@ -24,7 +24,6 @@ const MAX_METRICS = 2_000_000;
 const partitions = (workerData as { partitions: number }).partitions;
 let epoch = 0;
 let byKey = new Map<string, WorkerMetric>();
-let bySpelling = new Map<string, MetricResolution<WorkerMetric>>();
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
 let metrics: WorkerMetric[] = [];
 let fresh: NewMetric[] = [];
@@ -32,7 +31,6 @@ let fresh: NewMetric[] = [];
 function forget(): void {
   epoch++;
   byKey = new Map();
-  bySpelling = new Map();
   byCheck = new Map();
   metrics = [];
 }
@@ -49,12 +47,6 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
     fresh.push({ sid: m.sid, accountId, uuid, checkName, canonical: parsed.value.canonical });
   }
   return { ok: true, metric: m };
-}
-
-function cached(spelling: string, resolve: () => MetricResolution<WorkerMetric>): MetricResolution<WorkerMetric> {
-  let hit = bySpelling.get(spelling);
-  if (hit === undefined) bySpelling.set(spelling, (hit = resolve()));
-  return hit;
 }
 
 /** The same resolution rules as the node's registry (actors/metric-registry.ts), cached per check then name. */
@@ -80,6 +72,24 @@ function tsvResolver(headerAccount: AccountId | null) {
   };
 }
 
+/** MetricList samples: cached per envelope (account, uuid, check name), then per name. */
+function envelopeResolver() {
+  let last: [AccountId, string, string] | null = null;
+  let names = new Map<string, MetricResolution<WorkerMetric>>();
+  return (account: AccountId, uuid: string, checkName: string, name: string): MetricResolution<WorkerMetric> => {
+    if (last === null || last[0] !== account || last[1] !== uuid || last[2] !== checkName) {
+      last = [account, uuid, checkName];
+      const key = `${account}\u0001${uuid}\u0000${checkName}`;
+      let found = byCheck.get(key);
+      if (found === undefined) byCheck.set(key, (found = new Map()));
+      names = found;
+    }
+    let hit = names.get(name);
+    if (hit === undefined) names.set(name, (hit = intern(account, uuid, ownString(checkName), ownString(name))));
+    return hit;
+  };
+}
+
 function parse(job: ParseJob): ParseResult {
   if (metrics.length > MAX_METRICS) forget();
   fresh = [];
@@ -100,7 +110,7 @@ function parse(job: ParseJob): ParseResult {
       throw error;
     }
     const r = metricListRecords(list, {
-      resolve: (account, uuid, checkName, name) => cached(`${account}\u0001${uuid}\u0000${checkName}\u0000${name}`, () => intern(account, uuid, ownString(checkName), ownString(name))),
+      resolve: envelopeResolver(),
       latestAllowed: job.ctx.latestAllowed,
       textSizeLimit: job.ctx.textSizeLimit,
     });

@@ -65,9 +65,10 @@ function decode(bytes: Uint8Array, layout: MetricListLayout): DecodedMetricList 
   const root = r.table(r.deref(0));
   const out: DecodedMetricList = { layout, samples: [], skipped: [] };
   const metrics = r.vector(root, 0, 4);
+  const uuids = new UuidMemo();
   for (let i = 0; i < (metrics?.length ?? 0); i++) {
     const metric = r.table(r.deref(metrics!.start + 4 * i));
-    const env = envelope(r, metric, layout);
+    const env = envelope(r, metric, layout, uuids);
     const value = r.subTable(metric, 4);
     if (value === null) continue;
     if (layout === 'v1') v1Sample(r, value, env, out);
@@ -76,7 +77,21 @@ function decode(bytes: Uint8Array, layout: MetricListLayout): DecodedMetricList 
   return out;
 }
 
-function envelope(r: SafeReader, metric: Table, layout: MetricListLayout): Envelope {
+/** The last check uuid's text: every metric of a body usually carries the same 16 bytes. */
+class UuidMemo {
+  private bytes: Uint8Array | null = null;
+  private text: string | null = null;
+
+  textOf(bytes: Uint8Array | null): string | null {
+    if (bytes === null) return null;
+    const last = this.bytes;
+    if (last !== null && last.length === bytes.length && last.every((b, i) => b === bytes[i])) return this.text;
+    this.bytes = bytes;
+    return (this.text = uuidText(bytes));
+  }
+}
+
+function envelope(r: SafeReader, metric: Table, layout: MetricListLayout, uuids: UuidMemo): Envelope {
   const tsAt = r.field(metric, 0, 8);
   const accountAt = r.field(metric, 3, 4);
   let uuidBytes: Uint8Array | null = null;
@@ -91,7 +106,7 @@ function envelope(r: SafeReader, metric: Table, layout: MetricListLayout): Envel
     ts: tsAt === 0 ? 0 : Number(r.u64(tsAt)),
     checkName: r.string(metric, 1) ?? '',
     accountId: accountAt === 0 ? 0 : r.i32(accountAt),
-    checkUuid: uuidText(uuidBytes),
+    checkUuid: uuids.textOf(uuidBytes),
   };
 }
 

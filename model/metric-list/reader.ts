@@ -122,7 +122,18 @@ export class SafeReader {
     return { start: target + 4, length };
   }
 
+  /** Decoded strings by offset: builders share one string (a check name) among many metrics. */
+  private readonly strings = new Map<number, string>();
+
   stringAt(target: number): string {
+    const known = this.strings.get(target);
+    if (known !== undefined) return known;
+    const text = this.decodeString(target);
+    this.strings.set(target, text);
+    return text;
+  }
+
+  private decodeString(target: number): string {
     const length = this.u32(target);
     this.need(target + 4, length + 1, 'string (with its NUL)');
     try {
