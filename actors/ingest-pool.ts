@@ -68,11 +68,7 @@ export class IngestPool {
       lane.epoch = r.epoch;
       lane.metrics = [];
     }
-    for (const m of r.fresh) {
-      const found = this.registry.intern(m.accountId, m.uuid, m.checkName, m.canonical);
-      if (!found.ok) throw new Error(`BUG: an ingest worker accepted a metric the registry refuses: ${found.reason}`);
-      lane.metrics[m.sid] = found.metric;
-    }
+    for (const { sid, ...m } of r.fresh) lane.metrics[sid] = this.registry.adopt(m);
     const batch = new IngestBatch<MetricInfo>();
     const table = lane.metrics;
     for (const p of r.parts) {

@@ -3,7 +3,8 @@
 // uses a sid it also sends who the metric is, and the main thread interns it once.
 import type { RawFormat, RawContext } from '../model/journal-entry.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';
-import type { AccountId } from '../model/types.js';
+import type { CanonicalName } from '../model/metric-name.js';
+import type { AccountId, MetricKey } from '../model/types.js';
 
 export interface ParseJob {
   id: number;
@@ -13,13 +14,16 @@ export interface ParseJob {
   body: Uint8Array;
 }
 
-/** A metric the worker names for the first time: sid → who it is. */
+/** A metric the worker names for the first time: sid → who it is, canonicalised and placed. */
 export interface NewMetric {
   sid: number;
+  key: MetricKey;
   accountId: AccountId;
   uuid: string;
   checkName: string;
-  canonical: string;
+  name: CanonicalName;
+  idHex: string;
+  partition: number;
 }
 
 export interface WirePart {

@@ -41,10 +41,11 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   const key = metricKey(uuid, parsed.value.canonical);
   let m = byKey.get(key);
   if (m === undefined) {
-    m = { sid: metrics.length, key, accountId, uuid, checkName, name: parsed.value, partition: placeMetric(key, partitions).partition };
+    const { id, partition } = placeMetric(key, partitions);
+    m = { sid: metrics.length, key, accountId, uuid, checkName, name: parsed.value, partition };
     metrics.push(m);
     byKey.set(key, m);
-    fresh.push({ sid: m.sid, accountId, uuid, checkName, canonical: parsed.value.canonical });
+    fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
   }
   return { ok: true, metric: m };
 }

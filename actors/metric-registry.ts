@@ -83,6 +83,19 @@ export class MetricRegistry {
   }
 
   /**
+   * A metric an ingest worker already canonicalised and placed (actors/ingest-pool.ts):
+   * interned by its key without repeating that work.
+   */
+  adopt(m: Omit<MetricInfo, 'id' | 'stored'>): MetricInfo {
+    let info = this.byKey.get(m.key);
+    if (info === undefined) {
+      info = { ...m, id: Buffer.from(m.idHex, 'hex'), stored: 0 };
+      this.byKey.set(m.key, info);
+    }
+    return info;
+  }
+
+  /**
    * The metric a read names. Reads carry no account, so a metric not yet interned is
    * described without being remembered (its account is whatever ingest says).
    */
