@@ -15,6 +15,8 @@ import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { textRoutes } from './text.js';
+import { consoleRoutes } from './console.js';
+import { countTraffic } from './traffic.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
   const app: FastifyInstance = Fastify({
@@ -52,6 +54,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   });
   app.setNotFoundHandler((req, reply) => reply.status(404).send(errorBody(ferr('FER_ERR_NOT_FOUND', req.method, req.url))));
 
+  const traffic = countTraffic(app);
   app.register(rawRoutes, { node });
   app.register(textRoutes, { node });
   app.register(adminRoutes, { node });
@@ -63,6 +66,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(topologyRoutes, { node });
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
+  app.register(consoleRoutes, { node, traffic });
   return app;
 }
 
