@@ -1,6 +1,7 @@
 // Time-series charts on uPlot: lines (one y scale per unit), percentile bands, and a
 // histogram heatmap drawn in a uPlot draw hook. Each chart's element carries what it drew
-// (data-series, data-points, data-cells), which the browser tests read besides the pixels.
+// (data-series, data-points, data-max, data-cells), which the browser tests read besides
+// the pixels.
 import uPlot from 'uplot';
 import { h } from './dom.js';
 
@@ -67,7 +68,9 @@ export class LineChart extends Chart {
     const shape = JSON.stringify([spec.title, spec.series, spec.axes?.map((a) => [a.scale, a.side]), spec.bands]);
     this.draw(shape, () => this.options(spec), [x, ...ys] as uPlot.AlignedData);
     this.el.dataset.series = String(ys.length);
-    this.el.dataset.points = String(ys.reduce((n, y) => n + y.filter((v) => v !== null && Number.isFinite(v)).length, 0));
+    const finite = ys.flatMap((y) => y.filter((v): v is number => v !== null && Number.isFinite(v)));
+    this.el.dataset.points = String(finite.length);
+    this.el.dataset.max = String(finite.reduce((a, b) => Math.max(a, b), -Infinity));
   }
 
   private options(spec: LineChartSpec): uPlot.Options {

@@ -13,10 +13,11 @@ export function bytes(n: number | null | undefined): string {
 
 export function duration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined) return '–';
-  if (seconds < 60) return `${seconds.toFixed(seconds < 10 ? 1 : 0)} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.floor(seconds % 60)} s`;
-  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
-  return `${Math.floor(seconds / 86400)} d ${Math.floor((seconds % 86400) / 3600)} h`;
+  const parts = (big: number, bigUnit: string, small: number, smallUnit: string) => (small === 0 ? `${big} ${bigUnit}` : `${big} ${bigUnit} ${small} ${smallUnit}`);
+  if (seconds < 60) return `${Number.isInteger(seconds) || seconds >= 10 ? Math.round(seconds) : seconds.toFixed(1)} s`;
+  if (seconds < 3600) return parts(Math.floor(seconds / 60), 'min', Math.floor(seconds % 60), 's');
+  if (seconds < 86400) return parts(Math.floor(seconds / 3600), 'h', Math.floor((seconds % 3600) / 60), 'min');
+  return parts(Math.floor(seconds / 86400), 'd', Math.floor((seconds % 86400) / 3600), 'h');
 }
 
 export function count(n: number | null | undefined): string {

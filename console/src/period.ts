@@ -17,8 +17,9 @@ export const RANGES: Range[] = [
   { label: 'last 30 days', seconds: 30 * 86400 },
 ];
 
-export function periodFor(rangeS: number, rollups: number[]): { period: number; rollup: boolean } {
-  const candidates = [...new Set([...RAW_PERIODS, ...rollups])].sort((a, b) => a - b);
+/** `minPeriod`: histograms are stored per base period (60 s), finer slots would be mostly empty. */
+export function periodFor(rangeS: number, rollups: number[], minPeriod = 0): { period: number; rollup: boolean } {
+  const candidates = [...new Set([...RAW_PERIODS, ...rollups])].filter((p) => p >= minPeriod).sort((a, b) => a - b);
   const period = candidates.find((p) => rangeS / p <= MAX_POINTS) ?? candidates[candidates.length - 1]!;
   return { period, rollup: rollups.includes(period) };
 }

@@ -26,7 +26,7 @@ export function explorerPage(ctx: PageContext): Page {
   const range = h('select', { name: 'range' }, RANGES.map((r) => h('option', { value: String(r.seconds), selected: String(r.seconds) === (ctx.params.get('range') ?? '3600') }, r.label)));
   const mode = h('select', { name: 'histograms' }, h('option', { value: 'heatmap' }, 'histograms as heatmap'), h('option', { value: 'bands' }, 'histograms as percentile bands'));
   const listing = h('div', { class: 'listing' });
-  const chartInfo = h('p', { class: 'note' });
+  const chartInfo = h('p', { class: 'note', 'data-testid': 'period' });
   const chartError = h('div');
   const view = new Df4View();
   const bands = h('div');
@@ -35,6 +35,9 @@ export function explorerPage(ctx: PageContext): Page {
   let pageNo = 0;
   const selected = new Map<string, FindRow>();
   let rollups: number[] = [60];
+  let histogramBase = 60;
+  /** Counts chart requests, so an answer overtaken by a later one is dropped. */
+  let drawing = 0;
 
   async function search(event?: Event): Promise<void> {
     event?.preventDefault();
@@ -89,6 +92,7 @@ export function explorerPage(ctx: PageContext): Page {
   }
 
   async function drawCharts(): Promise<void> {
+    const ticket = ++drawing;
     fill(chartError);
     const metrics = [...selected.values()];
     if (metrics.length === 0) {
@@ -98,7 +102,8 @@ export function explorerPage(ctx: PageContext): Page {
       return;
     }
     const rangeS = Number(range.value);
-    const { period, rollup } = periodFor(rangeS, rollups);
+    const histograms = metrics.some((m) => kindsOf(m).includes('histogram'));
+    const { period, rollup } = periodFor(rangeS, rollups, histograms ? histogramBase : 0);
     const { start, count: slots } = gridFor(rangeS, period);
     fill(chartInfo, `period ${duration(period)}${rollup ? ' (a rollup level)' : ' (computed from raw samples)'} · ${slots} points`);
     const histMode = mode.value as HistogramMode;
@@ -109,16 +114,18 @@ export function explorerPage(ctx: PageContext): Page {
     );
     try {
       const document = { start, period, count: slots, streams, reduce: [{ label: '', method: 'pass' }] };
-      if (streams.length > 0) view.show(await postJson<Df4>('/fetch', document), `${metrics.length} metric(s)`);
+      const df4 = streams.length > 0 ? await postJson<Df4>('/fetch', document) : null;
+      if (ticket !== drawing) return; // the selection changed while this was read
+      if (df4 !== null) view.show(df4, `${metrics.length} metric(s)`);
       else fill(view.el);
-      await drawBands(histMode === 'bands' ? metrics.filter((m) => kindsOf(m).includes('histogram')) : [], start, period, slots);
+      await drawBands(histMode === 'bands' ? metrics.filter((m) => kindsOf(m).includes('histogram')) : [], start, period, slots, ticket);
     } catch (error) {
       fill(chartError, errorBox(error instanceof ApiError ? error.message : String(error)));
     }
   }
 
   /** Each histogram metric's percentiles as lines, the 10th–90th filled. */
-  async function drawBands(metrics: FindRow[], start: number, period: number, slots: number): Promise<void> {
+  async function drawBands(metrics: FindRow[], start: number, period: number, slots: number, ticket: number): Promise<void> {
     while (bandCharts.length < metrics.length) bandCharts.push(new LineChart());
     const charts = await Promise.all(
       metrics.map(async (m, k) => {
@@ -130,7 +137,7 @@ export function explorerPage(ctx: PageContext): Page {
         return chart.el;
       }),
     );
-    fill(bands, charts);
+    if (ticket === drawing) fill(bands, charts);
   }
 
   const el = h(
@@ -147,7 +154,10 @@ export function explorerPage(ctx: PageContext): Page {
   mode.addEventListener('change', () => void drawCharts());
 
   void getJson<Overview>('/console/api/overview')
-    .then((o) => (rollups = o.rollups))
+    .then((o) => {
+      rollups = o.rollups;
+      histogramBase = o.histogram_rollups[0] ?? histogramBase;
+    })
     .catch(() => undefined)
     .then(() => search());
 
