@@ -12,6 +12,7 @@ import type { PeerLag } from '../actors/replication.js';
 import { ringShares } from '../model/topology/index.js';
 import { VERSION } from '../model/version.js';
 import type { Traffic } from './traffic.js';
+import { TAG } from './schemas.js';
 
 /** The built console, beside this module in dist/. */
 const CONSOLE_DIR = fileURLToPath(new URL('../console/', import.meta.url));
@@ -21,6 +22,8 @@ const HISTORY_POINTS = 300;
 /** A peer's figures are skipped (shown unreachable) past this. */
 const PEER_TIMEOUT_MS = 1_500;
 
+const docs = (summary: string) => ({ schema: { tags: [TAG.console], summary } });
+
 export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteNode; traffic: Traffic }): Promise<void> {
   const { node, traffic } = opts;
   const startedAt = Date.now();
@@ -28,7 +31,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
     // wildcard: false serves exactly the files built, so no catch-all route shadows others' 404s.
     await app.register(fastifyStatic, { root: CONSOLE_DIR, wildcard: false, index: 'index.html', schemaHide: true });
   } else {
-    app.get('/', async (_req, reply) => reply.type('text/plain').send('The console is not built: run `npm run build`.\n'));
+    app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.type('text/plain').send('The console is not built: run `npm run build`.\n'));
   }
 
   const history = new NodeHistory(() => snapshot(node, traffic), HISTORY_INTERVAL_MS, HISTORY_POINTS);
@@ -49,14 +52,11 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
     counters: { records: node.stats.recordsIngested, ingest_requests: node.stats.requestsIngested, http_requests: traffic.requests, http_errors: traffic.errors, journal_records_applied: node.stats.journalRecordsApplied },
   });
 
-  // "This node's figures: identity, memory, disk per column family, journal and rollup backlog, counters"
-  app.get('/console/api/overview', overview);
+  app.get('/console/api/overview', docs("This node's figures: identity, memory, disk per column family, journal and rollup backlog, counters"), overview);
 
-  // 'The last ten minutes of ingest rates, RSS and replication lag, every 2 s'
-  app.get('/console/api/history', async () => history.history());
+  app.get('/console/api/history', docs('The last ten minutes of ingest rates, RSS and replication lag, every 2 s'), async () => history.history());
 
-  // 'Every topology node: gossip state and its /console/api/overview (or why it could not be read)'
-  app.get('/console/api/nodes', async () => {
+  app.get('/console/api/nodes', docs('Every topology node: gossip state and its /console/api/overview (or why it could not be read)'), async () => {
     const gossip = new Map(node.gossip.entries().map((e) => [e.id, e]));
     const shares = new Map(ringShares(node.ring).map((s) => [s.id, s]));
     const topology = node.ring.topology;

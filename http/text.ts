@@ -10,6 +10,7 @@ import { itemsContext } from './items-context.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
 import { proxyToOwner } from './proxy.js';
+import { accountHeaders, booleanQuery, epochS, fields, jsonItems, metricNameParam, TAG, uuidParam } from './schemas.js';
 
 /** `/write/text` items: `value` is the text, stored like an `s` record (truncated at the size limit). */
 function textItem(limit: number): ItemParser<MetricInfo> {
@@ -27,6 +28,8 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
   app.route({
     method: ['PUT', 'POST'],
     url: '/write/text',
+    schema: { tags: [TAG.ingest], summary: 'Write text samples (legacy JSON writer)', headers: fields(accountHeaders) },
+    config: { rawBody: jsonItems('{metric, id, offset, value, account_id?, check_name?}') },
     handler: async (req, reply) => {
       const parsed = parseItems(bodyText(req), itemsContext(node, req, 'string'), textItem(node.config.textSizeLimit));
       if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
@@ -34,7 +37,16 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
     },
   });
 
-  app.get('/read/:start/:end/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
+  const textRead = {
+    tags: [TAG.read],
+    summary: 'Text samples [start, end) as [[epoch_ms, text], ...], runs of one value collapsed to their first sample',
+    params: fields({ start: epochS('start, inclusive'), end: epochS('end, exclusive'), uuid: uuidParam, '*': metricNameParam }, ['start', 'end', 'uuid', '*']),
+    querystring: fields({
+      get_specific_range: booleanQuery('every sample in the range, no lead, no collapsing (default false)'),
+      lead: booleanQuery('include the sample in force at start (default true)'),
+    }),
+  };
+  app.get('/read/:start/:end/:uuid/*', { schema: textRead, preHandler: proxyToOwner(node) }, async (req, reply) => {
     const params = req.params as { start: string; end: string; uuid: string; '*': string };
     const query = req.query as Record<string, string | undefined>;
     const start = epochSecParam(params.start, 'start');
