@@ -200,3 +200,18 @@ test('Replication on a standalone node says there is nothing to replicate', asyn
   t.pass();
   t.deepEqual(errors, []);
 });
+
+test('API docs: Swagger UI at /api/ lists the endpoints, loading nothing from elsewhere', async (t) => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  const elsewhere: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(n.url) && !r.url().startsWith('data:')) elsewhere.push(r.url());
+  });
+  await page.goto(`${n.url}/api/`);
+  await page.locator('.opblock-summary-path', { hasText: '/fetch' }).first().waitFor();
+  for (const path of ['/raw', '/find/{account}/tags', '/extension/lua/caql_v1', '/console/api/overview']) {
+    t.true((await page.locator('.opblock-summary-path', { hasText: path }).count()) > 0, path);
+  }
+  await screenshot(page, 'api-docs');
+  t.deepEqual(elsewhere, []);
+});
