@@ -9,6 +9,9 @@ COPY storage ./storage
 COPY transport ./transport
 COPY actors ./actors
 COPY http ./http
+COPY caql ./caql
+COPY extensions ./extensions
+COPY console ./console
 COPY test ./test
 COPY bench ./bench
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev

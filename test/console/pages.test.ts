@@ -212,6 +212,6 @@ test('API docs: Swagger UI at /api/ lists the endpoints, loading nothing from el
   for (const path of ['/raw', '/find/{account}/tags', '/extension/lua/caql_v1', '/console/api/overview']) {
     t.true((await page.locator('.opblock-summary-path', { hasText: path }).count()) > 0, path);
   }
-  await screenshot(page, 'api-docs');
+  await screenshot(page, 'api-docs', false);
   t.deepEqual(elsewhere, []);
 });

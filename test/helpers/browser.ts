@@ -25,10 +25,11 @@ export async function openPage(browser: Browser, url: string): Promise<{ page: P
   return { page, errors };
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** Saves the whole page (or only the viewport) as test/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage });
   return file;
 }
 

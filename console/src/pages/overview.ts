@@ -79,7 +79,7 @@ function nodeState(n: NodeView): HTMLElement {
 
 function nodeTable(list: NodeView[]): HTMLElement {
   return table(
-    ['node', 'address', 'state', 'gossip age', 'uptime', 'RSS', 'disk', 'records ingested', 'primary share'],
+    ['node', 'address', 'state', 'gossip age', 'uptime', 'RSS', 'disk', 'records ingested', 'applied from peers', 'primary share'],
     list.map((n) => [
       h('span', { title: n.id }, n.id),
       `${n.address}:${n.apiport}`,
@@ -89,6 +89,7 @@ function nodeTable(list: NodeView[]): HTMLElement {
       bytes(n.overview?.memory.rss_bytes),
       bytes(n.overview?.disk.total_bytes),
       count(n.overview?.counters.records),
+      count(n.overview?.counters.journal_records_applied),
       n.share === undefined ? '–' : percent(n.share.primary),
     ]),
     { class: 'nodes', 'data-testid': 'nodes' },
