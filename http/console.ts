@@ -19,6 +19,8 @@ const CONSOLE_DIR = fileURLToPath(new URL('../console/', import.meta.url));
 /** History: a snapshot every 2 s, ten minutes of them. */
 const HISTORY_INTERVAL_MS = 2_000;
 const HISTORY_POINTS = 300;
+/** Rollup markers are counted at most this often (a large backlog is many keys to scan). */
+const BACKLOG_TTL_MS = 5_000;
 /** A peer's figures are skipped (shown unreachable) past this. */
 const PEER_TIMEOUT_MS = 1_500;
 
@@ -38,6 +40,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
   history.start();
   app.addHook('onClose', async () => history.stop());
 
+  const backlog = memoize(BACKLOG_TTL_MS, () => rollupBacklog(node.store, node.config.partitions));
   const overview = async () => ({
     identity: node.identity,
     version: VERSION,
@@ -48,7 +51,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
     memory: { rss_bytes: process.memoryUsage.rss(), heap_used_bytes: process.memoryUsage().heapUsed },
     disk: await diskUse(node.store),
     journal: { ...(await journalBacklog(node.store)), cluster: await node.replicationState() },
-    rollup_backlog: await rollupBacklog(node.store, node.config.partitions),
+    rollup_backlog: await backlog(),
     counters: { records: node.stats.recordsIngested, ingest_requests: node.stats.requestsIngested, http_requests: traffic.requests, http_errors: traffic.errors, journal_records_applied: node.stats.journalRecordsApplied },
   });
 
@@ -92,5 +95,18 @@ async function snapshot(node: FerriteNode, traffic: Traffic): Promise<Snapshot> 
     },
     gauges: { rss_bytes: process.memoryUsage.rss(), journal_pending: (replication?.journal_pending as number | null | undefined) ?? null },
     peers: replication === null ? null : (replication.peers as Record<string, PeerLag>),
+  };
+}
+
+/** `compute`'s last answer while younger than `ttlMs` (callers in the meantime share it). */
+function memoize<T>(ttlMs: number, compute: () => Promise<T>): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | null = null;
+  return () => {
+    if (last === null || Date.now() - last.at > ttlMs) {
+      const value = compute();
+      last = { at: Date.now(), value };
+      value.catch(() => (last = null));
+    }
+    return last.value;
   };
 }

@@ -5,6 +5,8 @@ import { h } from './dom.js';
 
 /** Categories every metric has; `tag_cats` lists only stream-tag categories. */
 const SYNTHETIC = ['__name', '__check_uuid', '__type'];
+/** Values `tag_vals` does not list. */
+const KNOWN_VALUES: Record<string, string[]> = { __type: ['numeric', 'text', 'histogram'] };
 const MAX_SUGGESTIONS = 12;
 /** Characters that end a word of the query language. */
 const DELIMITERS = /[(),\s]/;
@@ -86,7 +88,7 @@ async function candidates(account: string, word: string): Promise<string[]> {
   }
   const category = word.slice(0, colon);
   const prefix = word.slice(colon + 1);
-  const values = await getJson<string[]>(`/find/${account}/tag_vals?category=${encodeURIComponent(category)}&query=${all}`);
+  const values = KNOWN_VALUES[category] ?? (await getJson<string[]>(`/find/${account}/tag_vals?category=${encodeURIComponent(category)}&query=${all}`));
   return values
     .filter((v) => v.startsWith(prefix))
     .slice(0, MAX_SUGGESTIONS)
