@@ -46,6 +46,16 @@ export class ActivityTracker {
     });
   }
 
+  /** Replaces a metric's windows, dropping what is pending (an activity rebuild). */
+  async replace(id: Buffer, idHex: string, windows: ActivityWindow[]): Promise<void> {
+    this.pending.delete(idHex);
+    this.remember(idHex, windows);
+    const batch = this.store.batch();
+    if (windows.length === 0) batch.delete(CF.index, activityKey(id));
+    else batch.put(CF.index, activityKey(id), encodeWindows(windows));
+    await batch.write();
+  }
+
   /** Forgets a metric (full delete). */
   async drop(id: Buffer, idHex: string): Promise<void> {
     this.pending.delete(idHex);

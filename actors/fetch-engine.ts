@@ -1,6 +1,7 @@
 // Runs a validated fetch plan (model/fetch) against this node: each stream is read from its
 // partition in the resolution that serves the slots, transformed into a column, and the
 // columns go through the reducers. Streams are read concurrently.
+import { checkDeadline, withinDeadline } from '../model/deadline.js';
 import type { Column } from '../model/fetch/column.js';
 import { FetchRequestError } from '../model/fetch/errors.js';
 import { histogramCell, HISTOGRAM_TRANSFORMS } from '../model/fetch/histogram.js';
@@ -16,9 +17,17 @@ import { columnFromWire, columnToWire, type WireColumn } from '../model/fetch/co
 
 const SECOND = 1000;
 
-export async function runFetch(node: FerriteNode, plan: FetchPlan): Promise<Column[]> {
-  const columns = await Promise.all(plan.streams.map((s, i) => streamColumn(node, plan, s, `streams[${i}]`)));
-  return applyReducers(columns, plan.reduce, plan.count);
+/**
+ * Reads, transforms and reduces a plan's streams. Past `deadline` (epoch ms) it answers a
+ * 504 at once; reads already queued still finish (the cell cap bounds them), reducers do not run.
+ */
+export function runFetch(node: FerriteNode, plan: FetchPlan, deadline = Infinity): Promise<Column[]> {
+  const work = (async () => {
+    const columns = await Promise.all(plan.streams.map((s, i) => streamColumn(node, plan, s, `streams[${i}]`)));
+    checkDeadline(deadline, 'the fetch');
+    return applyReducers(columns, plan.reduce, plan.count);
+  })();
+  return deadline === Infinity ? work : withinDeadline(work, deadline, 'the fetch');
 }
 
 /** Slot geometry of a plan. */

@@ -6,7 +6,9 @@ import { ferr } from '../model/errors.js';
 import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
 import { numberJson } from '../model/json-out.js';
-import { searchMetrics, type Found } from './metric-search.js';
+import { checkTagOf } from '../model/check-tags.js';
+import type { StreamTag } from '../model/metric-name.js';
+import { searchAndCount, type Found } from './metric-search.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
 
@@ -33,6 +35,8 @@ export interface FindRequest {
   down: string[];
   /** x-svc-verify-owner: results only for metrics the answering node owns. */
   verifyOwner: boolean;
+  /** Epoch ms past which each node stops searching and answers what it found (null: none). */
+  deadline?: number | null;
 }
 
 /** One search result: its record as JSON text (latest values may be exact bigints). */
@@ -48,22 +52,26 @@ export interface FindAnswer {
   rows: FindRow[];
   values: string[];
   count: number;
-  /** Nodes that did not answer (their share may be missing). */
+  /** Nodes that did not answer (their share may be missing), or ran out of time. */
   unanswered: string[];
 }
 
-type FindPart = Omit<FindAnswer, 'unanswered'>;
+type FindPart = Omit<FindAnswer, 'unanswered'> & { timedOut?: boolean };
 
 /** The whole cluster's answer (this node's alone when standalone or `localOnly`). */
 export async function find(node: FerriteNode, request: FindRequest, localOnly: boolean): Promise<FindAnswer> {
   const rpc = node.rpc;
-  if (rpc === null || localOnly) return { ...merge([await localFind(node, request, localOnly)], request.limit), unanswered: [] };
+  if (rpc === null || localOnly) {
+    const part = await localFind(node, request, localOnly);
+    return { ...merge([part], request.limit), unanswered: part.timedOut ? [node.identity] : [] };
+  }
   const peers = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
   const down = peers.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
   const asked = { ...request, down };
   const parts = await Promise.allSettled([localFind(node, asked, false), ...peers.map((p) => rpc.call<FindPart>(p.id, 'find', asked, FIND_TIMEOUT_MS))]);
-  const unanswered = peers.filter((_, i) => parts[i + 1]!.status === 'rejected').map((p) => p.id);
   if (parts[0]!.status === 'rejected') throw parts[0].reason;
+  const incomplete = (p: PromiseSettledResult<FindPart>) => p.status === 'rejected' || p.value.timedOut === true;
+  const unanswered = [node.identity, ...peers.map((p) => p.id)].filter((_, i) => incomplete(parts[i]!));
   const answered = parts.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
   return { ...merge(answered, request.limit), unanswered };
 }
@@ -82,16 +90,24 @@ async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean):
   const down = new Set(r.down);
   const firstLiveOwner = (m: MetricInfo) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
   const keep = localOnly ? (r.verifyOwner ? (m: MetricInfo) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
-  const found = await searchMetrics(node, { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.limit, keep });
+  // tags and count report every match in `count`, also when the advisory limit cuts the rows.
+  const counted = r.kind === 'tags' || r.kind === 'count';
+  const options = { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.kind === 'count' ? 0 : r.limit, keep, ...(r.deadline ? { deadline: r.deadline } : {}) };
+  const { found, total, timedOut } = await searchAndCount(node, options, counted);
+  const part = await partOf(node, r, found, total);
+  return timedOut ? { ...part, timedOut: true } : part;
+}
+
+async function partOf(node: FerriteNode, r: FindRequest, found: Found[], total: number): Promise<FindPart> {
   switch (r.kind) {
     case 'count':
-      return { rows: [], values: [], count: found.length };
+      return { rows: [], values: [], count: total };
     case 'tags': {
       const rows = await Promise.all(found.map(async (f) => ({ uuid: f.record.uuid, name: f.record.metric_name, types: f.types, json: await findRecord(node, f, r.activity, r.latest) })));
-      return { rows, values: [], count: rows.length };
+      return { rows, values: [], count: total };
     }
     case 'tag_cats':
-      return { rows: [], values: [...new Set(found.flatMap((f) => f.metric.name.tags.map((t) => t.category)))], count: 0 };
+      return { rows: [], values: [...new Set(found.flatMap((f) => tagsOf(f).map((t) => t.category)))], count: 0 };
     case 'tag_vals':
       return { rows: [], values: tagValues(found, r.category), count: 0 };
   }
@@ -101,20 +117,25 @@ function tagValues(found: Found[], category: string | undefined): string[] {
   const vals = new Set<string>();
   for (const f of found) {
     if (category === '__name') vals.add(f.metric.name.name);
-    for (const t of f.metric.name.tags) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
+    for (const t of tagsOf(f)) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
   }
   return [...vals];
+}
+
+/** A found metric's stream tags and its check's tags. */
+function tagsOf(f: Found): StreamTag[] {
+  return [...f.metric.name.tags, ...f.checkTags.map(checkTagOf)];
 }
 
 function merge(parts: FindPart[], limit: number | null): FindPart {
   const rows = new Map<string, FindRow>();
   for (const p of parts) for (const row of p.rows) rows.set(`${row.uuid}\u0000${row.name}`, row);
   const sorted = [...rows.values()].sort((a, b) => a.uuid.localeCompare(b.uuid) || a.name.localeCompare(b.name));
-  const count = parts.reduce((n, p) => n + p.count, 0);
   return {
     rows: limit === null ? sorted : sorted.slice(0, limit),
     values: [...new Set(parts.flatMap((p) => p.values))].sort(),
-    count: limit === null ? count : Math.min(count, limit),
+    // Each node counts the metrics it answers for, so the sum counts each once.
+    count: parts.reduce((n, p) => n + p.count, 0),
   };
 }
 
@@ -134,6 +155,7 @@ async function findRecord(node: FerriteNode, f: Found, activity: boolean, latest
   const head: Record<string, unknown> = {
     uuid: f.record.uuid,
     check_name: f.record.check_name,
+    check_tags: f.checkTags,
     metric_name: f.record.metric_name,
     category: 'reconnoiter',
     type: f.types.join(','),

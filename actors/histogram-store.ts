@@ -168,9 +168,12 @@ export class HistogramStore {
 
   private async levelRows(metric: MetricInfo, levelMs: number, from: number, to: number): Promise<HistogramRow[]> {
     const baseRows = async (a: number, b: number) => {
-      const stored = await this.stored(metric.id, this.levels[0]!.period, a, b);
+      const sealed = new Set<string>();
+      const stored = await this.stored(metric.id, this.levels[0]!.period, a, b, sealed);
       for (const p of this.pending.values()) {
-        if (p.idHex === metric.idHex && p.start >= a && p.start < b) mergeInto(stored, p.start, p.hist);
+        // A journal replay after a crash rebuilds submissions that were already sealed
+        // (their entry was still needed by another buffer): count each submission once.
+        if (p.idHex === metric.idHex && p.start >= a && p.start < b && !sealed.has(submissionTag(p.start, p.seq))) mergeInto(stored, p.start, p.hist);
       }
       return stored;
     };
@@ -196,11 +199,15 @@ export class HistogramStore {
     return out;
   }
 
-  /** Every stored record of one level in [from, to), merged per period start. */
-  private async stored(id: Buffer, period: number, from: number, to: number): Promise<Map<number, Histogram>> {
+  /** Every stored record of one level in [from, to), merged per period start; `seen` collects each record's submission tag. */
+  private async stored(id: Buffer, period: number, from: number, to: number, seen?: Set<string>): Promise<Map<number, Histogram>> {
     const out = new Map<number, Histogram>();
     const scan = this.store.scan(CF.histogram, { gte: histogramKey(id, period, from, 0), lt: histogramKey(id, period, to, 0) });
-    for await (const { key, value } of scan) mergeInto(out, histogramKeyParts(key).start, deserializeHistogram(value));
+    for await (const { key, value } of scan) {
+      const { start, seq } = histogramKeyParts(key);
+      seen?.add(submissionTag(start, seq));
+      mergeInto(out, start, deserializeHistogram(value));
+    }
     return out;
   }
 
@@ -255,6 +262,9 @@ export class HistogramStore {
     d.starts.set(start, Math.max(seq, d.starts.get(start) ?? 0));
   }
 }
+
+/** Names one sealed or pending submission: a base period and the journal entry it came from. */
+const submissionTag = (start: number, seq: number): string => `${start}/${seq}`;
 
 function mergeInto(rows: Map<number, Histogram>, start: number, h: Histogram): void {
   const have = rows.get(start);

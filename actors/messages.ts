@@ -28,6 +28,8 @@ export type PartitionMsg =
   | { type: 'read'; metric: MetricInfo; kind: DataKind; start: number; end: number; replyTo: Ref<Reply<Series<BufferValue>>> }
   | { type: 'readHistograms'; metric: MetricInfo; period: number; start: number; end: number; replyTo: Ref<Reply<HistogramRow[]>> }
   | { type: 'activity'; metrics: MetricInfo[]; replyTo: Ref<Reply<ActivityWindow[][]>> }
+  /** Replaces a metric's activity windows (POST /surrogate/activity_rebuild). */
+  | { type: 'setActivity'; metric: MetricInfo; windows: ActivityWindow[]; replyTo: Ref<Reply<void>> }
   | { type: 'latest'; metric: MetricInfo; kinds: DataKind[]; replyTo: Ref<Reply<LatestValues>> }
   /** Deletes (or, unconfirmed, only looks for) `kind` data before `before`; `seq` is the journal's next sequence. */
   | { type: 'delete'; metric: MetricInfo; kind: DataKind; before: number; seq: number; confirm: boolean; periods: number[] | null; replyTo: Ref<Reply<DeleteOutcome>> }

@@ -1,7 +1,9 @@
 // Tag search over the index (CF.index postings, CF.metrics name records): candidates come
 // from the smallest posting range the query's conjuncts name, and each candidate is then
-// checked with the full query. Used by /find and by pattern and tag-query deletes.
+// checked with the full query. Check tags count as tags of every metric of their check.
+// Used by /find and by pattern and tag-query deletes.
 import { activeBetween, type ActivityWindow } from '../model/activity.js';
+import { checkTagOf } from '../model/check-tags.js';
 import { tagSearchText } from '../model/metric-name.js';
 import { matches, matchTagQuery, postingSources, type MetricView, type PostingSource, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
@@ -20,11 +22,15 @@ export interface SearchOptions {
   limit: number | null;
   /** When given, only metrics it accepts are results (and count toward the limit). */
   keep?: (metric: MetricInfo) => boolean;
+  /** Epoch ms past which the search stops with what it has found (see `timedOut`). */
+  deadline?: number;
 }
 
 export interface Found {
   metric: MetricInfo;
   record: NameRecord;
+  /** Tags of the metric's check (`/meta/check/tag`), canonical text. */
+  checkTags: string[];
   /** Data types in a stable order: numeric, histogram, text. */
   types: string[];
   activity: ActivityWindow[];
@@ -41,10 +47,32 @@ const POSTING_SCAN_CAPACITY = 1024;
 const RESEEK_AFTER = 256;
 
 export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
+  return (await searchAndCount(node, o, false)).found;
+}
+
+/** Matches in (uuid, name) order, every match counted in `total`; `timedOut` when the deadline cut the search short. */
+export interface SearchResult {
+  found: Found[];
+  total: number;
+  timedOut: boolean;
+}
+
+/**
+ * Like searchMetrics, and `total` counts every match: with `countAll` the search goes on
+ * past the limit only to count (the total find reports in x-svc-search-result-count).
+ */
+export async function searchAndCount(node: FerriteNode, o: SearchOptions, countAll: boolean): Promise<SearchResult> {
   const found: Found[] = [];
+  let total = 0;
+  let timedOut = false;
   const now = Math.floor(Date.now() / 1000);
-  for await (const chunk of candidateChunks(node, o.account, o.query)) {
-    const loaded = await loadCandidates(node, chunk);
+  const checkTags = await node.checkTags.forAccount(o.account);
+  for await (const chunk of candidateChunks(node, o.account, o.query, checkTags)) {
+    if (o.deadline !== undefined && Date.now() > o.deadline) {
+      timedOut = true;
+      break;
+    }
+    const loaded = await loadCandidates(node, chunk, checkTags);
     const activity = await node.activityOf(loaded.map((c) => c.metric));
     loaded.forEach((c, i) => {
       const windows = activity[i]!;
@@ -52,26 +80,48 @@ export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promis
       if (o.keep !== undefined && !o.keep(c.metric)) return;
       if (!matchTagQuery(o.query, view, now)) return;
       if ((o.activityStart !== null || o.activityEnd !== null) && !activeBetween(windows, o.activityStart, o.activityEnd)) return;
-      if (o.limit === null || found.length < o.limit) found.push({ metric: c.metric, record: c.record, types: c.types, activity: windows });
+      total++;
+      if (o.limit === null || found.length < o.limit) found.push({ metric: c.metric, record: c.record, checkTags: c.checkTags, types: c.types, activity: windows });
     });
-    if (o.limit !== null && found.length >= o.limit) break;
+    if (!countAll && o.limit !== null && found.length >= o.limit) break;
   }
-  return found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
+  found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
+  return { found, total, timedOut };
 }
 
 /**
  * Ids of metrics that may match, in chunks: the smallest posting range a conjunct names,
  * narrowed by the other exact conjuncts; with no usable conjunct, every metric of the account.
  */
-async function* candidateChunks(node: FerriteNode, account: AccountId, query: TagQuery): AsyncGenerator<Buffer[]> {
+async function* candidateChunks(node: FerriteNode, account: AccountId, query: TagQuery, checkTags: CheckTagsByUuid): AsyncGenerator<Buffer[]> {
   const sources = postingSources(query);
   if (sources.length === 0) {
     yield* postingBatches(node, account, { category: '__name', value: null, literalPrefix: '' });
     return;
   }
-  const { index, ids } = await smallestSource(sources.map((s) => postingBatches(node, account, s)));
-  const exact = sources.filter((s, i) => i !== index && s.value?.kind === 'exact');
+  const { index, ids } = await smallestSource(sources.map((s) => sourceBatches(node, account, s, checkTags)));
+  // A category some check carries as a check tag has no postings for it: it cannot narrow.
+  const checkCategories = new Set([...checkTags.values()].flat().map((t) => checkTagOf(t).category));
+  const exact = sources.filter((s, i) => i !== index && s.value?.kind === 'exact' && !checkCategories.has(s.category));
   for (let i = 0; i < ids.length; i += CHUNK) yield await withPostings(node, account, exact, ids.slice(i, i + CHUNK));
+}
+
+type CheckTagsByUuid = ReadonlyMap<string, readonly string[]>;
+
+/**
+ * The metrics a source names: its postings, then every metric of each check whose check
+ * tags satisfy it (check tags have no postings of their own; the check's `__check_uuid`
+ * posting lists its metrics).
+ */
+async function* sourceBatches(node: FerriteNode, account: AccountId, source: PostingSource, checkTags: CheckTagsByUuid): AsyncGenerator<Buffer[]> {
+  yield* postingBatches(node, account, source);
+  for (const [uuid, tags] of checkTags) {
+    const hit = tags.some((text) => {
+      const tag = checkTagOf(text);
+      return tagSearchText(tag.category) === source.category && (source.value === null || matches(source.value, tagSearchText(tag.value ?? '')));
+    });
+    if (hit) yield* postingBatches(node, account, { category: '__check_uuid', value: { kind: 'exact', value: uuid }, literalPrefix: uuid });
+  }
 }
 
 /**
@@ -157,12 +207,13 @@ async function* postingBatches(node: FerriteNode, account: AccountId, source: Po
 interface Candidate {
   metric: MetricInfo;
   record: NameRecord;
+  checkTags: string[];
   types: string[];
   tags: [string, string][];
 }
 
 /** Name records and data types of a chunk of ids, read in two native calls. */
-async function loadCandidates(node: FerriteNode, ids: Buffer[]): Promise<Candidate[]> {
+async function loadCandidates(node: FerriteNode, ids: Buffer[], checkTags: CheckTagsByUuid): Promise<Candidate[]> {
   const [records, held] = await Promise.all([
     node.store.getMany(CF.metrics, ids),
     node.store.getMany(CF.index, ids.flatMap((id) => TYPE_ORDER.map((kind) => typeKey(id, kind)))),
@@ -174,8 +225,9 @@ async function loadCandidates(node: FerriteNode, ids: Buffer[]): Promise<Candida
     const resolved = node.registry.intern(record.account_id, record.uuid, record.check_name, record.metric_name);
     if (!resolved.ok) return;
     const types = TYPE_ORDER.filter((_, k) => held[i * TYPE_ORDER.length + k] !== null);
-    const tags = resolved.metric.name.tags.map((t) => [tagSearchText(t.category), tagSearchText(t.value ?? '')] as [string, string]);
-    out.push({ metric: resolved.metric, record, types, tags });
+    const ofCheck = [...(checkTags.get(record.uuid) ?? [])];
+    const tags = [...resolved.metric.name.tags, ...ofCheck.map(checkTagOf)].map((t) => [tagSearchText(t.category), tagSearchText(t.value ?? '')] as [string, string]);
+    out.push({ metric: resolved.metric, record, checkTags: ofCheck, types, tags });
   });
   return out;
 }

@@ -34,8 +34,20 @@ import { JournalStream, type AppliedReport, type JournalEnvelope, type JournalOp
 import type { TopologyNode } from '../model/topology/index.js';
 import type { JournalEntry } from '../model/journal-entry.js';
 import { Rpc } from '../transport/rpc.js';
+import { CheckTagStore } from '../storage/check-tags.js';
+import type { CheckTagScope, CheckTagUpdate } from '../model/check-tags.js';
 import { answerStreamRequest } from './fetch-engine.js';
 import { answerFind } from './find-service.js';
+import { CheckpointHealth } from './checkpoint-health.js';
+import { IngestAdmission } from './admission.js';
+
+/** A check tag update journaled to every other node. */
+export interface JournaledCheckTags {
+  scope: CheckTagScope;
+  uuid: string;
+  update: CheckTagUpdate;
+}
+import { answerSamples } from './prometheus-source.js';
 
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -78,7 +90,12 @@ export class FerriteNode {
   private checkpointRunning: Promise<void> | null = null;
   private stopping = false;
   readonly gossip: Gossip;
+  /** Check tags (`/meta/check/tag`), kept on every node. */
+  readonly checkTags: CheckTagStore;
   private fault: unknown = null;
+  readonly checkpoints: CheckpointHealth;
+  /** Load shedding for writes (http/server.ts asks it before a write body is read). */
+  readonly admission: IngestAdmission;
 
   private constructor(
     readonly config: FerriteConfig,
@@ -99,11 +116,14 @@ export class FerriteNode {
     readonly rpc: Rpc | null,
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
+    this.checkpoints = new CheckpointHealth(log);
+    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
+    this.checkTags = new CheckTagStore(store);
     this.registry = new MetricRegistry(config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
       const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, rollups: rollups[index]!, tombstones, now: Date.now };
-      this.partitions.push(spawnPartition(this.system, deps, { onFault: (p, e) => this.onPartitionFault(p, e) }));
+      this.partitions.push(spawnPartition(this.system, deps, { onFault: (p, e) => this.onPartitionFault(p, e), onApplied: (n) => this.admission.applied(n) }));
     }
   }
 
@@ -144,6 +164,7 @@ export class FerriteNode {
     rpc?.serve({
       stream: (p) => answerStreamRequest(node, p),
       find: (p) => answerFind(node, p),
+      prom_samples: (p) => answerSamples(node, p),
       applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
     });
     if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, PROBE_TIMEOUT_MS));
@@ -184,6 +205,7 @@ export class FerriteNode {
     if (!replication.alreadyApplied(envelope)) {
       if (envelope.op === 'delete') await this.applyJournaledDelete(body);
       if (envelope.op === 'nnt') await this.applyJournaledRollups(body);
+      if (envelope.op === 'checktags') await this.applyJournaledCheckTags(body);
       const records = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
       for (const r of records) if (!replication.owns(r.metric)) replication.misdirected++;
       let applied: AppliedUpdate | null = null;
@@ -254,6 +276,18 @@ export class FerriteNode {
     await this.writeRollups(metric, records);
   }
 
+  /**
+   * Stages `doc` in `batch` for every other node of the topology (check tags live on every
+   * node); the caller writes the batch, then calls the returned function to publish.
+   */
+  stageForEveryNode(batch: StoreBatch, op: JournalOp, doc: object): () => Promise<void> {
+    const replication = this.replication;
+    if (replication === null) return async () => {};
+    const body = Buffer.from(JSON.stringify(doc));
+    const outgoing = this.ring.topology.nodes.filter((n) => n.id !== this.identity).map((n) => replication.stage(batch, n.id, op, body, 1));
+    return () => replication.publish(outgoing);
+  }
+
   /** Puts `doc` in the outbox of every other owner of `metric`, then publishes it (standalone: nothing). */
   private async journalToOtherOwners(metric: MetricInfo, op: JournalOp, doc: object, records: number): Promise<void> {
     const replication = this.replication;
@@ -281,6 +315,12 @@ export class FerriteNode {
     await this.writeRollups(j.metric, j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
   }
 
+  private async applyJournaledCheckTags(body: Uint8Array): Promise<void> {
+    const doc = JSON.parse(Buffer.from(body).toString('utf8')) as JournaledCheckTags;
+    // Merging is idempotent and order-free (model/check-tags), so a re-delivery is harmless.
+    await this.checkTags.update(doc.scope, doc.uuid, () => doc.update);
+  }
+
   private async applyJournaledDelete(body: Uint8Array): Promise<void> {
     const j = this.journaledDoc<JournaledDelete>(body);
     if (j === null) return; // nothing such can be stored here
@@ -295,6 +335,7 @@ export class FerriteNode {
   private checkWritable(): void {
     if (this.stopping) throw ferr('FER_ERR_SHUTTING_DOWN');
     if (this.fault !== null) throw ferr('FER_ERR_OVERLOADED', 'a partition failed to store data; see the log');
+    this.checkpoints.checkWritable();
   }
 
   /**
@@ -404,6 +445,11 @@ export class FerriteNode {
     return out;
   }
 
+  /** Replaces the metric's activity windows (an activity rebuild). */
+  setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
+  }
+
   /** Numeric rollups per `spanMs` for period starts in [start, end) ms. */
   readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
     return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, replyTo }));
@@ -469,10 +515,17 @@ export class FerriteNode {
     this.checkpointRunning = (async () => {
       try {
         const dispatched = this.dispatchedWatermark();
-        const lows = await Promise.all(this.partitions.map((_, p) => this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo }))));
+        const lows = await Promise.all(
+          this.partitions.map((_, p) =>
+            this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo })).catch((error: unknown) => {
+              throw new Error(`partition ${p}: ${(error as Error).message}`, { cause: error });
+            }),
+          ),
+        );
         await this.truncateJournal(dispatched, lows);
+        this.checkpoints.succeeded();
       } catch (error) {
-        this.log.error({ err: error }, 'checkpoint failed');
+        this.checkpoints.failed(error, { journalCut: this.journalCut, dispatched: this.dispatchedWatermark() });
       } finally {
         this.checkpointRunning = null;
       }
@@ -530,6 +583,7 @@ export class FerriteNode {
       if (list === undefined) byPartition.set(r.metric.partition, (list = []));
       list.push(r);
     }
+    this.admission.dispatched(records.length);
     for (const [p, list] of byPartition) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, records: list });
   }
 

@@ -11,6 +11,7 @@ import type { Store, StoreBatch } from '../storage/rocks.js';
 import type { Tombstone, Tombstones } from './tombstones.js';
 import { ActivityTracker } from './activity-tracker.js';
 import { blockHeader, LAYOUT } from './block-store.js';
+import { BlockFormatError } from '../model/codec/errors.js';
 import type { HistogramRow, HistogramStore } from './histogram-store.js';
 import type { RawSource, RollupEngine, RollupRow, RollupStore } from './rollup-store.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
@@ -28,6 +29,16 @@ export interface PartitionDeps {
   /** Shared by all partitions (one JS thread); see actors/tombstones.ts. */
   tombstones: Tombstones;
   now: () => number;
+}
+
+/** True when a sealed block holds a sample before `before`, or cannot be read (so a delete can remove it). */
+function startsBefore(block: Uint8Array, before: number): boolean {
+  try {
+    return blockHeader(block).firstTs < before;
+  } catch (error) {
+    if (error instanceof BlockFormatError) return true;
+    throw error;
+  }
 }
 
 export class PartitionCore {
@@ -195,7 +206,7 @@ export class PartitionCore {
     const open = this.metrics.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
     if (open.some((b) => b.ts.some((ts) => ts < before))) return true;
     const scan = this.deps.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % this.span) + this.span) });
-    for await (const { value } of scan) if (blockHeader(value).firstTs < before) return true;
+    for await (const { value } of scan) if (startsBefore(value, before)) return true;
     return false;
   }
 

@@ -15,6 +15,8 @@ export type PartitionRef = Ref<PartitionMsg>;
 export interface PartitionHooks {
   /** Called when applying or sealing fails: the node logs it and stops acknowledging writes. */
   onFault(partition: number, error: unknown): void;
+  /** Called after an `apply` message, whatever its outcome (load shedding counts pending records). */
+  onApplied(records: number): void;
 }
 
 export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: PartitionHooks): PartitionRef {
@@ -26,6 +28,8 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
           if (core.apply(msg.seq, msg.records)) await core.sealDue();
         } catch (error) {
           hooks.onFault(deps.index, error);
+        } finally {
+          hooks.onApplied(msg.records.length);
         }
         return;
       case 'checkpoint':
@@ -45,6 +49,8 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
         return reply(msg.replyTo, () => core.readHistograms(msg.metric, msg.period, msg.start, msg.end));
       case 'activity':
         return reply(msg.replyTo, () => core.activity.windows(msg.metrics));
+      case 'setActivity':
+        return reply(msg.replyTo, () => core.activity.replace(msg.metric.id, msg.metric.idHex, msg.windows));
       case 'latest':
         return reply(msg.replyTo, () => latest(core, msg.metric, msg.kinds));
       case 'delete':

@@ -80,7 +80,11 @@ export class RollupStore {
       const metric = { id: Buffer.from(idHex, 'hex'), idHex };
       for (const w of [...starts].sort((a, b) => a - b)) {
         if (w + this.spanMs + this.quietMs > now) continue;
-        await this.rollWindow(raw, metric, w);
+        try {
+          await this.rollWindow(raw, metric, w);
+        } catch (error) {
+          throw new Error(`rolling up metric ${idHex} window ${new Date(w).toISOString()}: ${(error as Error).message}`, { cause: error });
+        }
         starts.delete(w);
         if (performance.now() > deadline) break;
       }

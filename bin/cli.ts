@@ -1,6 +1,8 @@
 // `ferrite` command line: `ferrite serve` runs one node.
 import { Command, InvalidArgumentError } from 'commander';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
+import { CarbonListener } from '../http/carbon-listener.js';
+import type { AccountId } from '../model/types.js';
 import { FerriteNode } from '../actors/node.js';
 import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
@@ -31,6 +33,9 @@ program
   .option('--partitions <n>', 'metric partitions (default 16)', int)
   .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
   .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
+  .option('--default-account <id>', 'account of /api/v1/* queries, /api/put and carbon without an x-svc-account-id header', int)
+  .option('--default-check-uuid <uuid>', 'check uuid /api/put and carbon samples are filed under')
+  .option('--carbon-port <port>', 'listen for carbon plaintext on this TCP port (default: off; 0 = any free port)', int)
   .addHelpText('after', `\nEvery option of the config file can also be set as an environment variable,\ne.g. dataDir as ${envName('dataDir')}. Precedence: flags > environment > file > defaults.`)
   .action(async (flags: Partial<FerriteConfig> & { config?: string }) => {
     let config: FerriteConfig;
@@ -71,7 +76,8 @@ async function serve(config: FerriteConfig): Promise<void> {
   const node = await FerriteNode.start(config, log);
   const app = buildServer(node, log);
   const address = await app.listen({ host: config.host, port: config.port });
-  log.info({ address, dataDir: config.dataDir, identity: node.identity, partitions: config.partitions }, 'ferrite listening');
+  const carbon = await startCarbon(node, log, config);
+  log.info({ address, dataDir: config.dataDir, identity: node.identity, partitions: config.partitions, carbonPort: carbon?.port }, 'ferrite listening');
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -79,6 +85,7 @@ async function serve(config: FerriteConfig): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down: draining requests, sealing buffers');
     try {
+      await carbon?.close();
       await app.close(); // stops accepting and waits for in-flight requests
       await node.stop(); // seals every buffer, truncates the journal, closes RocksDB
       log.info('stopped');
@@ -90,6 +97,13 @@ async function serve(config: FerriteConfig): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** The carbon plaintext listener, when `carbonPort` is set (config validation requires the account and check then). */
+async function startCarbon(node: FerriteNode, log: Logger, config: FerriteConfig): Promise<CarbonListener | null> {
+  if (config.carbonPort === null) return null;
+  const scope = { account: config.defaultAccount! as AccountId, uuid: config.defaultCheckUuid!, checkName: '' };
+  return CarbonListener.start(node, log, config.host, config.carbonPort, scope);
 }
 
 await program.parseAsync(process.argv);

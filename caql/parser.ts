@@ -23,9 +23,12 @@ const BINARY: Record<string, { power: number; fn: string }> = {
 const COMPARISON_POWER = 5;
 /** Names that are values, not calls (§2). */
 export const CONSTANTS = new Set(['VIEW_RANGE', 'VIEW_PERIOD', 'VIEW_PERIOD_SECONDS', 'VIEW_PERIOD_MINUTES', 'VIEW_RANGE_SECONDS', 'VIEW_RANGE_MINUTES']);
+/** Deepest nesting of an expression (parentheses, sources, unary chains): far beyond real queries. */
+export const MAX_NESTING = 200;
 const DIRECTIVE = /\s*#([A-Za-z_]+)(?:=("[^"]*"|'[^']*'|[^\s]+))?/y;
 
-export function parseQuery(text: string): Query {
+/** The leading `#name[=value]` directives, and where the query proper starts. */
+export function parseDirectives(text: string): { directives: Query['directives']; at: number } {
   const directives: Record<string, string | true> = {};
   let at = 0;
   for (;;) {
@@ -36,6 +39,11 @@ export function parseQuery(text: string): Query {
     directives[m[1]!.toLowerCase()] = raw === undefined ? true : raw.replace(/^["']|["']$/g, '');
     at = DIRECTIVE.lastIndex;
   }
+  return { directives, at };
+}
+
+export function parseQuery(text: string): Query {
+  const { directives, at } = parseDirectives(text);
   const parser = new Parser(tokenize(text, at));
   const body = parser.expression(0);
   parser.expectEnd();
@@ -44,6 +52,7 @@ export function parseQuery(text: string): Query {
 
 class Parser {
   private i = 0;
+  private depth = 0;
 
   constructor(private readonly tokens: Token[]) {}
 
@@ -86,12 +95,24 @@ class Parser {
   }
 
   private unaryNot(): Expr {
-    const t = this.peek();
-    if (t.kind === 'name' && t.value === 'not') {
-      this.i++;
-      return call('op:not', [this.unaryNot()]);
+    return this.nested(() => {
+      const t = this.peek();
+      if (t.kind === 'name' && t.value === 'not') {
+        this.i++;
+        return call('op:not', [this.unaryNot()]);
+      }
+      return this.binary(3);
+    });
+  }
+
+  /** Runs one level of recursive descent, refusing queries nested beyond MAX_NESTING. */
+  private nested(parse: () => Expr): Expr {
+    if (++this.depth > MAX_NESTING) throw new CaqlSyntaxError(`the query is nested deeper than ${MAX_NESTING} levels`, this.peek().at);
+    try {
+      return parse();
+    } finally {
+      this.depth--;
     }
-    return this.binary(3);
   }
 
   private binary(minPower: number): Expr {
@@ -102,7 +123,7 @@ class Parser {
       if (op === null || op.power < minPower) return left;
       this.i++;
       // Comparisons do not chain; `^` is right-associative; the rest are left-associative.
-      const right = this.binary(op.fn === 'op:exp' ? op.power : op.power + 1);
+      const right = this.nested(() => this.binary(op.fn === 'op:exp' ? op.power : op.power + 1));
       left = call(op.fn, [left, right]);
       if (op.power === COMPARISON_POWER) {
         const again = this.peek();
@@ -112,16 +133,18 @@ class Parser {
   }
 
   private unary(): Expr {
-    const t = this.peek();
-    // `not` as an operand (`a or not b`) negates the rest of the boolean expression.
-    if (t.kind === 'name' && t.value === 'not') return this.unaryNot();
-    if (t.kind === 'punct' && (t.value === '-' || t.value === '!')) {
-      this.i++;
-      const operand = this.unary();
-      if (t.value === '-' && operand.type === 'number') return { type: 'number', value: -operand.value };
-      return call(t.value === '-' ? 'op:neg' : 'op:not', [operand]);
-    }
-    return this.primary();
+    return this.nested(() => {
+      const t = this.peek();
+      // `not` as an operand (`a or not b`) negates the rest of the boolean expression.
+      if (t.kind === 'name' && t.value === 'not') return this.unaryNot();
+      if (t.kind === 'punct' && (t.value === '-' || t.value === '!')) {
+        this.i++;
+        const operand = this.unary();
+        if (t.value === '-' && operand.type === 'number') return { type: 'number', value: -operand.value };
+        return call(t.value === '-' ? 'op:neg' : 'op:not', [operand]);
+      }
+      return this.primary();
+    });
   }
 
   private primary(): Expr {

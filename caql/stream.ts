@@ -2,6 +2,7 @@
 // per period slot: a number, a histogram, or null. Streams are DF4 columns plus the name
 // parts `label()` formats need.
 import type { Histogram } from '../model/histogram/index.js';
+import { CaqlUserError } from './errors.js';
 
 export interface Grid {
   /** Epoch seconds of slot 0, a multiple of the period. */
@@ -54,8 +55,14 @@ export function constant(value: number | null, grid: Grid): NumericStream {
   return numeric({ label: value === null ? 'NULL' : String(value) }, new Array(grid.count).fill(value));
 }
 
+/** Most slots any grid may hold, the view's and the wider ones windows read (a window of years at 1 s is a mistake). */
+export const MAX_GRID_SLOTS = 1_000_000;
+
 /** The grid starting at least `backS` earlier (whole slots), ending where `grid` ends; `offset` is the added slots. */
 export function widen(grid: Grid, backS: number): { grid: Grid; offset: number } {
   const offset = Math.ceil(backS / grid.periodS);
+  if (!(grid.count + offset <= MAX_GRID_SLOTS)) {
+    throw new CaqlUserError(`a window of ${backS} s at period ${grid.periodS} s needs ${grid.count + offset} periods; at most ${MAX_GRID_SLOTS}`);
+  }
   return { grid: { ...grid, startS: grid.startS - offset * grid.periodS, count: grid.count + offset }, offset };
 }

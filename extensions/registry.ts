@@ -5,7 +5,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { runInSandbox, TIMEOUT_MESSAGE, type SandboxLimits } from './sandbox.js';
+import { runInWorker, type CallOutcome } from './runner.js';
+import { TIMEOUT_MESSAGE, type SandboxLimits } from './sandbox.js';
 
 export const PARAM_TYPES = ['string', 'number', 'integer', 'boolean'] as const;
 export type ParamType = (typeof PARAM_TYPES)[number];
@@ -41,6 +42,8 @@ export class ExtensionError extends Error {
 }
 
 const NAME = /^[A-Za-z0-9_]+$/;
+/** Deepest table an extension may return. */
+export const MAX_RESULT_DEPTH = 512;
 
 const LOAD_USER_CODE = `
 local chunk, err = load(__source, "=" .. __file)
@@ -61,7 +64,18 @@ local ferrite = {
   fetch = function(doc) return api.fetch(doc):await() end,
   read = function(uuid, metric, s, e) return api.read(uuid, metric, s, e):await() end,
 }
-return ext.handler(__params, ferrite)
+local result = ext.handler(__params, ferrite)
+-- Converting a result to JSON recurses: refuse absurd nesting here, iteratively, before it does.
+local stack, depths, seen = { result }, { 0 }, {}
+while #stack > 0 do
+  local v, d = table.remove(stack), table.remove(depths)
+  if type(v) == "table" and not seen[v] then
+    if d >= ${MAX_RESULT_DEPTH} then error("the result is nested deeper than ${MAX_RESULT_DEPTH} levels", 0) end
+    seen[v] = true
+    for _, child in pairs(v) do stack[#stack + 1] = child; depths[#depths + 1] = d + 1 end
+  end
+end
+return result
 `;
 
 /** Loads every `.lua` file of `dir`; a file that does not declare a valid extension is logged and skipped. */
@@ -83,7 +97,11 @@ export async function loadExtensions(dir: string | null, limits: SandboxLimits, 
 
 async function declare(file: string, limits: SandboxLimits): Promise<Extension> {
   const source = readFileSync(file, 'utf8');
-  const d = await runInSandbox<{ name?: unknown; description?: unknown; params?: unknown }>(limits, { __source: source, __file: path.basename(file) }, DECLARE);
+  const d = JSON.parse(outcomeJson(await runInWorker(limits, { __source: source, __file: path.basename(file) }, DECLARE), path.basename(file), limits)) as {
+    name?: unknown;
+    description?: unknown;
+    params?: unknown;
+  };
   if (typeof d.name !== 'string' || !NAME.test(d.name)) throw new Error('name must be letters, digits and _');
   const params: Record<string, ExtensionParam> = {};
   const list = d.params === undefined || d.params === null ? [] : Object.values(d.params as Record<string, unknown>);
@@ -126,14 +144,19 @@ function convert(ext: string, p: ExtensionParam, value: unknown): unknown {
   }
 }
 
-/** Runs the handler in a fresh sandbox; Lua errors and timeouts become ExtensionErrors. */
-export async function runExtension(ext: Extension, params: Record<string, unknown>, api: ExtensionApi, limits: SandboxLimits): Promise<unknown> {
-  try {
-    const result = await runInSandbox<unknown>(limits, { __source: ext.source, __file: path.basename(ext.file), __params: params, __api: api }, CALL);
-    return result === undefined ? null : result;
-  } catch (error) {
-    const message = String((error as Error)?.message ?? error).split('\nstack traceback:')[0]!;
-    if (message.startsWith(TIMEOUT_MESSAGE)) throw new ExtensionError('timeout', `${ext.name} ran past its limit of ${limits.timeoutMs} ms`);
-    throw new ExtensionError('failed', `${ext.name} failed: ${message}`);
-  }
+/**
+ * Runs the handler in a fresh sandbox in its own worker; answers the JSON text of what it
+ * returned. Lua errors and timeouts become ExtensionErrors.
+ */
+export async function runExtension(ext: Extension, params: Record<string, unknown>, api: ExtensionApi, limits: SandboxLimits): Promise<string> {
+  const handlers = { find: api.find.bind(api), fetch: api.fetch.bind(api), read: api.read.bind(api) };
+  const outcome = await runInWorker(limits, { __source: ext.source, __file: path.basename(ext.file), __params: params }, CALL, handlers);
+  return outcomeJson(outcome, ext.name, limits);
+}
+
+function outcomeJson(outcome: CallOutcome, name: string, limits: SandboxLimits): string {
+  if (outcome.ok) return outcome.json;
+  const timedOut = 'timedOut' in outcome || outcome.error.startsWith(TIMEOUT_MESSAGE);
+  if (timedOut) throw new ExtensionError('timeout', `${name} ran past its limit of ${limits.timeoutMs} ms`);
+  throw new ExtensionError('failed', `${name} failed: ${outcome.error.split('\nstack traceback:')[0]!}`);
 }

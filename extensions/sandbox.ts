@@ -36,16 +36,18 @@ __now, __deadline = nil, nil
 _G.load = function(chunk, name, _mode, env) return load(chunk, name, "t", env) end
 `;
 
-let factory: LuaFactory | null = null;
+/** A fresh Lua VM with allocation tracking (needed for the memory cap); used for one call. */
+export async function createSandboxEngine(): Promise<LuaEngine> {
+  return new LuaFactory().createEngine({ traceAllocations: true, injectObjects: true });
+}
 
 /**
  * Runs trusted `driver` Lua after the sandbox prelude, in one chunk (so in one Lua thread,
  * which the hook watches), with `globals` set. The driver loads user code with `load`, so
- * user code never sees the prelude's locals (the hook, the unrestricted `load`).
+ * user code never sees the prelude's locals (the hook, the unrestricted `load`). The
+ * engine is closed afterwards: a VM serves one call.
  */
-export async function runInSandbox<T>(limits: SandboxLimits, globals: Record<string, unknown>, driver: string): Promise<T> {
-  factory ??= new LuaFactory();
-  const lua: LuaEngine = await factory.createEngine({ traceAllocations: true, injectObjects: true });
+export async function runInSandbox<T>(lua: LuaEngine, limits: SandboxLimits, globals: Record<string, unknown>, driver: string): Promise<T> {
   try {
     lua.global.setMemoryMax(limits.memoryBytes);
     lua.global.set('__now', () => Date.now());

@@ -1,18 +1,22 @@
 // `caql_v1` (spec/caql.md §1): `/extension/lua/caql_v1` and `/extension/lua/public/caql_v1`,
 // GET with a query string or POST with a JSON body. Answers DF1 (default) or DF4; a bad
 // query is a 400 with IRONdb's user-error body, soft problems go to DF4 `head.warning`.
+import { parseJsonBody } from '../model/json-body.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caqlSource } from '../actors/caql-source.js';
 import type { FerriteNode } from '../actors/node.js';
 import { CaqlSyntaxError } from '../caql/ast.js';
 import { CaqlTimeoutError, CaqlUserError } from '../caql/errors.js';
 import { run } from '../caql/evaluate.js';
-import { parseQuery } from '../caql/parser.js';
-import type { Grid, Stream } from '../caql/stream.js';
+import { parseDirectives, parseQuery } from '../caql/parser.js';
+import { promqlStreams } from '../caql/promql.js';
+import { promSource } from '../actors/prometheus-source.js';
+import { MAX_GRID_SLOTS, type Grid, type Stream } from '../caql/stream.js';
 import { parseAccountId } from '../model/check-field.js';
 import { df4Json } from '../model/fetch/df4.js';
 import type { AccountId } from '../model/types.js';
-import { accountHeader } from './headers.js';
+import { accountHeader, requestDeadline } from './headers.js';
+import { MAX_EPOCH_S } from '../model/fetch/request.js';
 import { bodyText } from './raw.js';
 import { accountHeaders, fields, JSON_BODY, str, TAG } from './schemas.js';
 
@@ -20,7 +24,6 @@ export const CAQL_METHOD = 'caql_v1';
 const DEFAULT_TIMEOUT_S = 4.5;
 /** CAQL's native granularity; finer periods need `#min_period` (§2). */
 const NATIVE_PERIOD_S = 60;
-const MAX_SLOTS = 1_000_000;
 
 type Params = Record<string, unknown>;
 
@@ -64,12 +67,23 @@ async function answer(node: FerriteNode, req: FastifyRequest, reply: FastifyRepl
   try {
     params = requestParams(req);
     const text = stringParam(params, ['query', 'q']);
-    const query = parseQuery(text);
-    const grid = gridOf(params, query.directives.min_period);
+    const { directives, at } = parseDirectives(text);
+    const grid = gridOf(params, directives.min_period);
     const timeoutS = numberParam(params, ['_timeout'], DEFAULT_TIMEOUT_S);
+    if (!(timeoutS > 0)) throw new CaqlUserError('_timeout must be a positive number of seconds');
     const warnings: string[] = [];
-    const ctx = { source: caqlSource(node, accountOf(req, params)), warnings, deadline: Date.now() + timeoutS * 1000, timeoutS, view: grid };
-    const streams = await run(query, grid, ctx);
+    const account = accountOf(req, params);
+    // x-svc-timeout / x-svc-deadline (as on /fetch) can only shorten `_timeout`.
+    const deadline = Math.min(Date.now() + timeoutS * 1000, requestDeadline(req, Infinity));
+    let streams: Stream[];
+    if (directives.lang === 'promql') {
+      if (account === null) throw new CaqlUserError('#lang="promql" needs an account: send account_id or x-svc-account-id');
+      streams = await promqlStreams(text.slice(at), grid, promSource(node, { account, uuid: null }));
+    } else {
+      if (directives.lang !== undefined && directives.lang !== 'caql') throw new CaqlUserError(`#lang=${String(directives.lang)}: only caql and promql are served`);
+      const ctx = { source: caqlSource(node, account), warnings, deadline, timeoutS: (deadline - Date.now()) / 1000, view: grid };
+      streams = await run(parseQuery(text), grid, ctx);
+    }
     const format = String(params.format ?? 'DF1').toUpperCase();
     if (format === 'DF4') {
       const head = { startMs: grid.startS * 1000, periodMs: grid.periodS * 1000, count: grid.count, errors: [], warnings };
@@ -94,12 +108,9 @@ export function requestParams(req: FastifyRequest): Params {
   if (req.method !== 'POST') return params;
   const text = bodyText(req).trim();
   if (text === '') return params;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (e) {
-    throw new CaqlUserError(`the body is not JSON: ${(e as Error).message}`);
-  }
+  const parsed = parseJsonBody(text);
+  if (!parsed.ok) throw new CaqlUserError(`the body is not acceptable JSON: ${parsed.reason}`);
+  const body = parsed.value;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new CaqlUserError('the body must be a JSON object');
   return { ...params, ...(body as Params) };
 }
@@ -129,9 +140,10 @@ function gridOf(params: Params, minPeriod: string | true | undefined): Grid {
   if (!(period > 0)) throw new CaqlUserError('period must be positive');
   period = Math.max(period, minPeriod === undefined ? NATIVE_PERIOD_S : periodSeconds(minPeriod));
   if (!(end > start)) throw new CaqlUserError('end must be after start');
+  if (start < 0 || end > MAX_EPOCH_S) throw new CaqlUserError(`start and end must be epoch seconds between 0 and ${MAX_EPOCH_S}`);
   const startS = Math.floor(start / period) * period;
   const count = Math.ceil((end - startS) / period);
-  if (count > MAX_SLOTS) throw new CaqlUserError(`the range holds ${count} periods; at most ${MAX_SLOTS}`);
+  if (count > MAX_GRID_SLOTS) throw new CaqlUserError(`the range holds ${count} periods; at most ${MAX_GRID_SLOTS}`);
   return { startS, periodS: period, count };
 }
 

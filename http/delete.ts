@@ -8,7 +8,7 @@ import type { FerriteNode } from '../actors/node.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import type { DataKind } from '../model/ingest-record.js';
-import { parseTagQuery, type TagQuery } from '../model/tag-query/index.js';
+import { globTest, parseTagQuery, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
 import { advisoryLimit, tagQuery } from './find.js';
 import { find } from '../actors/find-service.js';
@@ -81,7 +81,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       }
       const account = requiredAccount(req);
       const selection = await selectPattern(node, account, uuid, name, advisoryLimit(req, null));
-      const elsewhere = (await storedElsewhere(node, account, checkQueryText(uuid), selection)).filter((r) => globOf(name).test(r.metric_name));
+      const elsewhere = (await storedElsewhere(node, account, checkQueryText(uuid), selection)).filter((r) => globTest(name)(r.metric_name));
       return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
     if (word === 'raw') continue;
@@ -158,17 +158,13 @@ async function select(node: FerriteNode, account: AccountId, query: TagQuery, li
 
 /** Metrics of the check whose canonical name matches a `*` wildcard pattern. */
 async function selectPattern(node: FerriteNode, account: AccountId, uuid: string, pattern: string, limit: number | null): Promise<Selection> {
-  const glob = globOf(pattern);
+  const matchesPattern = globTest(pattern);
   const all = await select(node, account, checkQuery(uuid), null);
-  const found = all.found.filter((f) => glob.test(f.record.metric_name));
+  const found = all.found.filter((f) => matchesPattern(f.record.metric_name));
   const incomplete = limit !== null && found.length > limit;
   return { found: incomplete ? found.slice(0, limit!) : found, incomplete };
 }
 
-/** A `*` wildcard pattern over metric names. */
-function globOf(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's');
-}
 
 function checkQueryText(uuidParam: string): string {
   const uuid = normalizeUuid(uuidParam);
@@ -180,9 +176,6 @@ function checkQuery(uuidParam: string): TagQuery {
   return parseTagQuery(checkQueryText(uuidParam));
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 function requiredAccount(req: FastifyRequest): AccountId {
   const account = accountHeader(req);

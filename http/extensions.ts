@@ -6,6 +6,7 @@ import { extensionApi } from '../actors/extension-api.js';
 import type { FerriteNode } from '../actors/node.js';
 import { CaqlUserError } from '../caql/errors.js';
 import { ExtensionError, loadExtensions, runExtension, validateParams } from '../extensions/registry.js';
+import { stopSpareWorker } from '../extensions/runner.js';
 import { ferr } from '../model/errors.js';
 import { CAQL_EXTENSION, CAQL_METHOD, requestParams } from './caql.js';
 import { accountHeader } from './headers.js';
@@ -15,6 +16,7 @@ export async function extensionRoutes(app: FastifyInstance, opts: { node: Ferrit
   const { node } = opts;
   const limits = { timeoutMs: node.config.luaTimeoutMs, memoryBytes: node.config.luaMemoryBytes };
   const extensions = await loadExtensions(node.config.extensionsDir, limits, [CAQL_METHOD], app.log as never);
+  app.addHook('onClose', stopSpareWorker);
 
   app.get('/extension/lua', { schema: { tags: [TAG.extensions], summary: 'Every extension: {<name>: {params: {<p>: {name, type}}, description}}' } }, async () => {
     const listing: Record<string, unknown> = { [CAQL_METHOD]: CAQL_EXTENSION };
@@ -39,8 +41,8 @@ export async function extensionRoutes(app: FastifyInstance, opts: { node: Ferrit
         if (ext === undefined) throw ferr('FER_ERR_UNKNOWN_EXTENSION', name);
         try {
           const params = validateParams(ext, bodyParams(req));
-          const result = await runExtension(ext, params, extensionApi(node, accountHeader(req)), limits);
-          return reply.type('application/json').send(JSON.stringify(result));
+          const json = await runExtension(ext, params, extensionApi(node, accountHeader(req)), limits);
+          return reply.type('application/json').send(json);
         } catch (error) {
           if (!(error instanceof ExtensionError)) throw error;
           if (error.kind === 'param') throw ferr('FER_ERR_BAD_PARAM', name, error.message);

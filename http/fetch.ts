@@ -1,5 +1,6 @@
 // `POST /fetch` (interface §4.3): a fetch document in JSON or FlatBuffer form in, DF4 in
 // JSON (default) or FlatBuffer form out, chosen by Content-Type and Accept.
+import { parseJsonBody } from '../model/json-body.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { runFetch } from '../actors/fetch-engine.js';
 import type { FerriteNode } from '../actors/node.js';
@@ -8,7 +9,7 @@ import { df4FlatBuffer, df4Json } from '../model/fetch/df4.js';
 import { FetchRequestError } from '../model/fetch/errors.js';
 import { decodeFetchFlatBuffer } from '../model/fetch/fetch-flatbuffer.js';
 import { planFetch, type FetchDocument } from '../model/fetch/request.js';
-import { mediaType } from './headers.js';
+import { mediaType, requestDeadline } from './headers.js';
 import { bodyText } from './raw.js';
 import { JSON_BODY, TAG } from './schemas.js';
 
@@ -30,7 +31,7 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
   };
   app.post('/fetch', docs, async (req, reply) => {
     const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
-    const columns = await withFieldErrors(() => runFetch(node, plan));
+    const columns = await withFieldErrors(() => runFetch(node, plan, requestDeadline(req)));
     const head = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] };
     if (DF4_FLATBUFFER.test(req.headers.accept ?? '')) return reply.type(DF4_FLATBUFFER_TYPE).send(Buffer.from(df4FlatBuffer(head, columns)));
     return reply.type('application/json').send(df4Json(head, columns));
@@ -41,11 +42,9 @@ function fetchDocument(req: FastifyRequest): FetchDocument {
   const type = mediaType(req);
   if (FETCH_FLATBUFFER.has(type)) return decodeFetchFlatBuffer(req.body instanceof Buffer ? req.body : Buffer.alloc(0));
   if (!JSON_TYPES.has(type)) throw ferr('FER_ERR_UNSUPPORTED_MEDIA_TYPE', `'${type}' (send application/json or x-irondb-fetch-flatbuffer)`);
-  try {
-    return JSON.parse(bodyText(req)) as FetchDocument;
-  } catch (e) {
-    throw ferr('FER_ERR_BAD_BODY', `not JSON: ${(e as Error).message}`);
-  }
+  const parsed = parseJsonBody(bodyText(req));
+  if (!parsed.ok) throw ferr('FER_ERR_BAD_BODY', `not acceptable JSON: ${parsed.reason}`);
+  return parsed.value as FetchDocument;
 }
 
 /** A FetchRequestError becomes a 400 naming its field. */

@@ -7,7 +7,7 @@ import { parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import { parseRelativeTime } from '../model/relative-time.js';
 import type { AccountId } from '../model/types.js';
-import { accountHeader, svcHeader } from './headers.js';
+import { accountHeader, requestDeadline, svcHeader } from './headers.js';
 import { accountHeaders, fields, str, svcHeaders, TAG } from './schemas.js';
 
 
@@ -54,7 +54,12 @@ export async function findRoutes(app: FastifyInstance, opts: { node: FerriteNode
       const countOnly = flag(req.query as Query, 'count_only', 0, 1) === 1;
       const answer = await answerFor(node, req, countOnly ? 'count' : 'tags', reply);
       if (countOnly) return reply.send({ count: answer.count, estimate: answer.unanswered.length > 0 });
-      void reply.header('x-svc-search-result-count', String(answer.rows.length)).header('x-snowth-search-result-count', String(answer.rows.length));
+      // The total number of matches, also when the advisory limit cut the rows (gosnowth reads it
+      // as the count); an estimate when a node did not answer.
+      const estimate = String(answer.unanswered.length > 0);
+      for (const prefix of ['x-svc-', 'x-snowth-']) {
+        void reply.header(`${prefix}search-result-count`, String(answer.count)).header(`${prefix}search-result-count-is-estimate`, estimate);
+      }
       return reply.type('application/json').send(`[${answer.rows.map((r) => r.json).join(',')}]`);
     });
     app.get(`${prefix}/tag_cats`, cats, async (req, reply) => reply.send((await answerFor(node, req, 'tag_cats', reply)).values));
@@ -78,6 +83,7 @@ async function answerFor(node: FerriteNode, req: FastifyRequest, kind: FindKind,
     latest: flag(q, 'latest', 0, 2),
     down: [],
     verifyOwner: svcHeader(req, 'verify-owner')?.trim().toLowerCase() === 'true',
+    deadline: requestDeadline(req),
     ...(q.category === undefined ? {} : { category: q.category }),
   };
   // x-svc-proxied: 1 (a peer, or a client that routes itself) asks this node alone.

@@ -2,6 +2,7 @@
 // every IRONdb spelling `x-snowth-*` is accepted as an alias (DESIGN.md).
 import type { FastifyRequest } from 'fastify';
 import { parseAccountId } from '../model/check-field.js';
+import { deadlineOf } from '../model/deadline.js';
 import { ferr } from '../model/errors.js';
 import type { AccountId } from '../model/types.js';
 
@@ -26,4 +27,12 @@ export function accountHeader(req: FastifyRequest): AccountId | null {
 /** The media type of the request body, lower-cased, without parameters. */
 export function mediaType(req: FastifyRequest): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Default time a fetch or find may take (IRONdb: 60 s). */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** The request's deadline (epoch ms) from x-svc-deadline or x-svc-timeout (and their X-Snowth- spellings). */
+export function requestDeadline(req: FastifyRequest, defaultMs = DEFAULT_TIMEOUT_MS): number {
+  return deadlineOf(svcHeader(req, 'timeout'), svcHeader(req, 'deadline'), defaultMs);
 }

@@ -8,9 +8,8 @@ import { histogramProblem } from '../model/histogram-check.js';
 import { parseItems, positiveInt, type ItemParser } from '../model/json-items.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
-import { knownMetricFromPath } from './metric-param.js';
+import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
-import { epochSecParam } from './text.js';
 import { proxyToOwner } from './proxy.js';
 import { accountHeaders, epochS, fields, jsonItems, metricNameParam, TAG, uuidParam } from './schemas.js';
 

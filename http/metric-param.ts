@@ -1,8 +1,9 @@
-// Turning `<uuid>/<metric>` path segments into a metric this node may know.
+// Path segments: `<uuid>/<metric>` into a metric this node may know, and epoch seconds.
 import type { FerriteNode } from '../actors/node.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
+import { parseEpochSec } from '../model/timestamp.js';
 
 /** Resolves path segments to a metric; 400 for a malformed uuid or name. */
 export function metricFromPath(node: FerriteNode, uuidParam: string, metricParam: string): MetricInfo {
@@ -19,4 +20,11 @@ export async function knownMetricFromPath(node: FerriteNode, uuidParam: string, 
   const metric = metricFromPath(node, uuidParam, metricParam);
   if (!(await node.knows(metric))) throw ferr('FER_ERR_METRIC_NOT_FOUND', metric.name.canonical);
   return metric;
+}
+
+/** A path segment of epoch seconds (a non-negative integer); 400 naming it otherwise. */
+export function epochSecParam(raw: string, name: string): number {
+  const sec = parseEpochSec(raw);
+  if (sec === null) throw ferr('FER_ERR_BAD_EPOCH', name, `'${raw}'`);
+  return sec;
 }

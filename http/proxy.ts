@@ -13,11 +13,19 @@ const PROXY_TIMEOUT_MS = 10_000;
 /** Request headers that describe the hop, not the request. */
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
-/** A preHandler for routes with `:uuid` and `*` (metric name) params. */
-export function proxyToOwner(node: FerriteNode): preHandlerAsyncHookHandler {
+/** Where a request names its metric: the check uuid and metric name path segments. */
+export type MetricSegments = (req: FastifyRequest) => { uuid: string; name: string };
+
+const uuidAndWildcard: MetricSegments = (req) => {
+  const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+  return { uuid, name };
+};
+
+/** A preHandler for routes with `:uuid` and `*` (metric name) params, or as `segments` finds them. */
+export function proxyToOwner(node: FerriteNode, segments: MetricSegments = uuidAndWildcard): preHandlerAsyncHookHandler {
   return async function (req, reply) {
     if (node.ring.topology.nodes.length === 1 || svcHeader(req, 'proxied')?.trim() === '1') return;
-    const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+    const { uuid, name } = segments(req);
     const metric = metricFromPath(node, uuid, name);
     if (node.owns(metric)) return;
     await forward(node, req, reply, node.liveOwners(metric), metric.name.canonical);

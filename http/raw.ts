@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr } from '../model/errors.js';
 import type { NumericValue } from '../model/types.js';
-import { parseSecMs } from '../model/timestamp.js';
+import { parseReadTimestamp } from '../model/timestamp.js';
 import { parseTsv } from '../model/tsv.js';
 import { asEpochMs } from '../model/types.js';
 import { decodeMetricList, MetricListFormatError } from '../model/metric-list/decode.js';
@@ -99,11 +99,11 @@ export function bodyText(req: FastifyRequest): string {
   return Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
 }
 
-/** A required `<seconds>.<3 digits>` query parameter, in epoch ms. */
+/** A required `<seconds>[.<3 digits>]` query parameter (`start_ts`, `end_ts`), in epoch ms. */
 export function requiredSecMs(query: Record<string, string | undefined>, name: string): number {
   const raw = query[name];
   if (raw === undefined || raw === '') throw ferr('FER_ERR_MISSING_PARAM', name);
-  const ms = parseSecMs(raw);
+  const ms = parseReadTimestamp(raw);
   if (ms === null) throw ferr('FER_ERR_BAD_TIMESTAMP', name, `'${raw}'`);
   return ms;
 }

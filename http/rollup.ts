@@ -1,16 +1,16 @@
 // `GET /rollup/<uuid>/<metric>` and `PUT|POST /write/nnt` (interface §4.4, §4.6).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MetricInfo } from '../actors/metric-info.js';
 import type { FerriteNode } from '../actors/node.js';
-import type { RollupEngine } from '../actors/rollup-store.js';
+import type { RollupEngine, RollupRow } from '../actors/rollup-store.js';
 import { ferr } from '../model/errors.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { nntAccumulator } from '../model/rollup/nnt.js';
-import { parseRollupType, ROLLUP_TYPE_NAMES, rollupValue } from '../model/rollup/types.js';
+import { parseRollupType, ROLLUP_TYPE_NAMES, rollupValue, type RollupType } from '../model/rollup/types.js';
 import { requireSomething, summarize } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
-import { knownMetricFromPath } from './metric-param.js';
+import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText, requiredSecMs } from './raw.js';
 import { proxyToOwner } from './proxy.js';
 import { accountHeaders, fields, jsonItems, metricPath, secMs, str, TAG } from './schemas.js';
@@ -61,25 +61,64 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     const metric = await knownMetricFromPath(node, uuid, name);
     // Tuples are aligned to the span (interface §4.4).
     const rows = await node.readRollups(metric, span, start - (start % span), end, engine);
-    const body = rows.map(([ts, acc]) => [ts / 1000, rollupValue(acc, type)]);
-    return reply.type('application/json').send(JSON.stringify(body, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)));
+    return reply.type('application/json').send(rollupJson(rows, type));
   });
 
+  const nntDocs = {
+    schema: { tags: [TAG.ingest], summary: 'Write rollup records (legacy JSON writer)', headers: fields(accountHeaders) },
+    config: { rawBody: jsonItems('{metric, id, offset, count, value, derivative, counter, stddev, derivative_stddev, counter_stddev} (or parts: [sub_period_s, [...]])') },
+  };
+  // gosnowth's WriteNumeric posts the same items to /write/numeric.
   app.route({
     method: ['PUT', 'POST'],
     url: '/write/nnt',
-    schema: { tags: [TAG.ingest], summary: 'Write rollup records (legacy JSON writer)', headers: fields(accountHeaders) },
-    config: { rawBody: jsonItems('{metric, id, offset, count, value, derivative, counter, stddev, derivative_stddev, counter_stddev} (or parts: [sub_period_s, [...]])') },
-    handler: async (req, reply) => {
-      const parsed = parseItems(bodyText(req), itemsContext(node, req, 'number'), nntItem);
-      if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
-      requireSomething(parsed.records.length, parsed.errors, 'item');
-      const byMetric = new Map<MetricInfo, [number, RollupAccumulator][]>();
-      for (const r of parsed.records) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), [r.ts, r.acc]]);
-      await Promise.all([...byMetric].map(([metric, records]) => node.writeNnt(metric, records)));
-      return reply.send(summarize(parsed.items, parsed.records.length, parsed.errors, 'item'));
-    },
+    ...nntDocs,
+    handler: writeNnt,
   });
+  app.post('/write/numeric', nntDocs, writeNnt);
+
+  async function writeNnt(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const parsed = parseItems(bodyText(req), itemsContext(node, req, 'number'), nntItem);
+    if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
+    requireSomething(parsed.records.length, parsed.errors, 'item');
+    const byMetric = new Map<MetricInfo, [number, RollupAccumulator][]>();
+    for (const r of parsed.records) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), [r.ts, r.acc]]);
+    await Promise.all([...byMetric].map(([metric, records]) => node.writeNnt(metric, records)));
+    return reply.send(summarize(parsed.items, parsed.records.length, parsed.errors, 'item'));
+  }
+}
+
+/** `[[ts_s, value], ...]`; non-finite values are written as null. */
+function rollupJson(rows: RollupRow[], type: RollupType): string {
+  const body = rows.map(([ts, acc]) => [ts / 1000, rollupValue(acc, type)]);
+  return JSON.stringify(body, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v));
+}
+
+/** The path segments of the deprecated `GET /read/<start>/<end>/<period>/<uuid>/<type>/<metric>`. */
+export interface LegacyNumericRead {
+  start: string;
+  end: string;
+  period: string;
+  uuid: string;
+  type: string;
+  metric: string;
+}
+
+/**
+ * The deprecated numeric read (irondb-reference §4.5): `/rollup`'s values per `period` s for
+ * periods starting in [start, end) epoch s, read through the dispatch engine.
+ */
+export async function readLegacyNumeric(node: FerriteNode, r: LegacyNumericRead): Promise<string> {
+  const start = epochSecParam(r.start, 'start') * 1000;
+  const end = epochSecParam(r.end, 'end') * 1000;
+  const span = epochSecParam(r.period, 'period') * 1000;
+  if (span <= 0) throw ferr('FER_ERR_BAD_PARAM', 'period', 'must be a positive number of seconds');
+  if (end < start) throw ferr('FER_ERR_BAD_PARAM', 'end', `${r.end} is before start ${r.start}`);
+  if ((end - start) / span > 10_000_000) throw ferr('FER_ERR_BAD_PARAM', 'period', 'asks for more than 10 million periods');
+  const type = parseRollupType(r.type);
+  if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${r.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
+  const metric = await knownMetricFromPath(node, r.uuid, r.metric);
+  return rollupJson(await node.readRollups(metric, span, start - (start % span), end, 'dispatch'), type);
 }
 
 /** `<n>s` or `<n>ms`, n > 0; in ms. */

@@ -7,8 +7,8 @@
 
 /** A check uuid, either case (normalizeUuid lower-cases it). */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-/** `<seconds>.<3 digits>` (model/timestamp.ts), or empty. */
-export const SEC_MS_PATTERN = '^(\\d{1,15}\\.\\d{3})?$';
+/** `<seconds>` or `<seconds>.<3 digits>` (parseReadTimestamp), or empty. */
+export const SEC_MS_PATTERN = '^(\\d{1,15}(\\.\\d{3})?)?$';
 /** Epoch seconds (model/timestamp.ts). */
 export const EPOCH_S_PATTERN = '^\\d{1,15}$';
 
@@ -24,7 +24,7 @@ export function fields(properties: Record<string, Schema>, required: string[] = 
 export const uuidParam = str('check uuid', { pattern: UUID_PATTERN });
 export const metricNameParam = str('the metric name (URL-encoded: stream tags such as `|ST[a:b]` and any `/` are part of it)');
 export const metricPath = fields({ uuid: uuidParam, '*': metricNameParam }, ['uuid', '*']);
-export const secMs = (what: string): Schema => str(`${what}: \`<seconds>.<3 digits>\``, { pattern: SEC_MS_PATTERN, examples: ['1700000000.000'] });
+export const secMs = (what: string): Schema => str(`${what}: \`<seconds>.<3 digits>\` (or whole \`<seconds>\`)`, { pattern: SEC_MS_PATTERN, examples: ['1700000000.000'] });
 export const epochS = (what: string): Schema => str(`${what}, epoch seconds`, { pattern: EPOCH_S_PATTERN });
 
 /** `x-svc-<name>` and its IRONdb spelling `x-snowth-<name>` (either is accepted). */

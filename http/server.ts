@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import { adminRoutes } from './admin.js';
+import { registerLoadShedding } from './load-shedding.js';
 import { deleteRoutes } from './delete.js';
 import { fetchRoutes } from './fetch.js';
 import { topologyRoutes } from './topology.js';
@@ -14,7 +15,13 @@ import { findRoutes } from './find.js';
 import { histogramRoutes } from './histogram.js';
 import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
+import { prometheusRemoteRoutes } from './prometheus-remote.js';
+import { openTsdbRoutes } from './opentsdb.js';
+import { prometheusApiRoutes } from './prometheus-api.js';
 import { textRoutes } from './text.js';
+import { surrogateRoutes } from './surrogate.js';
+import { checkTagRoutes } from './check-tags.js';
+import { graphiteRoutes } from './graphite.js';
 import { consoleRoutes } from './console.js';
 import { countTraffic } from './traffic.js';
 import { registerOpenApi } from './openapi.js';
@@ -40,6 +47,8 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
     const type = req.headers['content-type'];
     if (type !== undefined && type !== '' && !type.includes('/')) req.headers['content-type'] = `application/${type}`;
   });
+
+  registerLoadShedding(app, node.admission);
 
   app.setErrorHandler((error: FastifyError | FerriteError, req, reply) => {
     if (error instanceof FerriteError) {
@@ -71,6 +80,12 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(topologyRoutes, { node });
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
+  app.register(surrogateRoutes, { node });
+  app.register(checkTagRoutes, { node });
+  app.register(graphiteRoutes, { node });
+  app.register(prometheusRemoteRoutes, { node });
+  app.register(openTsdbRoutes, { node });
+  app.register(prometheusApiRoutes, { node });
   app.register(consoleRoutes, { node, traffic });
   return app;
 }

@@ -2,15 +2,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr } from '../model/errors.js';
-import { parseEpochSec } from '../model/timestamp.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
-import { knownMetricFromPath } from './metric-param.js';
+import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
-import { proxyToOwner } from './proxy.js';
-import { accountHeaders, booleanQuery, epochS, fields, jsonItems, metricNameParam, TAG, uuidParam } from './schemas.js';
+import { proxyToOwner, type MetricSegments } from './proxy.js';
+import { readLegacyNumeric, type LegacyNumericRead } from './rollup.js';
+import { accountHeaders, booleanQuery, epochS, fields, jsonItems, metricNameParam, str, TAG } from './schemas.js';
 
 /** `/write/text` items: `value` is the text, stored like an `s` record (truncated at the size limit). */
 function textItem(limit: number): ItemParser<MetricInfo> {
@@ -37,17 +37,30 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
     },
   });
 
-  const textRead = {
+  const read = {
     tags: [TAG.read],
-    summary: 'Text samples [start, end) as [[epoch_ms, text], ...], runs of one value collapsed to their first sample',
-    params: fields({ start: epochS('start, inclusive'), end: epochS('end, exclusive'), uuid: uuidParam, '*': metricNameParam }, ['start', 'end', 'uuid', '*']),
+    summary: 'Text samples [start, end) as [[epoch_ms, text], ...], runs of one value collapsed to their first sample; with a period third, the deprecated numeric read',
+    params: fields(
+      {
+        start: epochS('start, inclusive'),
+        end: epochS('end, exclusive'),
+        third: str('the check uuid (text read), or a period in seconds for the deprecated numeric read `/read/<start>/<end>/<period>/<uuid>/<type>/<metric>`'),
+        '*': metricNameParam,
+      },
+      ['start', 'end', 'third', '*'],
+    ),
     querystring: fields({
-      get_specific_range: booleanQuery('every sample in the range, no lead, no collapsing (default false)'),
-      lead: booleanQuery('include the sample in force at start (default true)'),
+      get_specific_range: booleanQuery('text: every sample in the range, no lead, no collapsing (default false)'),
+      lead: booleanQuery('text: include the sample in force at start (default true)'),
     }),
   };
-  app.get('/read/:start/:end/:uuid/*', { schema: textRead, preHandler: proxyToOwner(node) }, async (req, reply) => {
-    const params = req.params as { start: string; end: string; uuid: string; '*': string };
+  // One route serves the text read `/read/<start>/<end>/<uuid>/<metric>` and the deprecated
+  // numeric read `/read/<start>/<end>/<period>/<uuid>/<type>/<metric>`: the third segment of
+  // the numeric form is an integer period, which no uuid is.
+  app.get('/read/:start/:end/:third/*', { schema: read, preHandler: proxyToOwner(node, readSegments) }, async (req, reply) => {
+    const numeric = legacyNumericRead(req.params as ReadParams);
+    if (numeric !== null) return reply.type('application/json').send(await readLegacyNumeric(node, numeric));
+    const params = { ...(req.params as ReadParams), uuid: (req.params as ReadParams).third };
     const query = req.query as Record<string, string | undefined>;
     const start = epochSecParam(params.start, 'start');
     const end = epochSecParam(params.end, 'end');
@@ -62,11 +75,26 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
   });
 }
 
-export function epochSecParam(raw: string, name: string): number {
-  const sec = parseEpochSec(raw);
-  if (sec === null) throw ferr('FER_ERR_BAD_EPOCH', name, `'${raw}'`);
-  return sec;
+interface ReadParams {
+  start: string;
+  end: string;
+  third: string;
+  '*': string;
 }
+
+/** The numeric form's segments, or null for the text form. */
+function legacyNumericRead(p: ReadParams): LegacyNumericRead | null {
+  if (!/^\d+$/.test(p.third)) return null;
+  const m = /^([^/]*)\/([^/]*)\/(.*)$/s.exec(p['*']);
+  if (m === null) throw ferr('FER_ERR_BAD_PARAM', 'path', 'the numeric read is /read/<start>/<end>/<period>/<uuid>/<type>/<metric>');
+  return { start: p.start, end: p.end, period: p.third, uuid: m[1]!, type: m[2]!, metric: m[3]! };
+}
+
+const readSegments: MetricSegments = (req) => {
+  const p = req.params as ReadParams;
+  const numeric = legacyNumericRead(p);
+  return numeric === null ? { uuid: p.third, name: p['*'] } : { uuid: numeric.uuid, name: numeric.metric };
+};
 
 export function booleanParam(query: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
   const raw = query[name];

@@ -52,9 +52,11 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     const { format } = params(req.params);
     const { uuid, '*': name } = req.params as { uuid: string; '*': string };
     const metric = metricFromPath(node, uuid, name);
-    const owners = ownersOf(node.ring, metric.key).map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, ...(n.side === null ? {} : { side: n.side }) }));
-    if (format === 'json') return { key: metric.key, location: owners };
-    return sendXml(reply, { location: { '@key': metric.key, node: owners.map(attributes) } });
+    const owners = ownersOf(node.ring, metric.key);
+    if (format === 'json') return { key: metric.key, location: owners.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, ...(n.side === null ? {} : { side: n.side }) })) };
+    // The shape gosnowth's LocateMetricRemote decodes: its Topology type (`<nodes n=…>` of `<node …/>`).
+    const nodes = owners.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, weight: n.weight, ...(n.side === null ? {} : { side: n.side }) }));
+    return sendXml(reply, { nodes: { '@n': topology.writeCopies, node: nodes.map(attributes) } });
   });
 
   app.get('/gossip/json', schema('What this node heard from each topology node: [{id, gossip_time, gossip_age, topo_current, ...}] (strings, as IRONdb)'), async () => node.gossip.entries());

@@ -33,6 +33,10 @@ export interface FerriteConfig {
   checkpointIntervalMs: number;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
+  /** Writes are refused (503, Retry-After) while this many bytes of write bodies are in flight. */
+  maxWriteBytesInFlight: number;
+  /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
+  maxPendingRecords: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Numeric rollup levels, finest first; each period divides the next; retention 0 = forever. */
   rollups: RollupLevel[];
@@ -57,6 +61,15 @@ export interface FerriteConfig {
   luaTimeoutMs: number;
   /** Memory limit of one extension call's Lua VM. */
   luaMemoryBytes: number;
+  /**
+   * Account for requests that name none: the Prometheus query API (`/api/v1/*`), OpenTSDB's
+   * `/api/put` and the carbon listener, when no `x-svc-account-id` header says otherwise.
+   */
+  defaultAccount: number | null;
+  /** Check uuid that `/api/put` and the carbon listener file samples under. */
+  defaultCheckUuid: string | null;
+  /** TCP port of the carbon plaintext listener (0 = any free port); null = no listener. */
+  carbonPort: number | null;
 }
 
 /** One rollup level: a period and how long its records are kept, both in seconds. */
@@ -85,6 +98,8 @@ export function defaultConfig(): FerriteConfig {
     maxBufferAgeMs: 2 * 3600 * 1000,
     checkpointIntervalMs: 1000,
     bodyLimitBytes: 256 * 1024 * 1024,
+    maxWriteBytesInFlight: 64 * 1024 * 1024,
+    maxPendingRecords: 2_000_000,
     logLevel: 'info',
     rollups: [
       { period: 60, retention: 52 * 7 * DAY },
@@ -102,6 +117,9 @@ export function defaultConfig(): FerriteConfig {
     extensionsDir: null,
     luaTimeoutMs: 5000,
     luaMemoryBytes: 64 * 1024 * 1024,
+    defaultAccount: null,
+    defaultCheckUuid: null,
+    carbonPort: null,
   };
 }
 
@@ -150,6 +168,8 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'maxBufferAgeMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'checkpointIntervalMs', 10, 3600 * 1000);
   requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
+  requireInt(c, 'maxWriteBytesInFlight', 1024, 2 ** 40);
+  requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
   requireRollupLevels(c, 'histogramRollups');
   requireRollupLevels(c, 'rollups');
   requireInt(c, 'rawRetention', 0, Number.MAX_SAFE_INTEGER);
@@ -157,8 +177,26 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
   requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
+  requireEcosystemDefaults(c);
   if (!LOG_LEVELS.includes(c.logLevel)) throw new ConfigError('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   return c;
+}
+
+/** The account, check and carbon port the ecosystem's protocols use (numbers may arrive as strings from the environment). */
+function requireEcosystemDefaults(c: FerriteConfig): void {
+  for (const key of ['defaultAccount', 'carbonPort'] as const) {
+    const v = c[key] as unknown;
+    if (typeof v === 'string' && /^\d+$/.test(v)) c[key] = Number(v);
+  }
+  if (c.defaultAccount !== null) requireInt(c, 'defaultAccount', 0, 2 ** 31 - 1);
+  if (c.carbonPort !== null) requireInt(c, 'carbonPort', 0, 65535);
+  if (c.defaultCheckUuid !== null) {
+    if (typeof c.defaultCheckUuid !== 'string' || !UUID.test(c.defaultCheckUuid.toLowerCase())) throw new ConfigError('defaultCheckUuid', 'must be a uuid');
+    c.defaultCheckUuid = c.defaultCheckUuid.toLowerCase();
+  }
+  if (c.carbonPort !== null && (c.defaultAccount === null || c.defaultCheckUuid === null)) {
+    throw new ConfigError('carbonPort', 'the carbon listener files samples under defaultAccount and defaultCheckUuid; set both');
+  }
 }
 
 function requireString(c: FerriteConfig, key: keyof FerriteConfig): void {

@@ -3,7 +3,7 @@
 // documented in docs/errors.md; test/errors.test.ts fails when the two drift apart.
 
 export const ERRORS = {
-  FER_ERR_BAD_TIMESTAMP: { status: 400, message: 'parameter %s must be <seconds>.<3 digits>, got %s' },
+  FER_ERR_BAD_TIMESTAMP: { status: 400, message: 'parameter %s must be epoch seconds, optionally with exactly 3 digits of milliseconds (<seconds>[.<3 digits>]), got %s' },
   FER_ERR_BAD_EPOCH: { status: 400, message: 'parameter %s must be epoch seconds, got %s' },
   FER_ERR_MISSING_PARAM: { status: 400, message: 'missing required parameter %s' },
   FER_ERR_BAD_PARAM: { status: 400, message: 'invalid parameter %s: %s' },
@@ -13,6 +13,10 @@ export const ERRORS = {
   FER_ERR_BAD_METRIC_NAME: { status: 400, message: 'invalid metric name: %s' },
   FER_ERR_NO_VALID_RECORDS: { status: 400, message: 'no valid record in the submission (%s)' },
   FER_ERR_BAD_QUERY: { status: 400, message: 'invalid tag query: %s' },
+  FER_ERR_BAD_GRAPHITE_QUERY: { status: 400, message: 'invalid graphite query: %s' },
+  FER_ERR_TOO_MANY_SERIES: { status: 400, message: 'the selector matches more than %s series; narrow it' },
+  FER_ERR_BAD_PROMQL: { status: 400, message: '%s' },
+  FER_ERR_REJECTED_POINTS: { status: 400, message: '%s of %s data points were rejected (the others were stored); first, point %s' },
   FER_ERR_BAD_BODY: { status: 400, message: 'invalid request body: %s' },
   FER_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'unsupported content type %s' },
   FER_ERR_BODY_TOO_LARGE: { status: 413, message: 'request body exceeds %s bytes' },
@@ -22,9 +26,11 @@ export const ERRORS = {
   FER_ERR_UNKNOWN_TOPOLOGY: { status: 404, message: 'unknown topology %s (this node runs %s)' },
   FER_ERR_EXTENSION_TIMEOUT: { status: 504, message: '%s' },
   FER_ERR_EXTENSION_FAILED: { status: 500, message: '%s' },
+  FER_ERR_TIMEOUT: { status: 504, message: '%s did not finish before its deadline (x-svc-timeout / x-svc-deadline; default 60 s); narrow the request or allow more time' },
   FER_ERR_OVERLOADED: { status: 503, message: 'service unavailable: %s' },
   FER_ERR_NOT_REPLICATED: { status: 503, message: 'stored on this node but not yet acknowledged by the cluster journal (%s); it will be delivered, numeric and text retries are safe' },
   FER_ERR_NO_OWNER: { status: 503, message: 'no owner of %s answered: %s' },
+  FER_ERR_CHECKPOINT_FAILING: { status: 503, message: 'service unavailable: checkpoints are failing (%s); writes are refused until one succeeds, see /state' },
   FER_ERR_SHUTTING_DOWN: { status: 503, message: 'service unavailable: node is shutting down' },
   FER_ERR_STORAGE: { status: 500, message: 'storage failure: %s' },
   FER_ERR_BUG: { status: 500, message: 'BUG: %s' },

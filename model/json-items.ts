@@ -1,6 +1,7 @@
 // The legacy JSON writers (/histogram/write, /write/text, /write/nnt; interface §4.6):
 // a JSON array of items that each name a metric, a check uuid and an offset. The shared
 // fields are validated here; each writer adds its own value fields.
+import { parseJsonBody } from './json-body.js';
 import { normalizeUuid, parseAccountId } from './check-field.js';
 import type { IngestRecord, MetricIdentity, MetricResolution, RecordError } from './ingest-record.js';
 import type { AccountId, EpochMs } from './types.js';
@@ -36,12 +37,9 @@ export interface ItemsContext<M extends MetricIdentity> {
 
 /** Parses the body; a body that is not a JSON array is the caller's 400 (returned as a string). */
 export function parseItems<M extends MetricIdentity, R = IngestRecord<M>>(body: string, ctx: ItemsContext<M>, parse: ItemParser<M, R>): ItemsResult<R> | string {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body);
-  } catch (error) {
-    return `the body is not JSON: ${(error as Error).message}`;
-  }
+  const parsed = parseJsonBody(body);
+  if (!parsed.ok) return `the body is not acceptable JSON: ${parsed.reason}`;
+  const doc = parsed.value;
   if (!Array.isArray(doc)) return 'the body must be a JSON array of items';
   const records: R[] = [];
   const errors: RecordError[] = [];

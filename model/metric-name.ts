@@ -88,7 +88,12 @@ function firstSectionAt(raw: string, from: number): number {
   return Math.min(st, mt);
 }
 
-type TagResult = { ok: true; tag: StreamTag } | { ok: false; reason: string };
+export type TagResult = { ok: true; tag: StreamTag } | { ok: false; reason: string };
+
+/** One `cat:value` (or `cat`) as a stream tag: decoded, validated, truncated per §1.1–1.2. */
+export function parseStreamTag(text: string): TagResult {
+  return parseTag(text);
+}
 
 function parseTag(text: string): TagResult {
   const colon = text.indexOf(':');

@@ -11,6 +11,18 @@ export function parseSecMs(text: string): EpochMs | null {
   return asEpochMs(Number(m[1]) * 1000 + Number(m[2]));
 }
 
+// Reads (`start_ts`, `end_ts`) also take whole seconds: IRONdb's current spec says "if defined,
+// milliseconds must always be 3 digits", and its clients (gosnowth's rollup reads, the
+// Prometheus adapter) send `1700000000`. A fraction of another length stays illegal.
+const READ_TS = /^(\d{1,15})(?:\.(\d{3}))?$/;
+
+/** Parses `<seconds>` or `<seconds>.<3 digits>`; null when it matches neither. */
+export function parseReadTimestamp(text: string): EpochMs | null {
+  const m = READ_TS.exec(text);
+  if (m === null) return null;
+  return asEpochMs(Number(m[1]) * 1000 + Number(m[2] ?? 0));
+}
+
 /** Formats epoch ms the way the interface writes `<seconds>.<3 digits>`. */
 export function formatSecMs(ms: EpochMs): string {
   const sec = Math.floor(ms / 1000);

@@ -159,6 +159,7 @@ const POSTING = 0x70; // 'p'
 const TYPE = 0x74; // 't'
 const ACTIVITY = 0x61; // 'a'
 const LATEST_FLAG = 0x4c; // 'L'
+const CHECK_TAGS = 0x63; // 'c'
 
 /** `p | account (u32 BE) | category 0 value 0 | metric id`: a metric has this tag (value '' for a category alone). */
 export function postingKey(account: number, category: string, value: string, metricId: Buffer): Buffer {
@@ -210,6 +211,19 @@ export function prefixEnd(prefix: Buffer): Buffer {
 /** `L | metric id`: latest values are tracked for this metric (turned on by find latest=2). */
 export function latestFlagKey(metricId: Buffer): Buffer {
   return Buffer.concat([Buffer.from([LATEST_FLAG]), metricId.subarray(0, METRIC_ID_BYTES)]);
+}
+
+/**
+ * `c | scope 0 | check uuid` → the check's tag state (model/check-tags, JSON). The scope is an
+ * account id in decimal, or `*` for tags set without an account (they apply in every account).
+ * A small, separate family of keys: check tags are few and change rarely.
+ */
+export function checkTagsKey(scope: string, uuid: string): Buffer {
+  return Buffer.concat([checkTagsPrefix(scope), Buffer.from(uuid, 'utf8')]);
+}
+
+export function checkTagsPrefix(scope: string): Buffer {
+  return Buffer.concat([Buffer.from([CHECK_TAGS]), Buffer.from(`${scope}\0`, 'utf8')]);
 }
 
 /** Numeric rollup record key; see CF.rollup. */

@@ -2,7 +2,10 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import test from 'ava';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { BIN, getJson, tempDir } from './helpers/node.js';
+import { clientTopologyHash } from './helpers/irondb-ring.js';
 
 interface Rig {
   nodes: { id: string; url: string }[];
@@ -78,6 +81,9 @@ test('ferrite cluster runs three nodes over one NATS under one topology, and res
     }
     t.is(ages.length, 3);
     t.false(ages.includes('-1'), `ages ${ages}`);
+    // The hash a client recomputes from the generated topology (id, weight, side, W).
+    const file = JSON.parse(readFileSync(path.join(dir, 'topology.json'), 'utf8')) as { write_copies: number; nodes: { id: string; weight: number; side?: 'a' | 'b' }[] };
+    t.is(rig.hash, clientTopologyHash(file.write_copies, file.nodes.map((n) => ({ id: n.id, weight: n.weight ?? 170, ...(n.side ? { side: n.side } : {}) }))));
     const owners = (await getJson(`${rig.nodes[1]!.url}/locate/json/1b988fd7-d1e1-48ec-848e-55709511d43f/cpu`)).json.location;
     t.is(owners.length, 2);
   } finally {

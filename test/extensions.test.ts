@@ -31,6 +31,9 @@ return {
       -- memory growth, which raced the 300 ms time limit on a loaded machine
       memory = function() return #string.rep("x", 64 * 1024 * 1024) end,
       fail = function() error("deliberate failure", 0) end,
+      pcallloop = function() while true do pcall(function() while true do end end) end end,
+      pattern = function() return string.find(("a"):rep(3000), ("a-"):rep(12) .. "b") end,
+      deep = function() local t = {} for i = 1, 100000 do t = { t } end return t end,
       echo = function() return { n = p.n, flag = p.flag, time = type(os.time()) } end,
     }
     return probes[p.what]()
@@ -42,7 +45,7 @@ test.before(async () => {
   copyFileSync(path.resolve('extensions/examples/top_by_mean.lua'), path.join(dir, 'top_by_mean.lua'));
   writeFileSync(path.join(dir, 'probe.lua'), PROBE);
   writeFileSync(path.join(dir, 'broken.lua'), 'return { name = "broken" }');
-  n = await startNode({ extensionsDir: dir, luaTimeoutMs: 300, luaMemoryBytes: 16 * 1024 * 1024 });
+  n = await startNode({ extensionsDir: dir, luaTimeoutMs: 3000, luaMemoryBytes: 16 * 1024 * 1024 });
   const lines: string[] = [];
   for (let i = 0; i < 5; i++) for (const [host, off] of [['a', 0], ['b', 10], ['c', 5]] as const) lines.push(mLine(`${NOW + i * 60}.000`, `cpu|ST[host:${host}]`, 'n', String(i + off)));
   await put(n.url, lines.join('\n'));
@@ -91,7 +94,7 @@ test('runaway code times out, a memory bomb fails, errors are JSON; the node kee
   for (const what of ['loop', 'coloop']) {
     const r = await probe(what);
     t.is(r.status, 504, what);
-    t.regex(r.json.error, /ran past its limit of 300 ms/);
+    t.regex(r.json.error, /ran past its limit of 3000 ms/);
   }
   const memory = await probe('memory');
   t.is(memory.status, 500);
@@ -100,4 +103,22 @@ test('runaway code times out, a memory bomb fails, errors are JSON; the node kee
   t.deepEqual(fail.json, { error: 'probe failed: deliberate failure', code: 'FER_ERR_EXTENSION_FAILED' });
   t.is((await getJson(`${n.url}/state`)).status, 200);
   t.deepEqual((await probe('echo', '&n=1&flag=0')).json, { n: 1, flag: false, time: 'number' });
+});
+
+test('calls that swallow the timeout or never yield are stopped from outside; none poisons later calls', async (t) => {
+  // pcall catches the hook's timeout error; a Lua pattern match is one uninterruptible call.
+  // Both run while another request must be answered.
+  const [pcallloop, pattern, state] = await Promise.all([probe('pcallloop'), probe('pattern'), getJson(`${n.url}/state`)]);
+  t.is(state.status, 200);
+  for (const [what, r] of [['pcallloop', pcallloop], ['pattern', pattern]] as const) {
+    t.is(r.status, 504, what);
+    t.is(r.json.code, 'FER_ERR_EXTENSION_TIMEOUT', what);
+  }
+  const deep = await probe('deep');
+  t.is(deep.status, 500);
+  t.is(deep.json.code, 'FER_ERR_EXTENSION_FAILED');
+  t.regex(deep.json.error, /nested deeper than 512 levels/);
+  for (let i = 0; i < 3; i++) t.deepEqual((await probe('echo', `&n=${i}`)).json, { n: i, time: 'number' });
+  const r = await fetch(`${n.url}/extension/lua/top_by_mean?query=and(__name:cpu)&start=${NOW}&end=${NOW + 300}&limit=1`, { headers: ACCOUNT });
+  t.is(r.status, 200);
 });

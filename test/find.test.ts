@@ -75,6 +75,14 @@ test('count_only, activity filters and the advisory limit', async (t) => {
   t.is((await find('and(region:*)', `&activity_end_secs=${now - 86400}`)).json.length, 0);
   const limited = await fetch(`${n.url}/find/7/tags?query=and(region:*)`, { headers: { 'x-svc-advisory-limit': '2' } });
   t.is(((await limited.json()) as unknown[]).length, 2);
+  // As gosnowth's FindTags reads it: the count header is the total, also when the limit cut the rows.
+  const goStyle = await fetch(`${n.url}/find/7/tags?query=${encodeURIComponent('and(region:*)')}&activity=0&latest=0`, { headers: { 'X-Snowth-Advisory-Limit': '2' } });
+  t.is(((await goStyle.json()) as unknown[]).length, 2);
+  t.is(goStyle.headers.get('X-Snowth-Search-Result-Count'), '4');
+  t.is(goStyle.headers.get('X-Snowth-Search-Result-Count-Is-Estimate'), 'false');
+  t.is(goStyle.headers.get('x-svc-search-result-count'), '4');
+  const limitedCount = await fetch(`${n.url}/find/7/tags?query=and(region:*)&count_only=1`, { headers: { 'x-svc-advisory-limit': '2' } });
+  t.deepEqual(await limitedCount.json(), { count: 4, estimate: false });
 });
 
 test('latest values: 1 only when tracked, 2 computes and turns tracking on', async (t) => {

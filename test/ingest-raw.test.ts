@@ -106,7 +106,8 @@ test('raw reads validate their parameters strictly', async (t) => {
   const missing = await getJson(`${base}?end_ts=1.000`);
   t.is(missing.status, 400);
   t.regex(missing.json.error, /start_ts/);
-  const malformed = await getJson(`${base}?start_ts=1&end_ts=2.000`);
+  // whole seconds are accepted (irondb-reference §4), a fraction needs exactly 3 digits
+  const malformed = await getJson(`${base}?start_ts=1.5&end_ts=2.000`);
   t.is(malformed.status, 400);
   t.regex(malformed.json.error, /start_ts/);
   const badEnd = await getJson(`${base}?start_ts=1.000&end_ts=2.0`);

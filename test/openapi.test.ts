@@ -5,7 +5,10 @@ import test from 'ava';
 import { pino } from 'pino';
 import { FerriteNode } from '../actors/node.js';
 import { buildServer } from '../http/server.js';
+import { EPOCH_S_PATTERN, SEC_MS_PATTERN, UUID_PATTERN } from '../http/schemas.js';
+import { normalizeUuid } from '../model/check-field.js';
 import { resolveConfig } from '../model/config.js';
+import { parseEpochSec, parseReadTimestamp } from '../model/timestamp.js';
 import { getJson, startNode, tempDir, UUID, type TestNode } from './helpers/node.js';
 
 interface Operation {
@@ -69,7 +72,7 @@ test('requests are validated against the same schemas, with the handlers\' codes
   const cases: [string, number, string, RegExp][] = [
     [`/raw/not-a-uuid/m?start_ts=1.000&end_ts=2.000`, 400, 'FER_ERR_BAD_UUID', /not-a-uuid/],
     [`/raw/${UUID}/m?end_ts=2.000`, 400, 'FER_ERR_MISSING_PARAM', /start_ts/],
-    [`/raw/${UUID}/m?start_ts=1&end_ts=2.000`, 400, 'FER_ERR_BAD_TIMESTAMP', /start_ts/],
+    [`/raw/${UUID}/m?start_ts=1.5&end_ts=2.000`, 400, 'FER_ERR_BAD_TIMESTAMP', /start_ts/],
     [`/rollup/${UUID}/m?start_ts=1.000&end_ts=2.000&rollup_span=60s&type=bogus`, 400, 'FER_ERR_BAD_PARAM', /type: 'bogus' is not one of count, average/],
     [`/rollup/${UUID}/m?start_ts=1.000&end_ts=2.000&rollup_span=60s&get_engine=fast`, 400, 'FER_ERR_BAD_PARAM', /get_engine/],
     [`/read/1x/2/${UUID}/m`, 400, 'FER_ERR_BAD_EPOCH', /start/],
@@ -93,4 +96,14 @@ test('the docs are browsable at /api/ and /api/index.html, from files the node s
   const legacy = await fetch(`${n.url}/api/index.html`, { redirect: 'manual' });
   t.is(legacy.status, 302);
   t.is(legacy.headers.get('location'), '/api/');
+});
+
+test('schema patterns accept exactly what the parsers accept', (t) => {
+  const samples = ['', '0', '10', '1700000000', '1700000000.000', '1700000000.5', '1700000000.0000', '-1', '1e9', ' 1', '1.000 ', '1234567890123456', 'abc',
+    '1b988fd7-d1e1-48ec-848e-55709511d43f', '1B988FD7-D1E1-48EC-848E-55709511D43F', '1b988fd7d1e148ec848e55709511d43f', '1b988fd7-d1e1-48ec-848e-55709511d43'];
+  for (const x of samples) {
+    t.is(new RegExp(SEC_MS_PATTERN).test(x), x === '' || parseReadTimestamp(x) !== null, `timestamp '${x}'`);
+    t.is(new RegExp(EPOCH_S_PATTERN).test(x), parseEpochSec(x) !== null, `epoch '${x}'`);
+    t.is(new RegExp(UUID_PATTERN).test(x), normalizeUuid(x) !== null, `uuid '${x}'`);
+  }
 });

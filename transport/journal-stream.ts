@@ -18,10 +18,11 @@ export interface JournalEnvelope {
 
 /**
  * `records`: a journal entry (model/journal-entry). `delete`: a single-metric delete (JSON).
- * `nnt`: one metric's rollup records from /write/nnt (JSON). The index is the op's byte in
- * the outbox: never reorder, only append.
+ * `nnt`: one metric's rollup records from /write/nnt (JSON). `checktags`: one check tag
+ * update, sent to every node (JSON). The index is the op's byte in the outbox: never
+ * reorder, only append.
  */
-export const JOURNAL_OPS = ['records', 'delete', 'nnt'] as const;
+export const JOURNAL_OPS = ['records', 'delete', 'nnt', 'checktags'] as const;
 export type JournalOp = (typeof JOURNAL_OPS)[number];
 
 /** A peer's report of which of a sender's messages it has applied. */

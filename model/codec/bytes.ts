@@ -81,6 +81,15 @@ export class ByteReader {
     return out;
   }
 
+  /**
+   * A little-endian double. Read through a DataView of exactly these bytes: the block may
+   * be a view into a larger (pooled) buffer at any alignment, so `.buffer` of it is not it.
+   */
+  float64le(): number {
+    const b = this.bytes(8);
+    return new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true);
+  }
+
   varint(): number {
     let result = 0;
     let scale = 1;

@@ -126,15 +126,15 @@ function readDecimals(r: ByteReader, n: number): number[] {
 // kind byte, then a zigzag bigint varint (kind 0) or the 8 bytes of a double (kind 1),
 // so a window mixing huge integers and doubles keeps both exact.
 function writeBigDeltas(w: ByteWriter, values: (number | bigint)[]): void {
-  const f = new Float64Array(1);
+  const double = new DataView(new ArrayBuffer(8));
   for (const v of values) {
     if (typeof v === 'bigint') {
       w.byte(0);
       w.bigVarint(bigZigzag(v));
     } else {
       w.byte(1);
-      f[0] = v;
-      w.bytes(new Uint8Array(f.buffer));
+      double.setFloat64(0, v, true);
+      w.bytes(new Uint8Array(double.buffer));
     }
   }
 }
@@ -144,7 +144,7 @@ function readBigDeltas(r: ByteReader, n: number): (number | bigint)[] {
   for (let i = 0; i < n; i++) {
     const kind = r.byte();
     if (kind === 0) out[i] = bigUnzigzag(r.bigVarint());
-    else if (kind === 1) out[i] = new Float64Array(r.bytes(8).slice().buffer)[0]!;
+    else if (kind === 1) out[i] = r.float64le();
     else r.fail(`unknown value kind ${kind}`);
   }
   return out;

@@ -34,19 +34,25 @@ export interface FetchPlan {
   reduce: ReduceSpec[];
 }
 
-/** Cells one request may ask for (streams × count), so a typo cannot exhaust memory. */
-export const MAX_CELLS = 20_000_000;
+/** Periods one stream of a request may ask for (e.g. 69 days at 60 s, 11 years at 1 h). */
+export const MAX_PERIODS = 100_000;
+/** Cells one request may ask for (streams × count), so a typo cannot exhaust memory or time. */
+export const MAX_CELLS = 5_000_000;
+/** The last second a request may reach: the end of the year 9999. */
+export const MAX_EPOCH_S = 253_402_300_799;
 const KINDS: readonly StreamKind[] = ['numeric', 'histogram', 'text'];
 
 export function planFetch(doc: unknown): FetchPlan {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new FetchRequestError('body', 'must be a JSON object');
   const d = doc as FetchDocument;
   const startS = numberField(d.start, 'start');
-  if (startS < 0) throw new FetchRequestError('start', 'must not be negative');
+  if (startS < 0 || startS > MAX_EPOCH_S) throw new FetchRequestError('start', `must be epoch seconds between 0 and ${MAX_EPOCH_S}`);
   const periodS = numberField(d.period, 'period');
   if (!(periodS > 0)) throw new FetchRequestError('period', 'must be greater than 0');
   const count = numberField(d.count, 'count');
   if (!Number.isSafeInteger(count) || count <= 0) throw new FetchRequestError('count', `must be a positive integer, got ${count}`);
+  if (count > MAX_PERIODS) throw new FetchRequestError('count', `${count} periods exceeds the limit of ${MAX_PERIODS} per request`);
+  if (startS + periodS * count > MAX_EPOCH_S) throw new FetchRequestError('period', `start + period × count reaches past ${MAX_EPOCH_S} (the year 9999)`);
   if (!Array.isArray(d.streams) || d.streams.length === 0) throw new FetchRequestError('streams', 'must be a non-empty array');
   if (d.streams.length * count > MAX_CELLS) throw new FetchRequestError('count', `${d.streams.length} streams × ${count} slots exceeds ${MAX_CELLS} cells`);
   const periodMs = Math.round(periodS * 1000);

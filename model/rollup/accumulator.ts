@@ -157,7 +157,8 @@ export function encodeAccumulator(a: RollupAccumulator): Buffer {
   b[0] = FORMAT_VERSION;
   KEYS.forEach((k, i) => {
     const at = 1 + i * 20;
-    b.writeUInt32BE(a[k].n, at);
+    // A coarse level summing more than 2^32 - 1 samples saturates rather than failing the rollup.
+    b.writeUInt32BE(Math.min(a[k].n, 0xffff_ffff), at);
     b.writeDoubleBE(a[k].sum, at + 4);
     b.writeDoubleBE(a[k].sumsq, at + 12);
   });

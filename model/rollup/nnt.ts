@@ -5,11 +5,13 @@ import { emptyAccumulator, mergeAccumulators, momentsOf, type RollupAccumulator 
 type Obj = Record<string, unknown>;
 
 const FIELDS = ['value', 'derivative', 'counter', 'stddev', 'derivative_stddev', 'counter_stddev'] as const;
+/** A rollup record counts its samples in 32 bits (docs/rollups.md). */
+export const MAX_COUNT = 0xffff_ffff;
 
 /** The accumulator an item describes, or why it cannot be stored. */
 export function nntAccumulator(item: Obj): RollupAccumulator | string {
-  if (item.parts === undefined) return summaryAccumulator(item, '');
   const parts = item.parts;
+  if (noParts(parts)) return summaryAccumulator(item, '');
   if (!Array.isArray(parts) || parts.length !== 2 || !Array.isArray(parts[1])) return "'parts' must be [sub_period_seconds, [ {count, value, ...}, ... ]]";
   if (typeof parts[0] !== 'number' || !Number.isInteger(parts[0]) || parts[0] <= 0) return "'parts[0]' must be the sub-period in seconds (a positive integer)";
   let acc = emptyAccumulator();
@@ -18,8 +20,18 @@ export function nntAccumulator(item: Obj): RollupAccumulator | string {
     const one = summaryAccumulator(part as Obj, `parts[1][${i}].`);
     if (typeof one === 'string') return one;
     acc = mergeAccumulators(acc, one);
+    if (acc.value.n > MAX_COUNT) return `'parts' counts add up to more than ${MAX_COUNT} samples`;
   }
   return acc;
+}
+
+/**
+ * Absent, null, or gosnowth's zero value `[0, null]` (its Go client always sends the field):
+ * the item's own summary fields describe it.
+ */
+function noParts(parts: unknown): boolean {
+  if (parts === undefined || parts === null) return true;
+  return Array.isArray(parts) && parts.length === 2 && parts[0] === 0 && (parts[1] === null || (Array.isArray(parts[1]) && parts[1].length === 0));
 }
 
 /**
@@ -27,7 +39,7 @@ export function nntAccumulator(item: Obj): RollupAccumulator | string {
  * `count` rates (the item does not say how many it averaged). No second-order data.
  */
 function summaryAccumulator(o: Obj, at: string): RollupAccumulator | string {
-  if (typeof o.count !== 'number' || !Number.isInteger(o.count) || o.count < 0) return `'${at}count' must be a non-negative integer`;
+  if (typeof o.count !== 'number' || !Number.isInteger(o.count) || o.count < 0 || o.count > MAX_COUNT) return `'${at}count' must be an integer from 0 to ${MAX_COUNT}`;
   for (const f of FIELDS) if (typeof o[f] !== 'number' || !Number.isFinite(o[f])) return `'${at}${f}' must be a finite number`;
   const n = o.count;
   const num = (f: (typeof FIELDS)[number]) => o[f] as number;
@@ -36,5 +48,6 @@ function summaryAccumulator(o: Obj, at: string): RollupAccumulator | string {
   acc.value = momentsOf(n, num('value'), num('stddev'));
   acc.derivative = momentsOf(n, num('derivative'), num('derivative_stddev'));
   acc.counter = momentsOf(n, num('counter'), num('counter_stddev'));
+  for (const m of [acc.value, acc.derivative, acc.counter]) if (!Number.isFinite(m.sum) || !Number.isFinite(m.sumsq)) return `'${at}' count × value overflows a double`;
   return acc;
 }

@@ -3,3 +3,4 @@ export * from './ast.js';
 export * from './parse.js';
 export * from './match.js';
 export * from './plan.js';
+export * from './pattern.js';

@@ -20,7 +20,7 @@ export function matches(m: Matcher, text: string): boolean {
     case 'exact':
       return m.value === text;
     default:
-      return m.re.test(text);
+      return m.test(text);
   }
 }
 

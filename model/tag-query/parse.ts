@@ -2,6 +2,7 @@
 // errors are 0-based offsets into the query text.
 import { parseDurationSeconds } from '../relative-time.js';
 import { TagQueryError, type Matcher, type TagQuery, type TimeExpr } from './ast.js';
+import { globTest, graphiteTest, PatternError, regexTest, type TextTest } from './pattern.js';
 
 type Qualifier = 'default' | 'exact' | 're' | 'graphite';
 const QUALIFIERS: readonly Qualifier[] = ['default', 'exact', 're', 'graphite'];
@@ -157,12 +158,12 @@ class Parser {
       case 'exact':
         return { kind: 'exact', value: text };
       case 're':
-        return { kind: 'regex', source: text, re: compile(text, '', at) };
+        return { kind: 'regex', source: text, test: compiled(() => regexTest(text), at) };
       case 'graphite':
-        return { kind: 'graphite', pattern: text, re: compile(graphiteSource(text), '', at) };
+        return { kind: 'graphite', pattern: text, test: compiled(() => graphiteTest(text), at) };
       default:
         if (!text.includes('*')) return { kind: 'exact', value: text };
-        return { kind: 'glob', pattern: text, re: new RegExp(`^${text.split('*').map(escapeRegExp).join('.*')}$`, 's') };
+        return { kind: 'glob', pattern: text, test: globTest(text) };
     }
   }
 
@@ -195,30 +196,11 @@ function timeExpr(text: string): TimeExpr | null {
   return d === null ? null : { origin, offset: m[2] === '-' ? -d : d };
 }
 
-function compile(source: string, flags: string, at: number): RegExp {
+function compiled(build: () => TextTest, at: number): TextTest {
   try {
-    return new RegExp(source, flags);
+    return build();
   } catch (error) {
-    throw new TagQueryError(at, 'a valid regular expression', `invalid regular expression /${source}/: ${(error as Error).message}`);
+    if (error instanceof PatternError) throw new TagQueryError(at, 'a valid regular expression', error.message);
+    throw error;
   }
-}
-
-function graphiteSource(pattern: string): string {
-  let out = '^';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '*') out += '[^.]*';
-    else if (c === '?') out += '[^.]';
-    else if (c === '{') {
-      const close = pattern.indexOf('}', i);
-      if (close === -1) return escapeRegExp(pattern);
-      out += `(?:${pattern.slice(i + 1, close).split(',').map(escapeRegExp).join('|')})`;
-      i = close;
-    } else out += escapeRegExp(c);
-  }
-  return `${out}$`;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

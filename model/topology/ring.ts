@@ -1,6 +1,7 @@
 // The consistent-hash ring, built the way IRONdb builds it (irondb-reference §8.1), so a
 // client routing by topology picks a real owner: each node contributes `weight` virtual
-// nodes at SHA-256(node id ASCII zero-padded to 36 bytes ‖ vnode index as u16 BE, 1-based);
+// nodes at SHA-256(node id ASCII zero-padded to 36 bytes ‖ vnode index as u16 BE, 0 … weight−1,
+// as gosnowth's topology.go hashes them);
 // in sided topologies the top bit of a vnode's location is 0 on side a and 1 on side b.
 // A metric sits at SHA-256(lower(uuid) "-" canonical name); its owners are found walking
 // clockwise, skipping nodes already chosen (and, when sided, vnodes on the other side than
@@ -12,7 +13,7 @@ import type { Topology, TopologyNode } from './topology.js';
 
 export interface VirtualNode {
   node: TopologyNode;
-  /** 1-based index among the node's virtual nodes. */
+  /** Index among the node's virtual nodes, 0 … weight−1 (the u16 that is hashed). */
   idx: number;
   location: Buffer;
 }
@@ -31,7 +32,7 @@ export function buildRing(topology: Topology): Ring {
   const sided = topology.nodes.some((n) => n.side !== null);
   const vnodes: VirtualNode[] = [];
   for (const node of topology.nodes) {
-    for (let idx = 1; idx <= node.weight; idx++) vnodes.push({ node, idx, location: vnodeLocation(node, idx, sided) });
+    for (let idx = 0; idx < node.weight; idx++) vnodes.push({ node, idx, location: vnodeLocation(node, idx, sided) });
   }
   vnodes.sort((a, b) => Buffer.compare(a.location, b.location));
   return { topology, vnodes, sided };

@@ -74,13 +74,31 @@ function checkSides(writeCopies: number, nodes: TopologyNode[]): void {
 }
 
 /**
- * What identifies a topology: the ids, ports, weights and sides in order, and W. Addresses
- * are left out, so moving a node to a new address keeps the topology.
+ * What identifies a topology, computed as IRONdb clients recompute it (gosnowth's
+ * topology.go; irondb-reference §8.1): SHA-256 over, per node in order, the id's ASCII, two
+ * zero bytes and the weight (u16 BE), plus the side (u16 BE, a = 1, b = 2) when the topology
+ * is sided; then, unless W is 2 (IRONdb's C code kept the two-copy hash unchanged), 38 zero
+ * bytes and W (u16 BE), plus two zero bytes when sided. Addresses and ports are left out, so
+ * a node may move.
  */
 function topologyHash(writeCopies: number, nodes: readonly TopologyNode[]): string {
-  const h = createHash('sha256').update(`write_copies=${writeCopies}\n`);
-  for (const n of nodes) h.update(`${n.id} port=${n.port} weight=${n.weight} side=${n.side ?? '-'}\n`);
+  const sided = nodes.some((n) => n.side !== null);
+  const h = createHash('sha256');
+  for (const n of nodes) {
+    h.update(Buffer.from(n.id, 'ascii')).update(u16(0)).update(u16(n.weight));
+    if (sided) h.update(u16(n.side === 'a' ? 1 : 2));
+  }
+  if (writeCopies !== 2) {
+    h.update(Buffer.alloc(38)).update(u16(writeCopies));
+    if (sided) h.update(u16(0));
+  }
   return h.digest('hex');
+}
+
+function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n);
+  return b;
 }
 
 /** The topology of a node running alone: itself, one copy. */

@@ -114,3 +114,22 @@ test('10 s-spaced slowly varying floats cost under 4 bytes per sample', (t) => {
   const counter = encodeNumericBlock({ ts, values: ts.map((_, i) => 1000 + i * 7) }).length;
   t.true(counter / ts.length < 1.5, `counter: ${(counter / ts.length).toFixed(2)} bytes/sample`);
 });
+
+test('blocks decode from a view at any offset of a larger buffer (as RocksDB hands them out)', (t) => {
+  const value: fc.Arbitrary<NumericValue> = fc.oneof(fc.double(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 64n - 1n }), fc.integer(), fc.constant(null));
+  fc.assert(
+    fc.property(fc.array(value, { minLength: 1, maxLength: 50 }), fc.nat(15), (values, offset) => {
+      const ts = values.map((_, i) => 1000 + i);
+      const block = encodeNumericBlock({ ts, values });
+      // A pooled Buffer: the block sits inside a bigger ArrayBuffer, unaligned.
+      const pool = Buffer.alloc(offset + block.length + 64, 0xa5);
+      pool.set(block, offset);
+      const back = decodeNumericBlock(pool.subarray(offset, offset + block.length));
+      values.forEach((v, i) => {
+        if (!Object.is(back.values[i], v)) throw new Error(`value ${i}: ${String(v)} came back as ${String(back.values[i])}`);
+      });
+    }),
+    { numRuns: 500 },
+  );
+  t.pass();
+});

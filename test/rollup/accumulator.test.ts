@@ -97,6 +97,8 @@ test('nnt items: summaries and parts', (t) => {
   t.is(rollupFields(parts).value, 15);
   t.regex(nntAccumulator({ ...item, count: -1 }) as string, /count/);
   t.regex(nntAccumulator({ ...item, stddev: 'x' }) as string, /stddev/);
-  t.regex(nntAccumulator({ parts: [0, []] }) as string, /parts\[0\]/);
+  t.regex(nntAccumulator({ parts: [0, [item]] }) as string, /parts\[0\]/);
+  // gosnowth always sends `parts`; its zero value [0, null] (and null, [0, []]) means no parts
+  for (const none of [null, [0, null], [0, []]]) t.is(rollupFields(nntAccumulator({ ...item, parts: none }) as RollupAccumulator).count, 4);
   t.regex(nntAccumulator({ parts: [30, [{ ...item, value: null }]] }) as string, /parts\[1\]\[0\]\.value/);
 });

@@ -7,6 +7,7 @@ import { buildRing, ownersOf, parseTopology, TopologyError } from '../../model/t
 import { startNatsServer, type RunningNatsServer } from '../../transport/nats-server.js';
 import { freePort } from '../../transport/ports.js';
 import { getJson, startNode, tempDir, UUID, type TestNode } from '../helpers/node.js';
+import { clientOwners, clientRing, clientTopologyHash, randomKey, seededRandom } from '../helpers/irondb-ring.js';
 
 const ids = ['3a5fa1d2-0000-4000-8000-000000000001', '3a5fa1d2-0000-4000-8000-000000000002', '3a5fa1d2-0000-4000-8000-000000000003'];
 const TOPOLOGY = {
@@ -65,9 +66,34 @@ test('/locate names the ring owners of a metric, primary first', async (t) => {
       ownersOf(ring, `${UUID}-${canonical}`).map((o) => o.id),
     );
   }
-  const xml = await fetch(`${n.url}/locate/xml/${UUID}/cpu`);
-  t.regex(await xml.text(), /<location key="1b988fd7-d1e1-48ec-848e-55709511d43f-cpu"><node id="/);
   t.is((await getJson(`${n.url}/locate/json/not-a-uuid/cpu`)).status, 400);
+});
+
+test('/locate/xml, /toporing and the hash agree with what a client computes from the topology', async (t) => {
+  const clientNodes = TOPOLOGY.nodes.map((x) => ({ id: x.id, weight: x.weight, side: x.side as 'a' | 'b' }));
+  t.is(topology.hash, clientTopologyHash(2, clientNodes));
+  t.is((await getJson(`${n.url}/state`)).json.current, clientTopologyHash(2, clientNodes));
+  const ring = clientRing(clientNodes);
+  const served = (await getJson(`${n.url}/toporing/json/${topology.hash}`)).json.vnodes as { id: string; idx: number; location: string }[];
+  t.deepEqual(served.map((v) => v.location), ring.map((s) => s.location.toString('hex')));
+  t.deepEqual([...new Set(served.map((v) => v.idx))].sort((a, b) => a - b), Array.from({ length: 64 }, (_, i) => i));
+  // gosnowth's LocateMetricRemote: GET path.Join("/locate/xml", uuid, metric), decoded as its Topology
+  // type: <nodes n=W> of <node id address port apiport weight side/>.
+  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (tag) => tag === 'node' });
+  const rand = seededRandom(7);
+  for (let k = 0; k < 50; k++) {
+    const key = randomKey(rand);
+    const [uuid, name] = [key.slice(0, 36), key.slice(37)];
+    const res = await fetch(`${n.url}/locate/xml/${uuid}/${encodeURIComponent(name)}`);
+    t.is(res.status, 200);
+    t.regex(res.headers.get('content-type')!, /xml/);
+    const doc = parser.parse(await res.text()) as { nodes: { n: string; node: { id: string; address: string; port: string; apiport: string; weight: string; side: string }[] } };
+    t.is(doc.nodes.n, '2');
+    t.deepEqual(doc.nodes.node.map((x) => x.id), clientOwners(ring, 2, true, key), key);
+    const first = TOPOLOGY.nodes.find((x) => x.id === doc.nodes.node[0]!.id)!;
+    t.deepEqual(doc.nodes.node[0], { id: first.id, address: '127.0.0.1', port: String(first.port), apiport: String(first.apiport), weight: '64', side: first.side });
+  }
+  t.is((await getJson(`${n.url}/locate/xml/not-a-uuid/cpu`)).status, 400);
 });
 
 test('/state, /stats.json and /gossip/json carry the topology hash', async (t) => {

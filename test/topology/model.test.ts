@@ -44,14 +44,15 @@ test('invalid topologies are refused with the reason', (t) => {
   refuse('{"write_copies": 1, "nodes": []}', /at least one node/);
 });
 
-test('virtual nodes sit at SHA-256(id zero-padded to 36 bytes, u16 BE index from 1)', (t) => {
+test('virtual nodes sit at SHA-256(id zero-padded to 36 bytes, u16 BE index 0 … weight−1)', (t) => {
   const ring = buildRing(parseTopology(jsonTopo(1, 1)));
   t.is(ring.vnodes.length, 32);
   const input = Buffer.alloc(38);
   input.write(ids[0]!, 0, 'ascii');
-  input.writeUInt16BE(1, 36);
+  input.writeUInt16BE(0, 36);
   const expected = createHash('sha256').update(input).digest('hex');
-  t.is(ring.vnodes.find((v) => v.idx === 1)!.location.toString('hex'), expected);
+  t.is(ring.vnodes.find((v) => v.idx === 0)!.location.toString('hex'), expected);
+  t.deepEqual([...new Set(ring.vnodes.map((v) => v.idx))].sort((a, b) => a - b), Array.from({ length: 32 }, (_, i) => i));
   t.true(ring.vnodes.every((v, i) => i === 0 || Buffer.compare(ring.vnodes[i - 1]!.location, v.location) < 0), 'sorted');
 });
 

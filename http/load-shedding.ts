@@ -1,0 +1,38 @@
+// Admission of writes (actors/admission.ts): decided when the request line and headers
+// arrive, before the body is read, so an overloaded node answers 503 at once instead of
+// queueing. Every write route is recognised by method and path here, in one place.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IngestAdmission } from '../actors/admission.js';
+import { ferr } from '../model/errors.js';
+
+/** Paths whose PUT/POST store data. */
+const WRITE_PATH = /^\/(?:raw|write\/[a-z]+|histogram\/write|graphite\/|opentsdb\/|api\/put|module\/prometheus\/write\/)/;
+/** Seconds a refused client is asked to wait. */
+const RETRY_AFTER_S = 1;
+
+export function isWrite(req: Pick<FastifyRequest, 'method' | 'url'>): boolean {
+  return (req.method === 'PUT' || req.method === 'POST') && WRITE_PATH.test(req.url);
+}
+
+export function registerLoadShedding(app: FastifyInstance, admission: IngestAdmission): void {
+  const admitted = new WeakMap<FastifyRequest, number>();
+  const release = async (req: FastifyRequest) => {
+    const bytes = admitted.get(req);
+    if (bytes === undefined) return;
+    admitted.delete(req);
+    admission.release(bytes);
+  };
+  app.addHook('onRequest', async (req, reply) => {
+    if (!isWrite(req)) return;
+    const bytes = Number(req.headers['content-length'] ?? 0) || 0;
+    const busy = admission.admit(bytes);
+    if (busy === null) {
+      admitted.set(req, bytes);
+      return;
+    }
+    void reply.header('retry-after', String(RETRY_AFTER_S));
+    throw ferr('FER_ERR_OVERLOADED', `${busy}; retry after ${RETRY_AFTER_S} s`);
+  });
+  app.addHook('onResponse', release);
+  app.addHook('onRequestAbort', release);
+}

@@ -1,0 +1,80 @@
+// Samples from the ecosystem's formats (Prometheus remote write, OpenTSDB, carbon) are a
+// metric name, tags and one number. Tags become stream tags (irondb-reference §1.6), each
+// category and value sent base64-wrapped so any text is legal; canonicalisation stores them
+// plain whenever the plain text is legal (§1.3), so `host=web-1` reads back as `host:web-1`.
+import type { IngestRecord, MetricIdentity, MetricResolution, RecordError } from './ingest-record.js';
+import { RESERVED_CATEGORIES } from './metric-name.js';
+import type { EpochMs } from './types.js';
+
+export interface TaggedSample {
+  name: string;
+  /** [category, value] pairs; an empty value means "no such tag" (Prometheus' rule) and is dropped. */
+  tags: readonly (readonly [string, string])[];
+  /** Epoch ms. */
+  ts: number;
+  value: number;
+}
+
+export interface TaggedContext<M extends MetricIdentity> {
+  /** Resolves a metric name spelling (`name|ST[...]`) within the request's account and check. */
+  resolve: (spelling: string) => MetricResolution<M>;
+  latestAllowed: EpochMs;
+}
+
+const b64 = (text: string): string => `b"${Buffer.from(text, 'utf8').toString('base64')}"`;
+
+/** `name|ST[b"cat":b"value",...]`, or why the tags cannot be stream tags. */
+export function taggedSpelling(name: string, tags: TaggedSample['tags']): string | { reason: string } {
+  if (name.length === 0) return { reason: 'the metric name is empty' };
+  const parts: string[] = [];
+  for (const [category, value] of tags) {
+    if (category.length === 0) return { reason: `metric '${name}' has a tag with an empty name` };
+    if (RESERVED_CATEGORIES.has(category)) return { reason: `tag '${category}' of metric '${name}' is a reserved name` };
+    if (value.length > 0) parts.push(`${b64(category)}:${b64(value)}`);
+  }
+  return parts.length === 0 ? name : `${name}|ST[${parts.join(',')}]`;
+}
+
+/** One numeric record, or the reason the sample is rejected. */
+export function taggedRecord<M extends MetricIdentity>(s: TaggedSample, ctx: TaggedContext<M>): IngestRecord<M> | string {
+  if (!Number.isFinite(s.ts) || !Number.isInteger(s.ts) || s.ts < 0) return `timestamp ${s.ts} of '${s.name}' is not a non-negative epoch`;
+  if (s.ts > ctx.latestAllowed) return `sample of '${s.name}' at ${s.ts} ms is further in the future than the allowed clock skew`;
+  const spelling = taggedSpelling(s.name, s.tags);
+  if (typeof spelling !== 'string') return spelling.reason;
+  const resolved = ctx.resolve(spelling);
+  if (!resolved.ok) return `metric '${s.name}': ${resolved.reason}`;
+  return { kind: 'numeric', metric: resolved.metric, ts: s.ts as EpochMs, value: s.value };
+}
+
+/**
+ * Records of many items (series, data points, lines), each item's samples or the reason the
+ * whole item is rejected; a rejected sample is its item's error. `at` is `first + index`.
+ */
+export function taggedRecords<M extends MetricIdentity>(items: readonly (readonly TaggedSample[] | string)[], ctx: TaggedContext<M>, first = 0): { records: IngestRecord<M>[]; errors: RecordError[] } {
+  const records: IngestRecord<M>[] = [];
+  const errors: RecordError[] = [];
+  items.forEach((item, i) => {
+    if (typeof item === 'string') return errors.push({ at: first + i, reason: item });
+    for (const s of item) {
+      const r = taggedRecord(s, ctx);
+      if (typeof r === 'string') return errors.push({ at: first + i, reason: r });
+      records.push(r);
+    }
+    return undefined;
+  });
+  return { records, errors };
+}
+
+/**
+ * Epoch time as OpenTSDB and carbon senders write it: seconds (`1480371964`), seconds with
+ * milliseconds (`1480371964.123`, not a float: the digits are the ms), or 13-digit
+ * milliseconds (`1480371964123`). Epoch ms, or null when it is none of these.
+ */
+export function looseEpochMs(raw: string | number): number | null {
+  const text = typeof raw === 'number' ? (Number.isFinite(raw) ? String(raw) : '') : raw.trim();
+  const m = /^(\d+)(?:\.(\d{1,3})\d*)?$/.exec(text);
+  if (m === null) return null;
+  const whole = Number(m[1]);
+  if (m[2] !== undefined) return whole * 1000 + Number(m[2].padEnd(3, '0'));
+  return m[1]!.length >= 13 ? whole : whole * 1000;
+}

@@ -1,0 +1,37 @@
+// Load shedding: past the write budget a node answers 503 with Retry-After at once, stores
+// every write it acknowledged, and serves writes again once the burst is over.
+import test from 'ava';
+import { getJson, mLine, startNode, UUID } from './helpers/node.js';
+
+test('a burst beyond the in-flight budget gets prompt 503s; every 200 is stored', async (t) => {
+  const n = await startNode({ maxWriteBytesInFlight: 256 * 1024 });
+  try {
+    const body = (w: number) => Array.from({ length: 2000 }, (_, i) => mLine(`${1_700_000_000 + w * 2000 + i}.000`, `burst.${w}`, 'n', String(i))).join('\n');
+    const replies = await Promise.all(
+      Array.from({ length: 32 }, async (_, w) => {
+        const res = await fetch(`${n.url}/raw`, { method: 'PUT', body: body(w) });
+        return { w, status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json()) as any };
+      }),
+    );
+    const refused = replies.filter((r) => r.status === 503);
+    t.true(refused.length > 0, 'the budget holds about two of these bodies, so most of 32 at once are refused');
+    for (const r of refused) {
+      t.is(r.retryAfter, '1');
+      t.is(r.json.code, 'FER_ERR_OVERLOADED');
+      t.regex(r.json.error, /in flight; retry after 1 s/);
+    }
+    for (const r of replies.filter((x) => x.status === 200)) {
+      const back = await getJson(`${n.url}/raw/${UUID}/burst.${r.w}?start_ts=0.000&end_ts=2000000000.000`);
+      t.is(back.json.length, 2000, `acknowledged writer ${r.w} stored whole`);
+    }
+    t.true(replies.every((r) => r.status === 200 || r.status === 503));
+    // Once the burst is over the node takes writes again, and /state shows what it refused.
+    const again = await fetch(`${n.url}/raw`, { method: 'PUT', body: body(99) });
+    t.is(again.status, 200);
+    const state = (await getJson(`${n.url}/state`)).json;
+    t.is(state.admission.refused, refused.length);
+    t.is(state.admission.bytes_in_flight, 0);
+  } finally {
+    await n.stop();
+  }
+});
