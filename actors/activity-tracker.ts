@@ -10,15 +10,20 @@ import type { Store } from '../storage/rocks.js';
 const MAX_CACHED = 200_000;
 
 export class ActivityTracker {
-  private readonly pending = new Map<string, { id: Buffer; slices: Set<number> }>();
+  /** Slices seen since the last flush, per metric (usually one: a small array beats a Set). */
+  private readonly pending = new Map<string, { id: Buffer; last: number; slices: number[] }>();
   private cache = new Map<string, ActivityWindow[]>();
 
   constructor(private readonly store: Store) {}
 
   note(id: Buffer, idHex: string, ts: number): void {
-    let p = this.pending.get(idHex);
-    if (p === undefined) this.pending.set(idHex, (p = { id, slices: new Set() }));
-    p.slices.add(activitySlice(ts));
+    const slice = activitySlice(ts);
+    const p = this.pending.get(idHex);
+    if (p === undefined) this.pending.set(idHex, { id, last: slice, slices: [slice] });
+    else if (p.last !== slice) {
+      p.last = slice;
+      if (!p.slices.includes(slice)) p.slices.push(slice);
+    }
   }
 
   /** Writes what was noted since the last flush. */

@@ -2,6 +2,8 @@
 // every node over NATS and merges. So that replicas are neither lost nor counted twice,
 // each node answers for the metrics whose first owner not presumed down (by the asker's
 // gossip) is itself. A node that does not answer is named, and counts become estimates.
+// Nodes presumed down are not asked at all: their metrics are answered by their next owner,
+// and they could answer for none, so waiting for them would only delay the reply.
 import { ferr } from '../model/errors.js';
 import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
@@ -14,8 +16,6 @@ import type { FerriteNode } from './node.js';
 
 /** IRONdb's default advisory limit for finds. */
 export const DEFAULT_FIND_LIMIT = 10_000;
-/** How long the asking node waits for each peer's part. */
-const FIND_TIMEOUT_MS = 5_000;
 
 export type FindKind = 'tags' | 'tag_cats' | 'tag_vals' | 'count';
 
@@ -65,15 +65,17 @@ export async function find(node: FerriteNode, request: FindRequest, localOnly: b
     const part = await localFind(node, request, localOnly);
     return { ...merge([part], request.limit), unanswered: part.timedOut ? [node.identity] : [] };
   }
-  const peers = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
-  const down = peers.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
+  const others = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
+  const down = others.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
+  const live = others.filter((n) => !down.includes(n.id));
   const asked = { ...request, down };
-  const parts = await Promise.allSettled([localFind(node, asked, false), ...peers.map((p) => rpc.call<FindPart>(p.id, 'find', asked, FIND_TIMEOUT_MS))]);
+  const timeout = node.config.peerTimeoutMs;
+  const parts = await Promise.allSettled([localFind(node, asked, false), ...live.map((p) => rpc.call<FindPart>(p.id, 'find', asked, timeout))]);
   if (parts[0]!.status === 'rejected') throw parts[0].reason;
   const incomplete = (p: PromiseSettledResult<FindPart>) => p.status === 'rejected' || p.value.timedOut === true;
-  const unanswered = [node.identity, ...peers.map((p) => p.id)].filter((_, i) => incomplete(parts[i]!));
+  const missing = new Set([...[node.identity, ...live.map((p) => p.id)].filter((_, i) => incomplete(parts[i]!)), ...down]);
   const answered = parts.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
-  return { ...merge(answered, request.limit), unanswered };
+  return { ...merge(answered, request.limit), unanswered: node.ring.topology.nodes.map((n) => n.id).filter((id) => missing.has(id)) };
 }
 
 /** A peer's part of a search. */

@@ -1,7 +1,8 @@
 // Messages the partition actors understand, and the reply envelope of their queries.
 import type { Ref } from 'nact';
 import type { ActivityWindow } from '../model/activity.js';
-import type { DataKind, IngestRecord } from '../model/ingest-record.js';
+import type { SampleColumns } from '../model/ingest-batch.js';
+import type { DataKind } from '../model/ingest-record.js';
 import type { Series } from '../model/series.js';
 import type { TextReadOptions, TextRow } from '../model/text-read.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
@@ -19,8 +20,8 @@ export type DeleteOutcome = 'deleted' | 'found' | 'no content';
 export type Reply<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 export type PartitionMsg =
-  /** Journaled records to buffer; fire and forget (the journal already made them durable). */
-  | { type: 'apply'; seq: number; records: IngestRecord<MetricInfo>[] }
+  /** Journaled samples to buffer; fire and forget (the journal already made them durable). */
+  | { type: 'apply'; seq: number; samples: SampleColumns<MetricInfo> }
   /** Seal what is due; replies with the lowest journal sequence still needed. */
   | { type: 'checkpoint'; journalCut: number; replyTo: Ref<Reply<number>> }
   /** Seal every open buffer (shutdown, or an operator's explicit flush). */

@@ -7,6 +7,11 @@ export interface MetricInfo extends MetricIdentity {
   /** `id` as hex, for map keys. */
   idHex: string;
   partition: number;
+  /**
+   * What of this metric's index records this node has written (bits kept by actors/node.ts):
+   * checked per sample, so a known metric costs the write path nothing.
+   */
+  stored: number;
 }
 
 /** Enough of a metric to find its data: what rollup markers on disk can rebuild. */

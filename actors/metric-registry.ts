@@ -13,15 +13,45 @@ const MAX_SPELLINGS = 1_000_000;
 export class MetricRegistry {
   private readonly byKey = new Map<MetricKey, MetricInfo>();
   private spellings = new Map<string, MetricResolution<MetricInfo>>();
+  /** Resolver spellings: (account NUL check field) → name → resolution. */
+  private byCheck = new Map<string, Map<string, MetricResolution<MetricInfo>>>();
+  private checkSpellings = 0;
 
   constructor(private readonly partitions: number) {}
 
-  /** A resolver for one request; `headerAccount` lets bare uuids through. */
+  /**
+   * A resolver for one request; `headerAccount` lets bare uuids through. Spellings are
+   * cached per (account, check field), then per name, and the resolver remembers the last
+   * check field, so a line of a known metric costs one lookup of its name.
+   */
   resolver(headerAccount: AccountId | null): (checkField: string, name: string) => MetricResolution<MetricInfo> {
-    return (checkField, name) => this.cached(`${headerAccount ?? ''}\u0000${checkField}\u0000${name}`, () => this.resolveUncached(checkField, name, headerAccount));
+    let lastCheck: string | null = null;
+    let names = new Map<string, MetricResolution<MetricInfo>>();
+    return (checkField, name) => {
+      if (checkField !== lastCheck) {
+        lastCheck = checkField;
+        const key = `${headerAccount ?? ''}\u0000${checkField}`;
+        let found = this.byCheck.get(key);
+        if (found === undefined) this.byCheck.set(key, (found = new Map()));
+        names = found;
+      }
+      let hit = names.get(name);
+      if (hit === undefined) {
+        hit = this.resolveUncached(checkField, name, headerAccount);
+        if (++this.checkSpellings > MAX_SPELLINGS) this.forgetSpellings();
+        names.set(name, hit);
+      }
+      return hit;
+    };
   }
 
-  /** A spelling's resolution, computed once. Resolver spellings put NUL after the account, intern spellings SOH, so they never collide. */
+  private forgetSpellings(): void {
+    this.byCheck = new Map();
+    this.spellings = new Map();
+    this.checkSpellings = 0;
+  }
+
+  /** An interned spelling's resolution, computed once. */
   private cached(spelling: string, resolve: () => MetricResolution<MetricInfo>): MetricResolution<MetricInfo> {
     let hit = this.spellings.get(spelling);
     if (hit === undefined) {
@@ -44,7 +74,7 @@ export class MetricRegistry {
     let info = this.byKey.get(key);
     if (info === undefined) {
       const { id, partition } = placeMetric(key, this.partitions);
-      info = { key, accountId, uuid, checkName, name: parsed.value, id, idHex: id.toString('hex'), partition };
+      info = { key, accountId, uuid, checkName, name: parsed.value, id, idHex: id.toString('hex'), partition, stored: 0 };
       this.byKey.set(key, info);
     }
     return { ok: true, metric: info };
@@ -62,7 +92,7 @@ export class MetricRegistry {
     if (known !== undefined) return { ok: true, metric: known };
     const { id, partition } = placeMetric(key, this.partitions);
     const accountId = 0 as AccountId;
-    return { ok: true, metric: { key, accountId, uuid, checkName: '', name: parsed.value, id, idHex: id.toString('hex'), partition } };
+    return { ok: true, metric: { key, accountId, uuid, checkName: '', name: parsed.value, id, idHex: id.toString('hex'), partition, stored: 0 } };
   }
 
   private resolveUncached(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<MetricInfo> {

@@ -9,7 +9,10 @@ import type { ActivityWindow } from '../model/activity.js';
 import type { FerriteConfig } from '../model/config.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import type { DataKind, IngestRecord } from '../model/ingest-record.js';
-import { decodeJournalEntry, encodeJournalEntry } from '../model/journal-entry.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal } from '../model/journal-entry.js';
+import { IngestBatch } from '../model/ingest-batch.js';
+import { parseMetricListBody, parseTsvBody } from './raw-bodies.js';
+import { IngestPool } from './ingest-pool.js';
 import type { Series } from '../model/series.js';
 import type { TextReadOptions, TextRow } from '../model/text-read.js';
 import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, postingKey, typeKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
@@ -49,15 +52,17 @@ export interface JournaledCheckTags {
 }
 import { answerSamples } from './prometheus-source.js';
 
+/** `MetricInfo.stored` bits: the name record (and postings) and each data type's type record are on disk. */
+const STORED_NAME = 1;
+const STORED_KIND: Record<DataKind, number> = { numeric: 2, text: 4, histogram: 8 };
+
 /** Partition queries wait this long; a partition slower than this is overloaded. */
 const QUERY_TIMEOUT_MS = 60_000;
 const EMPTY = Buffer.alloc(0);
 const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
 /** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
 const FOREVER = Number.MAX_SAFE_INTEGER;
-/** A remote read (one stream of a fetch) waits this long for an owner. */
-const REMOTE_READ_TIMEOUT_MS = 15_000;
-/** How long the outbox waits for a peer to say what it applied. */
+/** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
 const PROBE_TIMEOUT_MS = 2_000;
 /** Journal entries truncated between compactions of the journal column family. */
 const JOURNAL_COMPACT_EVERY = 5_000;
@@ -75,10 +80,6 @@ export class FerriteNode {
   readonly stats: NodeStats = { recordsIngested: 0, requestsIngested: 0, journalEntriesReplayed: 0, journalRecordsApplied: 0 };
   private readonly partitions: PartitionRef[] = [];
   private readonly system: any;
-  /** Metrics whose name record is known to be on disk. */
-  private readonly named = new Set<string>();
-  /** `key NUL kind` pairs whose type record is known to be on disk. */
-  private readonly typed = new Set<string>();
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the partitions. */
   private readonly inflight = new Set<number>();
@@ -94,6 +95,8 @@ export class FerriteNode {
   readonly checkTags: CheckTagStore;
   private fault: unknown = null;
   readonly checkpoints: CheckpointHealth;
+  /** Parses write bodies, on worker threads when configured. */
+  readonly ingestPool: IngestPool;
   /** Load shedding for writes (http/server.ts asks it before a write body is read). */
   readonly admission: IngestAdmission;
 
@@ -120,6 +123,7 @@ export class FerriteNode {
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
     this.checkTags = new CheckTagStore(store);
     this.registry = new MetricRegistry(config.partitions);
+    this.ingestPool = new IngestPool(this.registry, config.ingestWorkers, config.partitions);
     this.system = nact.start();
     for (let index = 0; index < config.partitions; index++) {
       const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, rollups: rollups[index]!, tombstones, now: Date.now };
@@ -140,7 +144,7 @@ export class FerriteNode {
       ring = buildRing(topologyFor(config, fromFile, identity));
       nats = await natsFor(config, ring.topology, identity);
       if (nats !== null && ring.topology.nodes.length > 1) {
-        replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash), log);
+        replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
         rpc = new Rpc(nats, ring.topology.hash, identity);
       }
     } catch (error) {
@@ -167,7 +171,7 @@ export class FerriteNode {
       prom_samples: (p) => answerSamples(node, p),
       applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
     });
-    if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, PROBE_TIMEOUT_MS));
+    if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
     node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
     node.checkpointTimer.unref();
     node.retentionTimer = setInterval(() => void node.sweepRetention(), config.retentionSweepIntervalMs);
@@ -181,17 +185,29 @@ export class FerriteNode {
    * the batch is in RocksDB and (in a cluster) JetStream acknowledged every outbox entry,
    * so an acknowledged write survives kill -9 of this node the next instant.
    */
-  async ingest(records: IngestRecord<MetricInfo>[]): Promise<void> {
+  ingest(records: IngestRecord<MetricInfo>[]): Promise<void> {
+    return this.ingestBatch(IngestBatch.of(records), null);
+  }
+
+  /**
+   * As `ingest`, for a batch parsed straight into columns. `rawEntry` is the request body
+   * as a journal entry (model/journal-entry.ts): a standalone node journals it as it is,
+   * a cluster member journals only its own records.
+   */
+  async ingestBatch(batch: IngestBatch<MetricInfo>, rawEntry: Buffer | null): Promise<void> {
     this.checkWritable();
-    if (records.length === 0) return;
+    if (batch.size === 0) return;
     const replication = this.replication;
-    const { local, remote } = replication === null ? { local: records, remote: null } : replication.route(records);
     const outgoing: Outgoing[] = [];
-    await this.commit(local, (batch) => {
-      for (const [peer, list] of remote ?? []) outgoing.push(replication!.stage(batch, peer, 'records', encodeJournalEntry(list), list.length));
-    });
+    if (replication === null) await this.commit(batch, rawEntry, () => undefined);
+    else {
+      const { local, remote } = replication.route([...batch.records()]);
+      await this.commit(IngestBatch.of(local), null, (wb) => {
+        for (const [peer, list] of remote) outgoing.push(replication.stage(wb, peer, 'records', encodeJournalEntry(list), list.length));
+      });
+    }
     this.stats.requestsIngested++;
-    this.stats.recordsIngested += records.length;
+    this.stats.recordsIngested += batch.size;
     if (outgoing.length > 0) await replication!.publish(outgoing);
   }
 
@@ -209,7 +225,7 @@ export class FerriteNode {
       const records = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
       for (const r of records) if (!replication.owns(r.metric)) replication.misdirected++;
       let applied: AppliedUpdate | null = null;
-      await this.commit(records, (batch) => (applied = replication.markApplied(batch, envelope)));
+      await this.commit(IngestBatch.of(records), null, (batch) => (applied = replication.markApplied(batch, envelope)));
       replication.installApplied(applied!);
       this.stats.journalRecordsApplied += records.length;
     }
@@ -234,13 +250,13 @@ export class FerriteNode {
     return [...owners.filter((o) => this.gossip.isAlive(o.id)), ...owners.filter((o) => !this.gossip.isAlive(o.id))];
   }
 
-  /** Asks the metric's owners in turn (live ones first) until one answers `op`. */
+  /** Asks the metric's owners in turn (live ones first), each for up to peerTimeoutMs, until one answers `op`. */
   async askOwners<T>(metric: MetricInfo, op: string, payload: unknown): Promise<T> {
     const problems: string[] = [];
     for (const owner of this.liveOwners(metric)) {
       if (owner.id === this.identity || this.rpc === null) continue;
       try {
-        return await this.rpc.call<T>(owner.id, op, payload, REMOTE_READ_TIMEOUT_MS);
+        return await this.rpc.call<T>(owner.id, op, payload, this.config.peerTimeoutMs);
       } catch (error) {
         problems.push((error as Error).message);
       }
@@ -327,9 +343,8 @@ export class FerriteNode {
     if (await this.knows(j.metric)) await this.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
   }
 
-  private remember(fresh: { named: Set<string>; typed: Set<string> }): void {
-    for (const key of fresh.named) this.named.add(key);
-    for (const tag of fresh.typed) this.typed.add(tag);
+  private remember(fresh: Map<MetricInfo, number>): void {
+    for (const [m, bits] of fresh) m.stored |= bits;
   }
 
   private checkWritable(): void {
@@ -339,20 +354,20 @@ export class FerriteNode {
   }
 
   /**
-   * One journal WriteBatch: `records` (this node's), their index records, and whatever
-   * `extend` adds; then the records go to their partitions.
+   * One journal WriteBatch: `samples` (this node's, journaled as `rawEntry` when given), their
+   * index records, and whatever `extend` adds; then the samples go to their partitions.
    */
-  private async commit(records: IngestRecord<MetricInfo>[], extend: (batch: StoreBatch) => void): Promise<void> {
+  private async commit(samples: IngestBatch<MetricInfo>, rawEntry: Buffer | null, extend: (batch: StoreBatch) => void): Promise<void> {
     const seq = this.nextSeq++;
     this.inflight.add(seq);
     try {
       const batch = this.store.batch();
-      if (records.length > 0) batch.put(CF.journal, journalKey(seq), encodeJournalEntry(records));
-      const fresh = this.addIndexRecords(batch, records);
+      if (samples.size > 0) batch.put(CF.journal, journalKey(seq), rawEntry ?? encodeJournalEntry([...samples.records()]));
+      const fresh = this.addIndexRecords(batch, samples);
       extend(batch);
       await batch.write();
       this.remember(fresh);
-      if (records.length > 0) this.dispatch(seq, records);
+      if (samples.size > 0) this.dispatch(seq, samples);
     } catch (error) {
       throw error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
     } finally {
@@ -366,16 +381,16 @@ export class FerriteNode {
    */
   async recordMetric(metric: MetricInfo, kind: DataKind): Promise<void> {
     const batch = this.store.batch();
-    const fresh = this.addIndexRecords(batch, [{ kind, metric, ts: 0, value: null } as IngestRecord<MetricInfo>]);
+    const fresh = this.addIndexRecords(batch, IngestBatch.of([{ kind, metric, ts: 0, value: null } as IngestRecord<MetricInfo>]));
     await batch.write();
     this.remember(fresh);
   }
 
   /** True when this node has ever stored the metric. */
   async knows(metric: MetricInfo): Promise<boolean> {
-    if (this.named.has(metric.key)) return true;
+    if ((metric.stored & STORED_NAME) !== 0) return true;
     const found = (await this.store.get(CF.metrics, metric.id)) !== null;
-    if (found) this.named.add(metric.key);
+    if (found) metric.stored |= STORED_NAME;
     return found;
   }
 
@@ -422,8 +437,7 @@ export class FerriteNode {
     for (const kind of DATA_KINDS) batch.delete(CF.index, typeKey(metric.id, kind));
     for (const [category, value] of metricPostings(metric)) batch.delete(CF.index, postingKey(metric.accountId, category, value, metric.id));
     await batch.write();
-    this.named.delete(metric.key);
-    for (const kind of DATA_KINDS) this.typed.delete(`${metric.key}\u0000${kind}`);
+    metric.stored = 0;
     return 'deleted';
   }
 
@@ -505,6 +519,7 @@ export class FerriteNode {
       }
     } finally {
       nact.stop(this.system);
+      await this.ingestPool.stop();
       await this.store.close();
     }
   }
@@ -576,38 +591,31 @@ export class FerriteNode {
     return low - 1;
   }
 
-  private dispatch(seq: number, records: IngestRecord<MetricInfo>[]): void {
-    const byPartition = new Map<number, IngestRecord<MetricInfo>[]>();
-    for (const r of records) {
-      let list = byPartition.get(r.metric.partition);
-      if (list === undefined) byPartition.set(r.metric.partition, (list = []));
-      list.push(r);
-    }
-    this.admission.dispatched(records.length);
-    for (const [p, list] of byPartition) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, records: list });
+  private dispatch(seq: number, samples: IngestBatch<MetricInfo>): void {
+    this.admission.dispatched(samples.size);
+    for (const [p, part] of samples.parts) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, samples: part });
   }
 
   /**
    * Adds, to the journal batch, what the index must know before the write is acknowledged:
    * the name record and postings of metrics new to this node, and each data type a metric
    * shows for the first time (puts are idempotent, so after a restart they are simply redone).
+   * Returns the `stored` bits to set once the batch is written.
    */
-  private addIndexRecords(batch: StoreBatch, records: IngestRecord<MetricInfo>[]): { named: Set<string>; typed: Set<string> } {
-    const named = new Set<string>();
-    const typed = new Set<string>();
-    for (const r of records) {
-      const m = r.metric;
-      const typeTag = `${m.key}\u0000${r.kind}`;
-      if (!this.typed.has(typeTag) && !typed.has(typeTag)) {
-        typed.add(typeTag);
-        batch.put(CF.index, typeKey(m.id, r.kind), EMPTY);
+  private addIndexRecords(batch: StoreBatch, samples: IngestBatch<MetricInfo>): Map<MetricInfo, number> {
+    const fresh = new Map<MetricInfo, number>();
+    samples.forEachKind((m, kind) => {
+      const bit = STORED_KIND[kind];
+      if ((m.stored & bit) !== 0 && (m.stored & STORED_NAME) !== 0) return;
+      const staged = fresh.get(m) ?? 0;
+      if ((m.stored & bit) === 0 && (staged & bit) === 0) batch.put(CF.index, typeKey(m.id, kind), EMPTY);
+      if ((m.stored & STORED_NAME) === 0 && (staged & STORED_NAME) === 0) {
+        batch.put(CF.metrics, m.id, encodeNameRecord(m));
+        for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
       }
-      if (this.named.has(m.key) || named.has(m.key)) continue;
-      named.add(m.key);
-      batch.put(CF.metrics, m.id, encodeNameRecord(m));
-      for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
-    }
-    return { named, typed };
+      fresh.set(m, staged | bit | STORED_NAME);
+    });
+    return fresh;
   }
 
   private async replayJournal(): Promise<void> {
@@ -616,13 +624,19 @@ export class FerriteNode {
     let last = this.journalCut - 1;
     for await (const { key, value } of this.store.scan(CF.journal, {})) {
       const seq = journalSeqOf(key);
-      const records = this.recordsOf(decodeJournalEntry(value), seq);
-      this.dispatch(seq, records);
+      this.dispatch(seq, this.replayed(decodeJournal(value), seq));
       this.stats.journalEntriesReplayed++;
       last = seq;
     }
     this.nextSeq = Math.max(1, last + 1);
     if (this.stats.journalEntriesReplayed > 0) this.log.info({ entries: this.stats.journalEntriesReplayed, lastSeq: last }, 'journal replayed');
+  }
+
+  /** A journal entry's samples, as they were accepted when it was written. */
+  private replayed(entry: DecodedJournal, seq: number): IngestBatch<MetricInfo> {
+    if (!entry.raw) return IngestBatch.of(this.recordsOf(entry.entry, seq));
+    if (entry.format === 'tsv') return parseTsvBody(this.registry, entry.body.toString('utf8'), entry.ctx).batch;
+    return parseMetricListBody(this.registry, entry.body, entry.ctx).batch;
   }
 
   /** A decoded journal entry's records, their metrics interned. */

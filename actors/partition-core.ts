@@ -3,6 +3,7 @@
 // this, one message at a time, so nothing here races with itself.
 import { sampleCombiner, type SampleCombiner } from '../model/conflict.js';
 import type { FerriteConfig } from '../model/config.js';
+import type { SampleColumns } from '../model/ingest-batch.js';
 import type { DataKind, IngestRecord } from '../model/ingest-record.js';
 import { concatSeries, normalizeLastWins, normalizeNumeric, sliceSeries, type Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
@@ -16,7 +17,9 @@ import type { HistogramRow, HistogramStore } from './histogram-store.js';
 import type { RawSource, RollupEngine, RollupRow, RollupStore } from './rollup-store.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import type { MetricInfo, MetricRef } from './metric-info.js';
-import { MetricBuffers, type BufferValue, type WindowBuffer } from './window-buffer.js';
+import type { BufferValue, WindowBuffer } from './window-buffer.js';
+import { OpenBuffers, type MetricState } from './open-buffers.js';
+import { activitySlice } from '../model/activity.js';
 
 export interface PartitionDeps {
   index: number;
@@ -42,7 +45,7 @@ function startsBefore(block: Uint8Array, before: number): boolean {
 }
 
 export class PartitionCore {
-  private readonly metrics = new Map<string, { info: MetricInfo; buffers: MetricBuffers }>();
+  private readonly open: OpenBuffers;
   private readonly combine: SampleCombiner;
   private sealSeq: number;
   readonly activity: ActivityTracker;
@@ -51,50 +54,80 @@ export class PartitionCore {
     this.activity = new ActivityTracker(deps.store);
     this.combine = sampleCombiner(deps.config.conflictResolver);
     this.sealSeq = deps.sealSeq;
+    const c = deps.config;
+    this.open = new OpenBuffers({ spanMs: c.blockSpanMs, maxBlockSamples: c.maxBlockSamples, sealQuietMs: c.sealQuietMs, maxBufferAgeMs: c.maxBufferAgeMs });
   }
 
   get span(): number {
     return this.deps.config.blockSpanMs;
   }
 
-  /** Appends a journaled request's records; returns true when a buffer filled up. */
-  apply(seq: number, records: readonly IngestRecord<MetricInfo>[]): boolean {
+  /** Appends a journaled request's samples; returns true when a buffer filled up. */
+  apply(seq: number, samples: SampleColumns<MetricInfo>): boolean {
     const now = this.deps.now();
     const span = this.span;
     const max = this.deps.config.maxBlockSamples;
-    let full = false;
     const stones = this.deps.tombstones;
-    for (const r of records) {
-      if (stones.size > 0 && stones.drops(r.metric.idHex, r.kind, r.ts, seq)) continue;
-      this.activity.note(r.metric.id, r.metric.idHex, r.ts);
-      if (r.kind === 'histogram') {
-        if (this.deps.histograms.apply(r.metric, r.ts, r.value, seq)) full = true;
-        continue;
+    let full = false;
+    const { metrics, ts, values } = samples;
+    let metric: MetricInfo | null = null;
+    let state: MetricState | null = null;
+    for (let i = 0; i < samples.length; i++) {
+      const t = ts[i]!;
+      const m = metrics[i]!;
+      if (stones.size > 0 && stones.drops(m.idHex, 'numeric', t, seq)) continue;
+      if (m !== metric) {
+        metric = m;
+        state = this.open.stateOf(m);
       }
-      const buffers = this.buffersOf(r.metric);
-      const windowStart = r.ts - (r.ts % span);
-      const buffer = buffers.bufferFor(r.kind, windowStart, seq, now);
-      buffer.append(r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
-      if (buffer.size >= max) full = true;
+      this.noteActivity(state!, t);
+      const buffer = this.open.bufferFor(state!, 'numeric', t - (t % span), seq, now);
+      buffer.append(t, values[i]!, now, 0);
+      if (buffer.size === max) {
+        this.open.filled(state!, buffer);
+        full = true;
+      }
     }
+    for (const r of samples.others) if (this.applyRecord(seq, r, now)) full = true;
     return full;
+  }
+
+  /** One record that is not a plain double; true when its buffer filled up. */
+  private applyRecord(seq: number, r: IngestRecord<MetricInfo>, now: number): boolean {
+    if (this.deps.tombstones.size > 0 && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
+    if (r.kind === 'histogram') {
+      this.activity.note(r.metric.id, r.metric.idHex, r.ts);
+      return this.deps.histograms.apply(r.metric, r.ts, r.value, seq);
+    }
+    const state = this.open.stateOf(r.metric);
+    this.noteActivity(state, r.ts);
+    const buffer = this.open.bufferFor(state, r.kind, r.ts - (r.ts % this.span), seq, now);
+    buffer.append(r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
+    if (buffer.size !== this.deps.config.maxBlockSamples) return false;
+    this.open.filled(state, buffer);
+    return true;
+  }
+
+  /**
+   * Activity is noted once per metric and 5-minute slice, not once per sample (a slice
+   * noted once is in the stored windows after the next flush, so noting it again adds nothing).
+   */
+  private noteActivity(state: MetricState, ts: number): void {
+    const slice = activitySlice(ts);
+    if (slice === state.lastSlice) return;
+    state.lastSlice = slice;
+    this.activity.note(state.info.id, state.info.idHex, ts);
   }
 
   /** Seals the buffers that are due (full, window ended and quiet, or too old). */
   async sealDue(): Promise<void> {
-    const now = this.deps.now();
-    const { maxBlockSamples, sealQuietMs, maxBufferAgeMs } = this.deps.config;
-    await this.seal((b) => {
-      if (b.size >= maxBlockSamples) return true;
-      if (now - b.openedAt >= maxBufferAgeMs) return true;
-      return b.windowStart + this.span + sealQuietMs <= now && now - b.lastAppendAt >= sealQuietMs;
-    });
+    await this.seal(this.open.due(this.deps.now()));
     await this.deps.histograms.seal();
     await this.activity.flush();
   }
 
   async sealAll(): Promise<void> {
-    await this.seal(() => true);
+    await this.seal([...this.open.all()]);
     await this.deps.histograms.seal();
     await this.activity.flush();
   }
@@ -123,7 +156,7 @@ export class PartitionCore {
       const older = await this.readBackwards(metric, 'numeric', before, (s) => enough(concatSeries([s, same])));
       return concatSeries([older, same]) as Series<NumericValue>;
     },
-    openWindows: (metric) => [...(this.metrics.get(metric.idHex)?.buffers.windows.values() ?? [])].filter((b) => b.kind === 'numeric').map((b) => b.windowStart),
+    openWindows: (metric) => this.open.get(metric.idHex)?.buffers.numericWindows() ?? [],
   };
 
   readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {
@@ -132,17 +165,13 @@ export class PartitionCore {
 
   /** The oldest journal sequence any open buffer still depends on (Infinity when none). */
   lowWater(): number {
-    let low = this.deps.histograms.lowWater();
-    for (const { buffers } of this.metrics.values()) {
-      for (const b of buffers.windows.values()) if (b.firstSeq < low) low = b.firstSeq;
-    }
-    return low;
+    return Math.min(this.deps.histograms.lowWater(), this.open.lowWater());
   }
 
   /** Every sample of `kind` with start <= ts < end, one per timestamp, in time order. */
   async read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
     const parts = await this.readBlocks(metric, kind, start, end);
-    const open = this.metrics.get(metric.idHex)?.buffers.overlapping(kind, start, end, this.span) ?? [];
+    const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, start, end, this.span) ?? [];
     for (const b of open.sort((x, y) => x.windowStart - y.windowStart)) parts.push(b.series());
     return sliceSeries(this.normalize(kind, concatSeries(parts)), start, end);
   }
@@ -160,7 +189,7 @@ export class PartitionCore {
   ): Promise<Series<BufferValue>> {
     const limit = before - (before % this.span);
     const layout = LAYOUT[kind];
-    const open = (this.metrics.get(metric.idHex)?.buffers.overlapping(kind, 0, limit, this.span) ?? []).sort(
+    const open = (this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, limit, this.span) ?? []).sort(
       (x, y) => y.windowStart - x.windowStart,
     );
     const windows: Series<BufferValue>[] = [];
@@ -203,7 +232,7 @@ export class PartitionCore {
   /** True when the metric has `kind` data stamped before `before` (histograms: in the given levels). */
   async hasDataBefore(metric: MetricInfo, kind: DataKind, before: number, periods: readonly number[] | null): Promise<boolean> {
     if (kind === 'histogram') return this.deps.histograms.hasDataBefore(metric, before, periods);
-    const open = this.metrics.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
+    const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
     if (open.some((b) => b.ts.some((ts) => ts < before))) return true;
     const scan = this.deps.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % this.span) + this.span) });
     for await (const { value } of scan) if (startsBefore(value, before)) return true;
@@ -221,10 +250,10 @@ export class PartitionCore {
     else await this.deleteBlocksBefore(batch, metric, kind, before);
     this.deps.tombstones.add(batch, metric.idHex, kind, stone);
     await batch.write();
-    const entry = this.metrics.get(metric.idHex);
-    for (const b of entry?.buffers.overlapping(kind, 0, before, this.span) ?? []) {
+    const state = this.open.get(metric.idHex);
+    for (const b of state?.buffers.overlapping(kind, 0, before, this.span) ?? []) {
       b.dropBefore(before);
-      if (b.size === 0) entry!.buffers.remove(b);
+      if (b.size === 0) this.open.close(state!, b);
     }
   }
 
@@ -250,7 +279,7 @@ export class PartitionCore {
     const batch = this.deps.store.batch();
     this.deps.rollups.deleteAll(batch, metric);
     await batch.write();
-    this.metrics.delete(metric.idHex);
+    this.open.drop(metric.idHex);
     await this.activity.drop(metric.id, metric.idHex);
   }
 
@@ -274,43 +303,28 @@ export class PartitionCore {
     return parts;
   }
 
-  private buffersOf(metric: MetricInfo): MetricBuffers {
-    let entry = this.metrics.get(metric.idHex);
-    if (entry === undefined) {
-      entry = { info: metric, buffers: new MetricBuffers() };
-      this.metrics.set(metric.idHex, entry);
-    }
-    return entry.buffers;
-  }
-
-  private async seal(due: (b: WindowBuffer) => boolean): Promise<void> {
+  /** Writes each buffer as a block, in one batch, then closes them. */
+  private async seal(buffers: { state: MetricState; buffer: WindowBuffer }[]): Promise<void> {
+    if (buffers.length === 0) return;
     const batch = this.deps.store.batch();
-    const sealed: { buffers: MetricBuffers; buffer: WindowBuffer; idHex: string }[] = [];
     let seq = this.sealSeq;
     try {
-      for (const { info, buffers } of this.metrics.values()) {
-        for (const buffer of buffers.windows.values()) {
-          if (!due(buffer)) continue;
-          const layout = LAYOUT[buffer.kind];
-          const samples = this.normalize(buffer.kind, buffer.series());
-          batch.put(layout.cf, blockKey(info.id, buffer.windowStart, ++seq), layout.encode(samples));
-          if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, info.idHex, buffer.windowStart);
-          sealed.push({ buffers, buffer, idHex: info.idHex });
-        }
+      for (const { state, buffer } of buffers) {
+        const layout = LAYOUT[buffer.kind];
+        const samples = this.normalize(buffer.kind, buffer.series());
+        batch.put(layout.cf, blockKey(state.info.id, buffer.windowStart, ++seq), layout.encode(samples));
+        if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, state.info.idHex, buffer.windowStart);
       }
     } catch (error) {
       batch.discard();
       throw error;
     }
-    if (sealed.length === 0) return;
     batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(seq));
     await batch.write();
     this.sealSeq = seq;
-    for (const { buffers, buffer, idHex } of sealed) {
-      buffers.remove(buffer);
-      if (buffer.kind === 'numeric') this.deps.rollups.note(idHex, buffer.windowStart);
+    for (const { state, buffer } of buffers) {
+      this.open.close(state, buffer);
+      if (buffer.kind === 'numeric') this.deps.rollups.note(state.info.idHex, buffer.windowStart);
     }
-    for (const [idHex, entry] of this.metrics) if (entry.buffers.windows.size === 0) this.metrics.delete(idHex);
   }
 }
-

@@ -25,11 +25,11 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
     switch (msg.type) {
       case 'apply':
         try {
-          if (core.apply(msg.seq, msg.records)) await core.sealDue();
+          if (core.apply(msg.seq, msg.samples)) await core.sealDue();
         } catch (error) {
           hooks.onFault(deps.index, error);
         } finally {
-          hooks.onApplied(msg.records.length);
+          hooks.onApplied(msg.samples.size);
         }
         return;
       case 'checkpoint':

@@ -37,5 +37,5 @@ export async function natsFor(config: FerriteConfig, topology: Topology, identit
     if (topology.nodes.length > 1) throw new TopologyError(`a topology of ${topology.nodes.length} nodes needs a NATS server (--nats URL)`);
     return null;
   }
-  return connectNats(config.nats, `ferrite ${identity}`);
+  return connectNats(config.nats, `ferrite ${identity}`, config.peerTimeoutMs);
 }

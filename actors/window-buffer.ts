@@ -15,6 +15,8 @@ export class WindowBuffer {
   /** Wall-clock ms when the buffer was opened and last appended to. */
   readonly openedAt: number;
   lastAppendAt: number;
+  /** Sealed or emptied: no longer among its metric's open buffers. */
+  closed = false;
 
   constructor(
     readonly kind: DataKind,
@@ -59,31 +61,48 @@ export class WindowBuffer {
   }
 }
 
-/** All open buffers of one metric, keyed by data kind and window start. */
+/** All open buffers of one metric, by data kind and window start. */
 export class MetricBuffers {
-  readonly windows = new Map<string, WindowBuffer>();
+  private readonly byKind: Record<DataKind, Map<number, WindowBuffer>> = { numeric: new Map(), text: new Map(), histogram: new Map() };
+  /** The numeric buffer appended to last: samples of a metric mostly arrive in one window. */
+  private lastNumeric: WindowBuffer | null = null;
 
   bufferFor(kind: DataKind, windowStart: number, seq: number, now: number): WindowBuffer {
-    const key = `${kind}:${windowStart}`;
-    let buffer = this.windows.get(key);
+    if (kind === 'numeric' && this.lastNumeric !== null && this.lastNumeric.windowStart === windowStart) return this.lastNumeric;
+    const windows = this.byKind[kind];
+    let buffer = windows.get(windowStart);
     if (buffer === undefined) {
       buffer = new WindowBuffer(kind, windowStart, seq, now);
-      this.windows.set(key, buffer);
+      windows.set(windowStart, buffer);
     }
+    if (kind === 'numeric') this.lastNumeric = buffer;
     return buffer;
   }
 
   remove(buffer: WindowBuffer): void {
-    const key = `${buffer.kind}:${buffer.windowStart}`;
-    if (this.windows.get(key) === buffer) this.windows.delete(key);
+    const windows = this.byKind[buffer.kind];
+    if (windows.get(buffer.windowStart) === buffer) windows.delete(buffer.windowStart);
+    if (this.lastNumeric === buffer) this.lastNumeric = null;
+  }
+
+  /** Every open buffer. */
+  *windows(): Generator<WindowBuffer> {
+    for (const windows of Object.values(this.byKind)) yield* windows.values();
+  }
+
+  get size(): number {
+    return this.byKind.numeric.size + this.byKind.text.size + this.byKind.histogram.size;
   }
 
   /** Open buffers of `kind` whose window may hold samples in [start, end). */
   overlapping(kind: DataKind, start: number, end: number, span: number): WindowBuffer[] {
     const out: WindowBuffer[] = [];
-    for (const b of this.windows.values()) {
-      if (b.kind === kind && b.windowStart < end && b.windowStart + span > start) out.push(b);
-    }
+    for (const b of this.byKind[kind].values()) if (b.windowStart < end && b.windowStart + span > start) out.push(b);
     return out;
+  }
+
+  /** Window starts of the open numeric buffers. */
+  numericWindows(): number[] {
+    return [...this.byKind.numeric.keys()];
   }
 }

@@ -8,6 +8,7 @@ import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
 import { TopologyError } from '../model/topology/index.js';
 import { TransportError } from '../transport/nats.js';
+import { DataDirError } from '../storage/open-error.js';
 import { runCluster, type ClusterOptions } from './cluster.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
@@ -29,6 +30,7 @@ program
   .option('--node-id <uuid>', 'node uuid (default: chosen at first start and remembered; required with --topology)')
   .option('--topology <file>', 'cluster topology, JSON or IRONdb XML (default: standalone)')
   .option('--nats <url>', 'NATS server, e.g. nats://127.0.0.1:4222 (required by a topology of several nodes)')
+  .option('--peer-timeout-ms <ms>', 'longest wait for a peer or JetStream to answer one request (default 5000)', int)
   .option('--extensions-dir <dir>', 'directory of .lua extensions served under /extension/lua')
   .option('--partitions <n>', 'metric partitions (default 16)', int)
   .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
@@ -48,7 +50,7 @@ program
     try {
       await serve(config);
     } catch (error) {
-      if (!(error instanceof TopologyError || error instanceof TransportError)) throw error;
+      if (!(error instanceof TopologyError || error instanceof TransportError || error instanceof DataDirError)) throw error;
       console.error(error.message);
       process.exit(2);
     }

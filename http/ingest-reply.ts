@@ -2,6 +2,7 @@
 // rejected lines or items described. Sent only after the accepted records are durable.
 import type { FerriteNode } from '../actors/node.js';
 import type { MetricInfo } from '../actors/metric-info.js';
+import type { ParsedBody } from '../actors/raw-bodies.js';
 import { ferr } from '../model/errors.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';
 
@@ -23,6 +24,13 @@ export async function ingestAndReply(node: FerriteNode, a: Accepted, unit: 'line
   requireSomething(a.records.length, a.errors, unit);
   await node.ingest(a.records);
   return summarize(a.submitted, a.records.length, a.errors, unit);
+}
+
+/** As ingestAndReply, for a body parsed into a batch and journaled as it arrived (`rawEntry`). */
+export async function ingestParsed(node: FerriteNode, p: ParsedBody, rawEntry: Buffer, unit: 'line' | 'item'): Promise<Record<string, unknown>> {
+  requireSomething(p.batch.size, p.errors, unit);
+  await node.ingestBatch(p.batch, rawEntry);
+  return summarize(p.submitted, p.batch.size, p.errors, unit);
 }
 
 /** A submission with nothing valid is a 400 naming the first problem. */

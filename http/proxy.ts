@@ -1,6 +1,9 @@
 // Proxied reads (irondb-reference §8.3): a single-metric read on a node that does not own
 // the metric is answered by an owner, live ones (by gossip) first. The forwarded request
 // carries `x-svc-proxied: 1`, so the owner answers locally and never forwards again.
+// An owner that does not answer within config peerTimeoutMs is skipped for the next; the
+// reply names the owners that failed before it in `x-svc-proxy-failed`. An owner gossip
+// presumes down is only tried once every live one has failed.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { ferr } from '../model/errors.js';
@@ -8,8 +11,6 @@ import type { TopologyNode } from '../model/topology/index.js';
 import { svcHeader } from './headers.js';
 import { metricFromPath } from './metric-param.js';
 
-/** An owner that does not answer within this long is skipped for the next. */
-const PROXY_TIMEOUT_MS = 10_000;
 /** Request headers that describe the hop, not the request. */
 const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
@@ -34,25 +35,35 @@ export function proxyToOwner(node: FerriteNode, segments: MetricSegments = uuidA
 
 async function forward(node: FerriteNode, req: FastifyRequest, reply: FastifyReply, owners: TopologyNode[], what: string): Promise<void> {
   const problems: string[] = [];
+  const failed: string[] = [];
   for (const owner of owners) {
     try {
       const res = await fetch(`http://${owner.address}:${owner.apiport}${req.url}`, {
         method: req.method,
         headers: { ...forwardedHeaders(req), 'x-svc-proxied': '1' },
         body: req.method === 'GET' || req.method === 'HEAD' ? undefined : (req.body as Buffer | undefined),
-        signal: AbortSignal.timeout(PROXY_TIMEOUT_MS),
+        signal: AbortSignal.timeout(node.config.peerTimeoutMs),
       });
       const body = Buffer.from(await res.arrayBuffer());
       void reply.status(res.status).header('x-svc-proxied-to', owner.id);
+      if (failed.length > 0) void reply.header('x-svc-proxy-failed', failed.join(','));
       const type = res.headers.get('content-type');
       if (type !== null) void reply.type(type);
       await reply.send(body);
       return;
     } catch (error) {
-      problems.push(`${owner.id}: ${(error as Error).message}`);
+      failed.push(owner.id);
+      problems.push(`${owner.id}: ${whyFailed(error, node.config.peerTimeoutMs)}`);
     }
   }
   throw ferr('FER_ERR_NO_OWNER', what, problems.join('; ') || `no owner in topology ${node.ring.topology.hash}`);
+}
+
+/** A failed forward in words: fetch says only "fetch failed" and keeps the reason in its cause. */
+function whyFailed(error: unknown, timeoutMs: number): string {
+  const e = error as Error & { cause?: Error };
+  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs} ms, the peerTimeoutMs setting`;
+  return e.cause?.message ?? e.message;
 }
 
 function forwardedHeaders(req: FastifyRequest): Record<string, string> {

@@ -4,12 +4,11 @@ import type { FerriteNode } from '../actors/node.js';
 import { ferr } from '../model/errors.js';
 import type { NumericValue } from '../model/types.js';
 import { parseReadTimestamp } from '../model/timestamp.js';
-import { parseTsv } from '../model/tsv.js';
+import { encodeRawJournalEntry, type RawContext } from '../model/journal-entry.js';
 import { asEpochMs } from '../model/types.js';
-import { decodeMetricList, MetricListFormatError } from '../model/metric-list/decode.js';
-import { metricListRecords } from '../model/metric-list/records.js';
+import { MetricListFormatError } from '../model/metric-list/decode.js';
 import { accountHeader, mediaType, svcHeader } from './headers.js';
-import { ingestAndReply } from './ingest-reply.js';
+import { ingestParsed } from './ingest-reply.js';
 import { numberJson, rowsJson } from '../model/json-out.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { proxyToOwner } from './proxy.js';
@@ -43,13 +42,9 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     },
     handler: async (req, reply) => {
       if (FLATBUFFER_TYPES.has(mediaType(req))) return reply.send(await ingestMetricList(node, req));
-      const body = bodyText(req);
-      const result = parseTsv(body, {
-        resolve: node.registry.resolver(accountHeader(req)),
-        latestAllowed: asEpochMs(Date.now() + node.config.maxClockSkewMs),
-        textSizeLimit: node.config.textSizeLimit,
-      });
-      return reply.send(await ingestAndReply(node, { ...result, submitted: result.lines }, 'line'));
+      const ctx = rawContext(node, req);
+      const parsed = await node.ingestPool.parse('tsv', ctx, rawBody(req));
+      return reply.send(await ingestParsed(node, parsed, encodeRawJournalEntry('tsv', ctx, parsed.body), 'line'));
     },
   });
 
@@ -75,22 +70,25 @@ async function ingestMetricList(node: FerriteNode, req: FastifyRequest): Promise
   const hint = svcHeader(req, 'datapoints')?.trim();
   if (hint === undefined || hint === '') throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-datapoints');
   if (!/^\d+$/.test(hint)) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-datapoints', `'${hint}' is not a non-negative integer`);
-  const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-  let list;
+  const ctx = rawContext(node, req);
+  let parsed;
   try {
-    list = decodeMetricList(body);
+    parsed = await node.ingestPool.parse('metriclist', ctx, rawBody(req));
   } catch (error) {
     if (error instanceof MetricListFormatError) throw ferr('FER_ERR_BAD_BODY', `malformed MetricList: ${error.message}`);
     throw error;
   }
-  const submitted = list.samples.length + list.skipped.length;
-  if (Number(hint) !== submitted) req.log.debug({ hint: Number(hint), samples: submitted }, 'x-svc-datapoints differs from the samples in the body');
-  const { records, errors } = metricListRecords(list, {
-    resolve: (account, uuid, checkName, name) => node.registry.intern(account, uuid, checkName, name),
-    latestAllowed: asEpochMs(Date.now() + node.config.maxClockSkewMs),
-    textSizeLimit: node.config.textSizeLimit,
-  });
-  return ingestAndReply(node, { records, errors, submitted }, 'item');
+  if (Number(hint) !== parsed.submitted) req.log.debug({ hint: Number(hint), samples: parsed.submitted }, 'x-svc-datapoints differs from the samples in the body');
+  return ingestParsed(node, parsed, encodeRawJournalEntry('metriclist', ctx, parsed.body), 'item');
+}
+
+/** What parsing a body depends on, journaled beside it (model/journal-entry.ts). */
+function rawContext(node: FerriteNode, req: FastifyRequest): RawContext {
+  return { latestAllowed: asEpochMs(Date.now() + node.config.maxClockSkewMs), textSizeLimit: node.config.textSizeLimit, headerAccount: accountHeader(req) };
+}
+
+function rawBody(req: FastifyRequest): Buffer {
+  return Buffer.isBuffer(req.body) ? req.body : Buffer.from(bodyText(req));
 }
 
 export function bodyText(req: FastifyRequest): string {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 // ferrite's options: one typed interface, defaults from one function, validated once
 // (the habit of nats.js core/src/options.ts). A bad option names the property.
 import { CONFLICT_RESOLVERS, type ConflictResolverName } from './conflict.js';
@@ -14,6 +15,13 @@ export interface FerriteConfig {
   topology: string | null;
   /** NATS server URL; required when the topology has more than one node. */
   nats: string | null;
+  /**
+   * The longest this node waits for another party in the cluster to answer one request:
+   * JetStream's acknowledgement of a write's journal message (else 503 FER_ERR_NOT_REPLICATED),
+   * an owner's answer to a proxied read or remote fetch stream (else the next owner), a peer's
+   * part of a find, and the NATS connection at start.
+   */
+  peerTimeoutMs: number;
   /** Metric partitions, each one actor (DESIGN.md). Fixed for the life of a data dir. */
   partitions: number;
   conflictResolver: ConflictResolverName;
@@ -33,6 +41,8 @@ export interface FerriteConfig {
   checkpointIntervalMs: number;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
+  /** Worker threads that parse write bodies (0: parse on the main thread). */
+  ingestWorkers: number;
   /** Writes are refused (503, Retry-After) while this many bytes of write bodies are in flight. */
   maxWriteBytesInFlight: number;
   /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
@@ -88,6 +98,7 @@ export function defaultConfig(): FerriteConfig {
     nodeId: null,
     topology: null,
     nats: null,
+    peerTimeoutMs: 5000,
     partitions: 16,
     conflictResolver: 'abs_biggest',
     maxClockSkewMs: 7 * 24 * 3600 * 1000,
@@ -98,6 +109,7 @@ export function defaultConfig(): FerriteConfig {
     maxBufferAgeMs: 2 * 3600 * 1000,
     checkpointIntervalMs: 1000,
     bodyLimitBytes: 256 * 1024 * 1024,
+    ingestWorkers: Math.max(0, availableParallelism() - 1),
     maxWriteBytesInFlight: 64 * 1024 * 1024,
     maxPendingRecords: 2_000_000,
     logLevel: 'info',
@@ -153,6 +165,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   }
   if (c.topology !== null && (typeof c.topology !== 'string' || c.topology.length === 0)) throw new ConfigError('topology', 'must be a file path');
   if (c.nats !== null && (typeof c.nats !== 'string' || c.nats.length === 0)) throw new ConfigError('nats', 'must be a NATS URL');
+  requireInt(c, 'peerTimeoutMs', 100, 600_000);
   if (c.extensionsDir !== null && (typeof c.extensionsDir !== 'string' || c.extensionsDir.length === 0)) throw new ConfigError('extensionsDir', 'must be a directory path');
   requireInt(c, 'luaTimeoutMs', 1, 3600 * 1000);
   requireInt(c, 'luaMemoryBytes', 1024 * 1024, 2 ** 31 - 1);
@@ -169,6 +182,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'checkpointIntervalMs', 10, 3600 * 1000);
   requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
   requireInt(c, 'maxWriteBytesInFlight', 1024, 2 ** 40);
+  requireInt(c, 'ingestWorkers', 0, 64);
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
   requireRollupLevels(c, 'histogramRollups');
   requireRollupLevels(c, 'rollups');

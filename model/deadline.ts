@@ -23,14 +23,17 @@ export function deadlineOf(timeoutHeader: string | undefined, deadlineHeader: st
   return (now + (timeout ?? defaultMs)) as EpochMs;
 }
 
-/** Settles as `work` does, or rejects with a 504 naming `what` once `deadline` passes. */
-export function withinDeadline<T>(work: Promise<T>, deadline: number, what: string): Promise<T> {
+/**
+ * Settles as `work` does, or rejects once `deadline` passes: with a 504 naming `what`, or
+ * with `late()` where a missed deadline means something else (a peer that did not answer).
+ */
+export function withinDeadline<T>(work: Promise<T>, deadline: number, what: string, late: () => Error = () => ferr('FER_ERR_TIMEOUT', what)): Promise<T> {
   // Once the deadline answered, the abandoned work's own failure has no one to tell.
   work.catch(() => undefined);
   const left = deadline - Date.now();
-  if (left <= 0) return Promise.reject(ferr('FER_ERR_TIMEOUT', what));
+  if (left <= 0) return Promise.reject(late());
   let timer: NodeJS.Timeout;
-  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(ferr('FER_ERR_TIMEOUT', what)), left)));
+  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(late()), left)));
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 

@@ -114,3 +114,47 @@ function decodeValue(row: Row): JournalRecord {
       return { metric, ts: at, kind: 'histogram', value: raw as string };
   }
 }
+
+/**
+ * A journal entry that is the request body as it arrived (a TSV body or a FlatBuffer
+ * MetricList), with what its parse depended on, so replay reads exactly the records that
+ * were accepted: writing it costs one copy, where re-encoding costs a pass over every record.
+ * Layout: magic byte, format byte, latestAllowed (f64 LE, epoch ms), textSizeLimit (u32 LE),
+ * header account (f64 LE, -1 = none), then the body. JSON entries start with `{`.
+ */
+const RAW_MAGIC = 0x01;
+const RAW_HEAD = 22;
+
+export type RawFormat = 'tsv' | 'metriclist';
+const FORMAT_CODES: Record<RawFormat, number> = { tsv: 1, metriclist: 2 };
+
+export interface RawContext {
+  latestAllowed: EpochMs;
+  textSizeLimit: number;
+  /** The x-svc-account-id header of the request (null: none). */
+  headerAccount: AccountId | null;
+}
+
+export type DecodedJournal = { raw: false; entry: JournalEntry } | { raw: true; format: RawFormat; ctx: RawContext; body: Buffer };
+
+export function encodeRawJournalEntry(format: RawFormat, ctx: RawContext, body: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(RAW_HEAD + body.length);
+  out[0] = RAW_MAGIC;
+  out[1] = FORMAT_CODES[format];
+  out.writeDoubleLE(ctx.latestAllowed, 2);
+  out.writeUInt32LE(ctx.textSizeLimit, 10);
+  out.writeDoubleLE(ctx.headerAccount ?? -1, 14);
+  out.set(body, RAW_HEAD);
+  return out;
+}
+
+/** Either kind of entry. */
+export function decodeJournal(bytes: Uint8Array): DecodedJournal {
+  if (bytes[0] !== RAW_MAGIC) return { raw: false, entry: decodeJournalEntry(bytes) };
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const format = (Object.keys(FORMAT_CODES) as RawFormat[]).find((f) => FORMAT_CODES[f] === b[1]);
+  if (format === undefined) throw new Error(`BUG: unknown raw journal format ${b[1]}`);
+  const account = b.readDoubleLE(14);
+  const ctx = { latestAllowed: b.readDoubleLE(2) as EpochMs, textSizeLimit: b.readUInt32LE(10), headerAccount: account < 0 ? null : (account as AccountId) };
+  return { raw: true, format, ctx, body: b.subarray(RAW_HEAD) };
+}

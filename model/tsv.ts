@@ -1,4 +1,5 @@
 // The /raw TSV body (interface §2.8): `M` and `H1` records, TAB-separated, one per line.
+import type { IngestBatch, Placed } from './ingest-batch.js';
 import type { IngestRecord, MetricIdentity, MetricResolver, RecordError } from './ingest-record.js';
 import { histogramProblem } from './histogram-check.js';
 import { parseSampleValue } from './sample-value.js';
@@ -21,6 +22,128 @@ export interface TsvResult<M extends MetricIdentity> {
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export interface TsvBatchResult {
+  errors: RecordError[];
+  /** Non-empty lines seen. */
+  lines: number;
+}
+
+/**
+ * Parses a body straight into `batch`. Lines of the common shape (an `M` record with a plain
+ * decimal value) take a fast path that builds no strings but the check and name (the
+ * resolver is expected to cache them); every other line goes through `parseLine`, so
+ * both paths accept and reject exactly the same lines (test/tsv-fast.test.ts checks this).
+ */
+export function parseTsvInto<M extends Placed>(body: string, ctx: TsvContext<M>, batch: IngestBatch<M>): TsvBatchResult {
+  const errors: RecordError[] = [];
+  let lines = 0;
+  let lineNo = 0;
+  const resolve = ctx.resolve;
+  for (let start = 0; start <= body.length; ) {
+    let end = body.indexOf('\n', start);
+    if (end === -1) end = body.length;
+    lineNo++;
+    const lineEnd = body.charCodeAt(end - 1) === 13 ? end - 1 : end;
+    const lineStart = start;
+    start = end + 1;
+    if (lineEnd <= lineStart) continue;
+    lines++;
+    if (fastNumericLine(body, lineStart, lineEnd, ctx, resolve, batch)) continue;
+    const parsed = parseLine(body.slice(lineStart, lineEnd), ctx);
+    if (typeof parsed === 'string') errors.push({ at: lineNo, reason: parsed });
+    else batch.add(parsed);
+  }
+  return { errors, lines };
+}
+
+const TAB = 9;
+const DOT = 46;
+const MINUS = 45;
+const PLUS = 43;
+const ZERO = 48;
+const NINE = 57;
+/** Digits a decimal may have for `mantissa / 10^k` to be exact (and so equal Number(text)). */
+const EXACT_DIGITS = 15;
+const POW10 = Array.from({ length: EXACT_DIGITS + 1 }, (_, k) => 10 ** k);
+
+/**
+ * `M<TAB>sec.mmm<TAB>check<TAB>name<TAB>n|i|I|l|L<TAB>decimal` with at most 15 digits and
+ * nothing unusual: stored and true. Anything else: false, and the caller takes the full parser.
+ */
+function fastNumericLine<M extends Placed>(s: string, from: number, to: number, ctx: TsvContext<M>, resolve: MetricResolver<M>, batch: IngestBatch<M>): boolean {
+  if (s.charCodeAt(from) !== 77 /* M */ || s.charCodeAt(from + 1) !== TAB) return false;
+  // Timestamp: 1-15 digits, '.', exactly 3 digits.
+  let i = from + 2;
+  let sec = 0;
+  const secStart = i;
+  for (let c = s.charCodeAt(i); c >= ZERO && c <= NINE; c = s.charCodeAt(++i)) sec = sec * 10 + (c - ZERO);
+  const secDigits = i - secStart;
+  if (secDigits === 0 || secDigits > 15 || s.charCodeAt(i) !== DOT) return false;
+  const m1 = s.charCodeAt(i + 1) - ZERO;
+  const m2 = s.charCodeAt(i + 2) - ZERO;
+  const m3 = s.charCodeAt(i + 3) - ZERO;
+  if (!(m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9) || s.charCodeAt(i + 4) !== TAB) return false;
+  const ts = sec * 1000 + (m1 * 100 + m2 * 10 + m3);
+  if (ts > ctx.latestAllowed) return false;
+  const checkStart = i + 5;
+  const checkEnd = s.indexOf('\t', checkStart);
+  if (checkEnd === -1 || checkEnd >= to) return false;
+  const nameEnd = s.indexOf('\t', checkEnd + 1);
+  if (nameEnd === -1 || nameEnd >= to) return false;
+  const type = s.charCodeAt(nameEnd + 1);
+  if (s.charCodeAt(nameEnd + 2) !== TAB) return false;
+  const value = fastDecimal(s, nameEnd + 3, to, type === 110 /* n */);
+  if (value === null || !inRange(type, value)) return false;
+  const resolved = resolve(s.slice(checkStart, checkEnd), s.slice(checkEnd + 1, nameEnd));
+  if (!resolved.ok) return false;
+  batch.addNumeric(resolved.metric, ts, value);
+  return true;
+}
+
+/** `[+-]digits[.digits]` (a fraction only when `fraction`), at most 15 digits; else null. */
+function fastDecimal(s: string, from: number, to: number, fraction: boolean): number | null {
+  let i = from;
+  let negative = false;
+  const sign = s.charCodeAt(i);
+  if (sign === MINUS || sign === PLUS) {
+    negative = sign === MINUS;
+    i++;
+  }
+  let mantissa = 0;
+  let digits = 0;
+  let scale = 0;
+  let seenDot = false;
+  for (; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= ZERO && c <= NINE) {
+      mantissa = mantissa * 10 + (c - ZERO);
+      digits++;
+      if (seenDot) scale++;
+    } else if (c === DOT && fraction && !seenDot) seenDot = true;
+    else return null;
+  }
+  if (digits === 0 || digits > EXACT_DIGITS || (seenDot && scale === 0 && digits === 0)) return null;
+  const magnitude = mantissa / POW10[scale]!;
+  return negative ? -magnitude : magnitude === 0 ? 0 : magnitude;
+}
+
+/** The integer types' ranges (the fast path sees at most 15 digits, so doubles are exact). */
+function inRange(type: number, v: number): boolean {
+  switch (type) {
+    case 110: // n
+      return true;
+    case 105: // i
+      return Number.isInteger(v) && v >= -2147483648 && v <= 2147483647 && !Object.is(v, -0);
+    case 73: // I
+      return Number.isInteger(v) && v >= 0 && v <= 4294967295 && !Object.is(v, -0);
+    case 108: // l
+    case 76: // L
+      return Number.isInteger(v) && (type === 108 || v >= 0) && !Object.is(v, -0);
+    default:
+      return false;
+  }
+}
 
 export function parseTsv<M extends MetricIdentity>(body: string, ctx: TsvContext<M>): TsvResult<M> {
   const records: IngestRecord<M>[] = [];

@@ -3,6 +3,7 @@
 // bounded iterators.
 import RocksDB from 'rocksdb-native';
 import { ALL_COLUMN_FAMILIES, type ColumnFamilyName } from './keys.js';
+import { DataDirError } from './open-error.js';
 
 export interface Entry {
   key: Buffer;
@@ -27,12 +28,17 @@ export class Store {
     readonly path: string,
   ) {}
 
+  /** Opens (creating if missing) the RocksDB at `path`; a DataDirError says why it cannot. */
   static async open(path: string): Promise<Store> {
-    const root = new RocksDB(path, { columnFamilies: [...ALL_COLUMN_FAMILIES] });
-    const families = new Map<ColumnFamilyName, Session>();
-    for (const name of ALL_COLUMN_FAMILIES) families.set(name, root.columnFamily(name));
-    await root.ready();
-    return new Store(root, families, path);
+    try {
+      const root = new RocksDB(path, { columnFamilies: [...ALL_COLUMN_FAMILIES] });
+      const families = new Map<ColumnFamilyName, Session>();
+      for (const name of ALL_COLUMN_FAMILIES) families.set(name, root.columnFamily(name));
+      await root.ready();
+      return new Store(root, families, path);
+    } catch (error) {
+      throw new DataDirError(path, error);
+    }
   }
 
   batch(): StoreBatch {

@@ -31,3 +31,11 @@ test('environment variables and flags override in order', (t) => {
   t.is(c.port, 9100);
   t.is(c.host, '0.0.0.0');
 });
+
+test('peerTimeoutMs: 5 s by default, FERRITE_PEER_TIMEOUT_MS sets it, out-of-range values name it', (t) => {
+  t.is(defaultConfig().peerTimeoutMs, 5000);
+  t.is(loadConfig({}, { FERRITE_PEER_TIMEOUT_MS: '1500' }).peerTimeoutMs, 1500);
+  for (const peerTimeoutMs of [0, 99, 600_001, 2.5, '5000']) {
+    t.throws(() => resolveConfig({ peerTimeoutMs }), { instanceOf: ConfigError, message: /peerTimeoutMs/ });
+  }
+});

@@ -5,7 +5,8 @@
 // its outbox until the peer confirms it applied it (actors/replication.ts), because a
 // nats-server that crashes can lose messages it already acknowledged.
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { headers as natsHeaders, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { withinDeadline } from '../model/deadline.js';
 
 /** What a journal message carries besides its body. */
 export interface JournalEnvelope {
@@ -35,7 +36,6 @@ export interface AppliedReport {
   above: number[];
 }
 
-const PUBLISH_TIMEOUT_MS = 5_000;
 /** Messages fetched per pull; applied one at a time, in stream order. */
 const PULL_BATCH = 256;
 const WATCHDOG_MS = 3_000;
@@ -52,13 +52,15 @@ export class JournalStream {
     private readonly topologyHash: string,
     /** Made once: each jetstreamManager() call asks the server whether JetStream is on. */
     private readonly jsm: JetStreamManager,
+    /** The longest a publish waits for JetStream's acknowledgement (config peerTimeoutMs). */
+    private readonly timeoutMs: number,
   ) {
-    this.js = jetstream(nc, { timeout: PUBLISH_TIMEOUT_MS });
+    this.js = jetstream(nc, { timeout: timeoutMs });
   }
 
   /** Connects to the topology's stream, creating it if needed. Every node does it at start. */
-  static async open(nc: NatsConnection, topologyHash: string): Promise<JournalStream> {
-    const stream = new JournalStream(nc, topologyHash, await jetstreamManager(nc));
+  static async open(nc: NatsConnection, topologyHash: string, timeoutMs: number): Promise<JournalStream> {
+    const stream = new JournalStream(nc, topologyHash, await jetstreamManager(nc, { timeout: timeoutMs }), timeoutMs);
     await stream.ensureStream();
     return stream;
   }
@@ -116,20 +118,36 @@ export class JournalStream {
     return `ferrite.applied.${this.topologyHash.slice(0, 16)}.${sender}`;
   }
 
-  /** Publishes one message to `peer`'s journal; resolves on JetStream's acknowledgement. */
+  /**
+   * Publishes one message to `peer`'s journal; resolves on JetStream's acknowledgement and
+   * rejects when none came within `timeoutMs`, all attempts included. While nats-server is
+   * down or frozen the client buffers the request and nothing answers; the wait used to be
+   * three full timeouts (the publish, then the stream lookup and creation of the retry below:
+   * 15 s, issue 17), so a publish that timed out is not retried: the outbox re-publishes it.
+   */
   async publish(peer: string, envelope: JournalEnvelope, body: Uint8Array): Promise<void> {
     const h = natsHeaders();
     h.set('Ferrite-Sender', envelope.sender);
     h.set('Ferrite-Incarnation', envelope.incarnation);
     h.set('Ferrite-Seq', String(envelope.seq));
     h.set('Ferrite-Op', envelope.op);
-    const options = { headers: h, msgID: `${envelope.incarnation}.${peer}.${envelope.seq}` };
-    try {
-      await this.js.publish(this.subject(peer), body, options);
-    } catch {
-      await this.ensureStream();
-      await this.js.publish(this.subject(peer), body, options);
-    }
+    const deadline = Date.now() + this.timeoutMs;
+    const options = () => ({ headers: h, msgID: `${envelope.incarnation}.${peer}.${envelope.seq}`, timeout: Math.max(1, deadline - Date.now()) });
+    const unacknowledged = () => new Error(`no acknowledgement from JetStream within ${this.timeoutMs} ms, the peerTimeoutMs setting`);
+    const attempts = async () => {
+      try {
+        await this.js.publish(this.subject(peer), body, options());
+      } catch (error) {
+        if (error instanceof TimeoutError) throw error;
+        // A fast failure: most likely a nats-server that lost its store, so no stream.
+        await this.ensureStream();
+        await this.js.publish(this.subject(peer), body, options());
+      }
+    };
+    const work = attempts().catch((error: unknown) => {
+      throw error instanceof TimeoutError ? unacknowledged() : error;
+    });
+    await withinDeadline(work, deadline, 'the journal publish', unacknowledged);
   }
 
   /**

@@ -9,9 +9,9 @@ export class TransportError extends Error {
 }
 
 /** Connects, failing fast: a node that cannot reach NATS at start should say so, not hang. */
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+export async function connectNats(url: string, name: string, timeoutMs: number): Promise<NatsConnection> {
   try {
-    return await connect({ servers: url, name, timeout: 5000, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    return await connect({ servers: url, name, timeout: timeoutMs, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
   } catch (error) {
     throw new TransportError(`cannot connect to NATS at ${url}: ${(error as Error).message}`);
   }

@@ -20,6 +20,8 @@ export interface TestCluster {
   nats: RunningNatsServer;
   /** SIGKILLs nats-server, deletes its store (every message it held), and starts it again. */
   wipeNats(): Promise<void>;
+  /** Starts nats-server again on its port with its store (after a test killed it), SIGKILLing it first if it still runs. */
+  restartNats(): Promise<void>;
   /** SIGKILL: no flush, no goodbye. */
   kill(i: number): Promise<void>;
   start(i: number): Promise<void>;
@@ -28,7 +30,8 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(nodes = 3, writeCopies = 2): Promise<TestCluster> {
+/** `nodeArgs` are extra `ferrite serve` flags for every node (e.g. `--peer-timeout-ms 2000`). */
+export async function startCluster(nodes = 3, writeCopies = 2, nodeArgs: string[] = []): Promise<TestCluster> {
   const root = tempDir('ferrite-cluster-test-');
   const natsPort = await freePort();
   let nats = await startNatsServer(natsPort, path.join(root, 'nats'));
@@ -41,7 +44,7 @@ export async function startCluster(nodes = 3, writeCopies = 2): Promise<TestClus
   writeFileSync(topologyFile, JSON.stringify({ write_copies: writeCopies, nodes: members.map((m) => ({ id: m.id, address: '127.0.0.1', port: m.port, apiport: m.port, weight: 32 })) }));
   const start = async (i: number) => {
     const m = members[i]!;
-    m.running = await spawnNode(m.dataDir, ['--port', String(m.port), '--node-id', m.id, '--topology', topologyFile, '--nats', nats.url]);
+    m.running = await spawnNode(m.dataDir, ['--port', String(m.port), '--node-id', m.id, '--topology', topologyFile, '--nats', nats.url, ...nodeArgs]);
   };
   await Promise.all(members.map((_, i) => start(i)));
   await waitForGossip(members);
@@ -54,6 +57,11 @@ export async function startCluster(nodes = 3, writeCopies = 2): Promise<TestClus
       nats.child.kill('SIGKILL');
       await nats.stop();
       rmSync(path.join(root, 'nats'), { recursive: true, force: true });
+      nats = await startNatsServer(natsPort, path.join(root, 'nats'));
+    },
+    async restartNats() {
+      nats.child.kill('SIGKILL');
+      await nats.stop();
       nats = await startNatsServer(natsPort, path.join(root, 'nats'));
     },
     start,
@@ -75,9 +83,12 @@ export async function startCluster(nodes = 3, writeCopies = 2): Promise<TestClus
     },
     async stop() {
       for (const m of members) {
+        // SIGCONT first: a process a test froze with SIGSTOP would never act on SIGTERM.
+        m.running?.child.kill('SIGCONT');
         m.running?.child.kill('SIGTERM');
         await m.running?.exited;
       }
+      nats.child.kill('SIGCONT');
       await nats.stop();
       rmSync(root, { recursive: true, force: true });
     },

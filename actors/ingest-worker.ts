@@ -1,0 +1,123 @@
+// An ingest worker thread: parses request bodies (TSV, FlatBuffer MetricLists) into columns
+// and canonicalises metric names, the per-sample work that does not need the node's state,
+// so it runs beside the main thread on another core (actors/ingest-pool.ts).
+import { parentPort, workerData } from 'node:worker_threads';
+import { parseCheckField } from '../model/check-field.js';
+import { IngestBatch, type Placed } from '../model/ingest-batch.js';
+import type { MetricResolution } from '../model/ingest-record.js';
+import { decodeMetricList, MetricListFormatError } from '../model/metric-list/decode.js';
+import { metricListRecords } from '../model/metric-list/records.js';
+import { metricKey, placeMetric } from '../model/metric-key.js';
+import { canonicalizeMetricName } from '../model/metric-name.js';
+import { parseTsvInto } from '../model/tsv.js';
+import type { AccountId } from '../model/types.js';
+import type { NewMetric, ParseJob, ParseResult, WirePart } from './ingest-wire.js';
+
+interface WorkerMetric extends Placed {
+  sid: number;
+}
+
+/** Past this many metrics the worker forgets them all and starts a new sid epoch. */
+const MAX_METRICS = 2_000_000;
+
+const partitions = (workerData as { partitions: number }).partitions;
+let epoch = 0;
+let byKey = new Map<string, WorkerMetric>();
+let bySpelling = new Map<string, MetricResolution<WorkerMetric>>();
+let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
+let metrics: WorkerMetric[] = [];
+let fresh: NewMetric[] = [];
+
+function forget(): void {
+  epoch++;
+  byKey = new Map();
+  bySpelling = new Map();
+  byCheck = new Map();
+  metrics = [];
+}
+
+function intern(accountId: AccountId, uuid: string, checkName: string, raw: string): MetricResolution<WorkerMetric> {
+  const parsed = canonicalizeMetricName(raw);
+  if (!parsed.ok) return parsed;
+  const key = metricKey(uuid, parsed.value.canonical);
+  let m = byKey.get(key);
+  if (m === undefined) {
+    m = { sid: metrics.length, key, accountId, uuid, checkName, name: parsed.value, partition: placeMetric(key, partitions).partition };
+    metrics.push(m);
+    byKey.set(key, m);
+    fresh.push({ sid: m.sid, accountId, uuid, checkName, canonical: parsed.value.canonical });
+  }
+  return { ok: true, metric: m };
+}
+
+function cached(spelling: string, resolve: () => MetricResolution<WorkerMetric>): MetricResolution<WorkerMetric> {
+  let hit = bySpelling.get(spelling);
+  if (hit === undefined) bySpelling.set(spelling, (hit = resolve()));
+  return hit;
+}
+
+/** The same resolution rules as the node's registry (actors/metric-registry.ts), cached per check then name. */
+function tsvResolver(headerAccount: AccountId | null) {
+  let lastCheck: string | null = null;
+  let names = new Map<string, MetricResolution<WorkerMetric>>();
+  return (checkField: string, name: string): MetricResolution<WorkerMetric> => {
+    if (checkField !== lastCheck) {
+      lastCheck = checkField;
+      const key = `${headerAccount ?? ''}\u0000${checkField}`;
+      let found = byCheck.get(key);
+      if (found === undefined) byCheck.set(key, (found = new Map()));
+      names = found;
+    }
+    let hit = names.get(name);
+    if (hit === undefined) {
+      const check = parseCheckField(checkField, headerAccount);
+      hit = check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, name) : check;
+      names.set(name, hit);
+    }
+    return hit;
+  };
+}
+
+function parse(job: ParseJob): ParseResult {
+  if (metrics.length > MAX_METRICS) forget();
+  fresh = [];
+  const batch = new IngestBatch<WorkerMetric>();
+  let errors;
+  let submitted;
+  const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);
+  if (job.format === 'tsv') {
+    const r = parseTsvInto(body.toString('utf8'), { resolve: tsvResolver(job.ctx.headerAccount), latestAllowed: job.ctx.latestAllowed, textSizeLimit: job.ctx.textSizeLimit }, batch);
+    errors = r.errors;
+    submitted = r.lines;
+  } else {
+    let list;
+    try {
+      list = decodeMetricList(body);
+    } catch (error) {
+      if (error instanceof MetricListFormatError) return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body, fatal: error.message };
+      throw error;
+    }
+    const r = metricListRecords(list, {
+      resolve: (account, uuid, checkName, name) => cached(`${account}\u0001${uuid}\u0000${checkName}\u0000${name}`, () => intern(account, uuid, checkName, name)),
+      latestAllowed: job.ctx.latestAllowed,
+      textSizeLimit: job.ctx.textSizeLimit,
+    });
+    for (const record of r.records) batch.add(record);
+    errors = r.errors;
+    submitted = list.samples.length + list.skipped.length;
+  }
+  const parts: WirePart[] = [];
+  for (const [partition, p] of batch.parts) {
+    const sids = new Uint32Array(p.length);
+    for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!.sid;
+    parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric.sid } })) });
+  }
+  return { id: job.id, epoch, fresh, parts, errors, submitted, body: job.body };
+}
+
+parentPort!.on('message', (job: ParseJob) => {
+  const result = parse(job);
+  const transfer: ArrayBuffer[] = [result.body.buffer as ArrayBuffer];
+  for (const p of result.parts) transfer.push(p.sids.buffer as ArrayBuffer, p.ts.buffer as ArrayBuffer, p.values.buffer as ArrayBuffer);
+  parentPort!.postMessage(result, transfer);
+});

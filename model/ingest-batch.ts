@@ -1,0 +1,107 @@
+// The unit of work of the write path: one request's accepted samples, already split by
+// partition. Plain doubles (nearly every sample) sit in typed columns, so a write of
+// thousands of samples allocates a few arrays, not an object per sample; everything else
+// (text, histograms, nulls, 64-bit integers beyond 2^53, MetricList generations) stays a record.
+import type { DataKind, IngestRecord, MetricIdentity } from './ingest-record.js';
+
+/** What a batch needs to know of a metric: where it goes. */
+export interface Placed extends MetricIdentity {
+  partition: number;
+}
+
+const INITIAL_CAPACITY = 64;
+
+/** One partition's share of a batch. */
+export class SampleColumns<M extends Placed = Placed> {
+  /** The metric of each numeric sample. */
+  metrics: M[] = [];
+  ts: Float64Array = new Float64Array(INITIAL_CAPACITY);
+  values: Float64Array = new Float64Array(INITIAL_CAPACITY);
+  /** Numeric samples in the columns. */
+  length = 0;
+  /** Every other record, in arrival order. */
+  readonly others: IngestRecord<M>[] = [];
+
+  pushNumeric(metric: M, ts: number, value: number): void {
+    if (this.length === this.ts.length) this.grow();
+    this.metrics.push(metric);
+    this.ts[this.length] = ts;
+    this.values[this.length++] = value;
+  }
+
+  /** Samples of both kinds. */
+  get size(): number {
+    return this.length + this.others.length;
+  }
+
+  /** The samples as records (the cluster's journal and the JSON journal format take these). */
+  *records(): Generator<IngestRecord<M>> {
+    for (let i = 0; i < this.length; i++) yield { kind: 'numeric', metric: this.metrics[i]!, ts: this.ts[i]! as IngestRecord['ts'], value: this.values[i]! };
+    yield* this.others;
+  }
+
+  private grow(): void {
+    const ts = new Float64Array(this.ts.length * 2);
+    ts.set(this.ts);
+    this.ts = ts;
+    const values = new Float64Array(this.values.length * 2);
+    values.set(this.values);
+    this.values = values;
+  }
+}
+
+/** One request's accepted samples by partition. */
+export class IngestBatch<M extends Placed = Placed> {
+  readonly parts = new Map<number, SampleColumns<M>>();
+  size = 0;
+
+  add(record: IngestRecord<M>): void {
+    const v = record.value;
+    if (record.kind === 'numeric' && typeof v === 'number' && !record.generation) this.addNumeric(record.metric, record.ts, v);
+    else {
+      this.part(record.metric.partition).others.push(record);
+      this.size++;
+    }
+  }
+
+  addNumeric(metric: M, ts: number, value: number): void {
+    this.part(metric.partition).pushNumeric(metric, ts, value);
+    this.size++;
+  }
+
+  *records(): Generator<IngestRecord<M>> {
+    for (const part of this.parts.values()) yield* part.records();
+  }
+
+  /** Calls `visit` once per (metric, kind) pair present, in no particular order (may repeat). */
+  forEachKind(visit: (metric: M, kind: DataKind) => void): void {
+    for (const part of this.parts.values()) {
+      let last: M | null = null;
+      for (const m of part.metrics) {
+        if (m === last) continue;
+        last = m;
+        visit(m, 'numeric');
+      }
+      for (const r of part.others) visit(r.metric, r.kind);
+    }
+  }
+
+  /** Adds a whole partition's columns built elsewhere (an ingest worker's). */
+  adoptPart(partition: number, part: SampleColumns<M>): void {
+    if (this.parts.has(partition)) throw new Error(`BUG: partition ${partition} adopted twice`);
+    this.parts.set(partition, part);
+    this.size += part.size;
+  }
+
+  static of<M extends Placed>(records: Iterable<IngestRecord<M>>): IngestBatch<M> {
+    const batch = new IngestBatch<M>();
+    for (const r of records) batch.add(r);
+    return batch;
+  }
+
+  private part(partition: number): SampleColumns<M> {
+    let p = this.parts.get(partition);
+    if (p === undefined) this.parts.set(partition, (p = new SampleColumns<M>()));
+    return p;
+  }
+}
