@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node.js';
 import { VERSION } from '../model/version.js';
 import type { PeerLag } from '../actors/replication.js';
+import { TAG } from './schemas.js';
 
 const s = (value: string | number) => ({ _type: 's', _value: String(value) });
 const n = (value: number) => ({ _type: 'L', _value: value });
@@ -12,7 +13,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
   const { node } = opts;
   const topology = node.ring.topology.hash;
 
-  app.get('/stats.json', async () => ({
+  app.get('/stats.json', { schema: { tags: [TAG.admin], summary: 'Identity, version, topology and ingest counters in IRONdb shape ({_type, _value} entries)' } }, async () => ({
     application: s('ferrite'),
     identity: s(node.identity),
     version: s(VERSION),
@@ -28,7 +29,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
 
   const rollups = node.config.rollups.map((l) => l.period);
   const histogramRollups = node.config.histogramRollups.map((l) => l.period);
-  app.get('/state', async () => {
+  app.get('/state', { schema: { tags: [TAG.admin], summary: 'Identity, topology, rollup levels, rusage, replication lag and features' } }, async () => {
     const usage = process.resourceUsage();
     const replication = await node.replicationState();
     const lags = Object.values((replication?.peers ?? {}) as Record<string, PeerLag>).map((l) => l.oldest_unconfirmed_age);

@@ -18,6 +18,7 @@ import type { AccountId } from '../model/types.js';
 import { accountHeader, requestDeadline } from './headers.js';
 import { MAX_EPOCH_S } from '../model/fetch/request.js';
 import { bodyText } from './raw.js';
+import { accountHeaders, fields, JSON_BODY, str, TAG } from './schemas.js';
 
 export const CAQL_METHOD = 'caql_v1';
 const DEFAULT_TIMEOUT_S = 4.5;
@@ -39,10 +40,25 @@ export const CAQL_EXTENSION = {
   },
 };
 
+// Documented only: a bad parameter is a CAQL user error (its own body), worded by the handler.
+const caqlQuery = fields({
+  query: str('the CAQL query (or q)'),
+  start: str('start, epoch seconds, inclusive (or start_time)'),
+  end: str('end, epoch seconds, exclusive (or end_time)'),
+  period: str('seconds per slot (default 60; finer only with #min_period)'),
+  format: str('DF1 (default) or DF4'),
+  _timeout: str('seconds (default 4.5)'),
+  account_id: str('account (else x-svc-account-id or X-Circonus-Account)'),
+});
+const caqlDocs = {
+  schema: { tags: [TAG.caql], summary: 'Evaluate a CAQL query over [start, end) at a period: DF1 or DF4', querystring: caqlQuery, headers: fields(accountHeaders) },
+  config: { rawBody: { description: 'POST: the same parameters as a JSON object (they override the query string)', types: { [JSON_BODY]: '{query, start, end, period?, format?, _timeout?, account_id?}' } } },
+};
+
 export async function caqlRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
   for (const url of ['/extension/lua/caql_v1', '/extension/lua/public/caql_v1']) {
-    app.route({ method: ['GET', 'POST'], url, handler: (req, reply) => answer(node, req, reply) });
+    app.route({ method: ['GET', 'POST'], url, ...caqlDocs, handler: (req, reply) => answer(node, req, reply) });
   }
 }
 

@@ -14,6 +14,7 @@ import { advisoryLimit, tagQuery } from './find.js';
 import { find } from '../actors/find-service.js';
 import { accountHeader, svcHeader } from './headers.js';
 import { metricFromPath } from './metric-param.js';
+import { fields, metricPath, str, svcHeaders, TAG, uuidParam } from './schemas.js';
 
 /** Path word → data kind. */
 const KINDS = { raw: 'numeric', text: 'text', histogram: 'histogram' } as const satisfies Record<string, DataKind>;
@@ -31,11 +32,28 @@ interface DeleteResult {
 type Query = Record<string, string | undefined>;
 type Selection = { found: Found[]; incomplete: boolean };
 
+const deleteHeaders = fields(
+  svcHeaders({
+    'account-id': 'account id (required by the tag, pattern and check forms)',
+    'delete-time': 'epoch seconds: data stamped before this is deleted (required by the raw, text and histogram forms)',
+    'confirm-delete': '1: delete; otherwise only report what matches',
+    'delete-rollups': 'histograms: only these rollup periods, comma-separated seconds',
+    'full-delete': 'text/histogram single metric: 1 also journals the delete to its other owners',
+    'advisory-limit': 'most metrics acted on; -1 or none for no limit',
+  }),
+);
+const tagQueryParam = fields({ query: str('tag query selecting the metrics') }, ['query']);
+const checkPath = fields({ uuid: uuidParam }, ['uuid']);
+
+function deleteSchema(summary: string, parts: { params?: object; querystring?: object }) {
+  return { tags: [TAG.delete], summary, headers: deleteHeaders, ...parts };
+}
+
 export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
   for (const word of Object.keys(KINDS) as PathKind[]) {
     const kind = KINDS[word];
-    app.delete(`/${word}/tags`, async (req, reply) => {
+    app.delete(`/${word}/tags`, { schema: deleteSchema(`Delete the ${kind} data of metrics matching a tag query`, { querystring: tagQueryParam }) }, async (req, reply) => {
       const before = deleteTime(req);
       const periods = deleteRollups(node, req, kind);
       const account = requiredAccount(req);
@@ -44,7 +62,8 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       const elsewhere = await storedElsewhere(node, account, text!, selection);
       return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
-    app.delete(`/${word}/:uuid/*`, async (req, reply) => {
+    const single = deleteSchema(`Delete the ${kind} data of one metric, or of the check's metrics matching a \`*\` pattern`, { params: metricPath });
+    app.delete(`/${word}/:uuid/*`, { schema: single }, async (req, reply) => {
       const { uuid, '*': name } = req.params as { uuid: string; '*': string };
       const before = deleteTime(req);
       const periods = deleteRollups(node, req, kind);
@@ -66,7 +85,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
     if (word === 'raw') continue;
-    app.delete(`/${word}/:uuid`, async (req, reply) => {
+    app.delete(`/${word}/:uuid`, { schema: deleteSchema(`Delete the ${kind} data of every metric of a check`, { params: checkPath }) }, async (req, reply) => {
       const before = deleteTime(req);
       const periods = deleteRollups(node, req, kind);
       const account = requiredAccount(req);
@@ -77,7 +96,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
     });
   }
 
-  app.delete('/full/canonical/:uuid/*', async (req, reply) => {
+  app.delete('/full/canonical/:uuid/*', { schema: deleteSchema('Delete one metric entirely: every data type, rollup and index record', { params: metricPath }) }, async (req, reply) => {
     const { uuid, '*': name } = req.params as { uuid: string; '*': string };
     requiredAccount(req);
     const metric = metricFromPath(node, uuid, name);
@@ -86,7 +105,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
     return reply.send({ status: 'succeeded' });
   });
 
-  app.delete('/full/tags', async (req, reply) => {
+  app.delete('/full/tags', { schema: deleteSchema('Delete the metrics matching a tag query entirely', { querystring: tagQueryParam }) }, async (req, reply) => {
     const selection = await select(node, requiredAccount(req), tagQuery((req.query as Query).query), advisoryLimit(req, FULL_DELETE_LIMIT));
     return sendResults(reply, selection, (m) => node.fullDelete(m, confirmed(req)), null);
   });

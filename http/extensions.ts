@@ -10,6 +10,7 @@ import { stopSpareWorker } from '../extensions/runner.js';
 import { ferr } from '../model/errors.js';
 import { CAQL_EXTENSION, CAQL_METHOD, requestParams } from './caql.js';
 import { accountHeader } from './headers.js';
+import { accountHeaders, fields, JSON_BODY, str, TAG } from './schemas.js';
 
 export async function extensionRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
@@ -17,7 +18,7 @@ export async function extensionRoutes(app: FastifyInstance, opts: { node: Ferrit
   const extensions = await loadExtensions(node.config.extensionsDir, limits, [CAQL_METHOD], app.log as never);
   app.addHook('onClose', stopSpareWorker);
 
-  app.get('/extension/lua', async () => {
+  app.get('/extension/lua', { schema: { tags: [TAG.extensions], summary: 'Every extension: {<name>: {params: {<p>: {name, type}}, description}}' } }, async () => {
     const listing: Record<string, unknown> = { [CAQL_METHOD]: CAQL_EXTENSION };
     for (const ext of extensions.values()) listing[ext.name] = { params: ext.params, description: ext.description };
     return listing;
@@ -27,6 +28,13 @@ export async function extensionRoutes(app: FastifyInstance, opts: { node: Ferrit
     app.route({
       method: ['GET', 'POST'],
       url,
+      schema: {
+        tags: [TAG.extensions],
+        summary: "Run a Lua extension with its params (query string and/or a JSON body); its return value is the answer",
+        params: fields({ name: str('the extension (GET /extension/lua lists them)') }, ['name']),
+        headers: fields(accountHeaders),
+      },
+      config: { rawBody: { description: 'POST: params as a JSON object', types: { [JSON_BODY]: '{<param>: value, ...}' } } },
       handler: async (req, reply) => {
         const name = (req.params as { name: string }).name;
         const ext = extensions.get(name);

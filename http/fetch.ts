@@ -11,6 +11,7 @@ import { decodeFetchFlatBuffer } from '../model/fetch/fetch-flatbuffer.js';
 import { planFetch, type FetchDocument } from '../model/fetch/request.js';
 import { mediaType, requestDeadline } from './headers.js';
 import { bodyText } from './raw.js';
+import { JSON_BODY, TAG } from './schemas.js';
 
 const FETCH_FLATBUFFER = new Set(['x-irondb-fetch-flatbuffer', 'application/x-irondb-fetch-flatbuffer', 'application/x-svc-fetch-flatbuffer']);
 const JSON_TYPES = new Set(['', 'application/json', 'text/json', 'text/plain']);
@@ -19,7 +20,16 @@ export const DF4_FLATBUFFER_TYPE = 'application/x-irondb-df4-flatbuffer';
 
 export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
-  app.post('/fetch', async (req, reply) => {
+  const docs = {
+    schema: { tags: [TAG.fetch], summary: 'Read streams at a period, transform and reduce them: DF4 in JSON (default) or FlatBuffer (Accept: x-irondb-df4-flatbuffer)' },
+    config: {
+      rawBody: {
+        description: 'the fetch document {start, period, count, streams: [{uuid, name, kind, transform, transform_params, label?}], reduce: [{label, method, method_params}]}',
+        types: { [JSON_BODY]: 'the fetch document in JSON', 'application/x-irondb-fetch-flatbuffer': 'the fetch document as a FlatBuffer Fetch table (ms)' },
+      },
+    },
+  };
+  app.post('/fetch', docs, async (req, reply) => {
     const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
     const columns = await withFieldErrors(() => runFetch(node, plan, requestDeadline(req)));
     const head = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] };

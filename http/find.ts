@@ -8,14 +8,49 @@ import { ferr } from '../model/errors.js';
 import { parseRelativeTime } from '../model/relative-time.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, requestDeadline, svcHeader } from './headers.js';
+import { accountHeaders, fields, str, svcHeaders, TAG } from './schemas.js';
 
 
 type Query = Record<string, string | undefined>;
 
+const flagParam = (description: string, max: number) => str(description, { enum: ['', ...Array.from({ length: max + 1 }, (_, i) => String(i))] });
+const searchQuery = {
+  query: str('tag query (docs/tag-query.md), e.g. `and(__name:cpu*,host:web*)`'),
+  activity_start_secs: str('only metrics active after this: epoch seconds or a relative time such as now-1h'),
+  activity_end_secs: str('only metrics active before this: epoch seconds or a relative time'),
+};
+const searchHeaders = {
+  ...accountHeaders,
+  ...svcHeaders({
+    'advisory-limit': 'most results (default 10000); -1 or none for no limit',
+    proxied: '1: answer from this node alone',
+    'verify-owner': 'true: only metrics this node owns',
+  }),
+};
+
+/** The path forms carry the account; the header forms take it from x-svc-account-id. */
+function searchSchema(prefix: string, summary: string, extra: Record<string, Record<string, unknown>>) {
+  return {
+    tags: [TAG.search],
+    summary,
+    ...(prefix.includes(':account') ? { params: fields({ account: str('account id') }, ['account']) } : {}),
+    querystring: fields({ ...searchQuery, ...extra }, ['query']),
+    headers: fields(searchHeaders),
+  };
+}
+
 export async function findRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
   for (const prefix of ['/find/:account', '/find']) {
-    app.get(`${prefix}/tags`, async (req, reply) => {
+    const tagsQuery = {
+      count_only: flagParam('1: only {count, estimate}', 1),
+      activity: flagParam('0: leave activity windows out of the records (default 1)', 1),
+      latest: flagParam('1: include the latest values when tracked; 2: also start tracking them', 2),
+    };
+    const tags = { schema: searchSchema(prefix, 'Metrics matching a tag query: [{uuid, check_name, metric_name, category, type, account_id, activity?, latest?}]', tagsQuery) };
+    const cats = { schema: searchSchema(prefix, 'Tag categories of the matching metrics', {}) };
+    const vals = { schema: searchSchema(prefix, 'Tag values of the matching metrics', { category: str('only values of this category') }) };
+    app.get(`${prefix}/tags`, tags, async (req, reply) => {
       const countOnly = flag(req.query as Query, 'count_only', 0, 1) === 1;
       const answer = await answerFor(node, req, countOnly ? 'count' : 'tags', reply);
       if (countOnly) return reply.send({ count: answer.count, estimate: answer.unanswered.length > 0 });
@@ -27,8 +62,8 @@ export async function findRoutes(app: FastifyInstance, opts: { node: FerriteNode
       }
       return reply.type('application/json').send(`[${answer.rows.map((r) => r.json).join(',')}]`);
     });
-    app.get(`${prefix}/tag_cats`, async (req, reply) => reply.send((await answerFor(node, req, 'tag_cats', reply)).values));
-    app.get(`${prefix}/tag_vals`, async (req, reply) => reply.send((await answerFor(node, req, 'tag_vals', reply)).values));
+    app.get(`${prefix}/tag_cats`, cats, async (req, reply) => reply.send((await answerFor(node, req, 'tag_cats', reply)).values));
+    app.get(`${prefix}/tag_vals`, vals, async (req, reply) => reply.send((await answerFor(node, req, 'tag_vals', reply)).values));
   }
 }
 

@@ -11,6 +11,7 @@ import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
 import { proxyToOwner } from './proxy.js';
+import { accountHeaders, epochS, fields, jsonItems, metricNameParam, TAG, uuidParam } from './schemas.js';
 
 /** `histogram`: base64 of the serialized circllhist, validated here so storage never sees a bad one. */
 const histogramItem: ItemParser<MetricInfo> = (item, head) => {
@@ -29,6 +30,8 @@ export async function histogramRoutes(app: FastifyInstance, opts: { node: Ferrit
   app.route({
     method: ['PUT', 'POST'],
     url: '/histogram/write',
+    schema: { tags: [TAG.ingest], summary: 'Write histograms (legacy JSON writer)', headers: fields(accountHeaders) },
+    config: { rawBody: jsonItems('{metric, id, offset, period, histogram (base64 circllhist), account_id?, check_name?}') },
     handler: async (req, reply) => {
       const parsed = parseItems(bodyText(req), itemsContext(node, req, 'number'), histogramItem);
       if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
@@ -36,7 +39,15 @@ export async function histogramRoutes(app: FastifyInstance, opts: { node: Ferrit
     },
   });
 
-  app.get('/histogram/:start/:end/:period/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
+  const histogramRead = {
+    tags: [TAG.read],
+    summary: 'Histograms per period starting in [start, end] as [[ts_s, period, {bin: count}], ...]',
+    params: fields(
+      { start: epochS('start, inclusive'), end: epochS('end, inclusive'), period: epochS('period, seconds (a histogram rollup level or a multiple of one)'), uuid: uuidParam, '*': metricNameParam },
+      ['start', 'end', 'period', 'uuid', '*'],
+    ),
+  };
+  app.get('/histogram/:start/:end/:period/:uuid/*', { schema: histogramRead, preHandler: proxyToOwner(node) }, async (req, reply) => {
     const p = req.params as { start: string; end: string; period: string; uuid: string; '*': string };
     const start = epochSecParam(p.start, 'start');
     const end = epochSecParam(p.end, 'end');

@@ -12,6 +12,7 @@ import { ingestParsed } from './ingest-reply.js';
 import { numberJson, rowsJson } from '../model/json-out.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { proxyToOwner } from './proxy.js';
+import { accountHeaders, fields, metricPath, secMs, svcHeaders, TAG, TSV_BODY } from './schemas.js';
 
 const FLATBUFFER_TYPES = new Set([
   'application/x-svc-metric-list-flatbuffer',
@@ -24,6 +25,21 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
   app.route({
     method: ['PUT', 'POST'],
     url: '/raw',
+    schema: {
+      tags: [TAG.ingest],
+      summary: 'Submit samples: TSV M/H1 lines, or a FlatBuffer MetricList',
+      headers: fields({ ...accountHeaders, ...svcHeaders({ datapoints: 'FlatBuffer bodies: the number of samples (a hint; required)' }) }),
+    },
+    config: {
+      rawBody: {
+        description: 'TSV lines `M TIMESTAMP UUID NAME TYPE VALUE` and `H1 TIMESTAMP UUID NAME HISTOGRAM` (TAB-separated), or a FlatBuffer MetricList (v1 CIML or v2 CMLS). Reply: {records, updated, misdirected, discarded, errors, error_details?}.',
+        types: {
+          [TSV_BODY]: 'TSV records, one per line',
+          'application/x-svc-metric-list-flatbuffer': 'FlatBuffer MetricList',
+          'application/x-circonus-metric-list-flatbuffer': 'FlatBuffer MetricList (IRONdb spelling)',
+        },
+      },
+    },
     handler: async (req, reply) => {
       if (FLATBUFFER_TYPES.has(mediaType(req))) return reply.send(await ingestMetricList(node, req));
       const ctx = rawContext(node, req);
@@ -32,7 +48,13 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     },
   });
 
-  app.get('/raw/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
+  const rawRead = {
+    tags: [TAG.read],
+    summary: 'Raw numeric samples [start_ts, end_ts) as [[epoch_ms, value], ...]',
+    params: metricPath,
+    querystring: fields({ start_ts: secMs('start, inclusive'), end_ts: secMs('end, exclusive') }, ['start_ts', 'end_ts']),
+  };
+  app.get('/raw/:uuid/*', { schema: rawRead, preHandler: proxyToOwner(node) }, async (req, reply) => {
     const { uuid, '*': name } = req.params as { uuid: string; '*': string };
     const query = req.query as Record<string, string | undefined>;
     const start = requiredSecMs(query, 'start_ts');

@@ -13,6 +13,7 @@ import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText, requiredSecMs } from './raw.js';
 import { proxyToOwner } from './proxy.js';
+import { accountHeaders, fields, jsonItems, metricPath, secMs, str, TAG } from './schemas.js';
 
 const ENGINES: readonly RollupEngine[] = ['dispatch', 'nnt', 'recalc'];
 
@@ -30,7 +31,22 @@ const nntItem: ItemParser<MetricInfo, NntRecord> = (item, head) => {
 export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
 
-  app.get('/rollup/:uuid/*', { preHandler: proxyToOwner(node) }, async (req, reply) => {
+  const rollupRead = {
+    tags: [TAG.read],
+    summary: 'Numeric rollups per span for periods starting in [start_ts, end_ts) as [[ts_s, value], ...]',
+    params: metricPath,
+    querystring: fields(
+      {
+        start_ts: secMs('start, inclusive'),
+        end_ts: secMs('end, exclusive'),
+        rollup_span: str('the period: `<n>s` or `<n>ms`, n > 0'),
+        get_engine: str('dispatch (default), nnt or recalc', { enum: ENGINES }),
+        type: str('the value of each period (default average)', { enum: ['', ...ROLLUP_TYPE_NAMES] }),
+      },
+      ['start_ts', 'end_ts', 'rollup_span'],
+    ),
+  };
+  app.get('/rollup/:uuid/*', { schema: rollupRead, preHandler: proxyToOwner(node) }, async (req, reply) => {
     const { uuid, '*': name } = req.params as { uuid: string; '*': string };
     const q = req.query as Record<string, string | undefined>;
     const start = requiredSecMs(q, 'start_ts');
@@ -48,13 +64,18 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     return reply.type('application/json').send(rollupJson(rows, type));
   });
 
+  const nntDocs = {
+    schema: { tags: [TAG.ingest], summary: 'Write rollup records (legacy JSON writer)', headers: fields(accountHeaders) },
+    config: { rawBody: jsonItems('{metric, id, offset, count, value, derivative, counter, stddev, derivative_stddev, counter_stddev} (or parts: [sub_period_s, [...]])') },
+  };
   // gosnowth's WriteNumeric posts the same items to /write/numeric.
   app.route({
     method: ['PUT', 'POST'],
     url: '/write/nnt',
+    ...nntDocs,
     handler: writeNnt,
   });
-  app.post('/write/numeric', writeNnt);
+  app.post('/write/numeric', nntDocs, writeNnt);
 
   async function writeNnt(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const parsed = parseItems(bodyText(req), itemsContext(node, req, 'number'), nntItem);

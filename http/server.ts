@@ -22,6 +22,10 @@ import { textRoutes } from './text.js';
 import { surrogateRoutes } from './surrogate.js';
 import { checkTagRoutes } from './check-tags.js';
 import { graphiteRoutes } from './graphite.js';
+import { consoleRoutes } from './console.js';
+import { countTraffic } from './traffic.js';
+import { registerOpenApi } from './openapi.js';
+import { isValidationError, validationError } from './validation.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
   const app: FastifyInstance = Fastify({
@@ -51,6 +55,8 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
       if (error.status >= 500) req.log.error({ err: error }, error.message);
       return reply.status(error.status).send(errorBody(error));
     }
+    // A request that fails its route schema gets the code and message its handler would give.
+    if (isValidationError(error)) return reply.status(400).send(errorBody(validationError(error, req)));
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.status(413).send(errorBody(ferr('FER_ERR_BODY_TOO_LARGE', node.config.bodyLimitBytes)));
     }
@@ -61,6 +67,8 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   });
   app.setNotFoundHandler((req, reply) => reply.status(404).send(errorBody(ferr('FER_ERR_NOT_FOUND', req.method, req.url))));
 
+  const traffic = countTraffic(app);
+  registerOpenApi(app);
   app.register(rawRoutes, { node });
   app.register(textRoutes, { node });
   app.register(adminRoutes, { node });
@@ -78,6 +86,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(prometheusRemoteRoutes, { node });
   app.register(openTsdbRoutes, { node });
   app.register(prometheusApiRoutes, { node });
+  app.register(consoleRoutes, { node, traffic });
   return app;
 }
 

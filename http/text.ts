@@ -10,6 +10,7 @@ import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './raw.js';
 import { proxyToOwner, type MetricSegments } from './proxy.js';
 import { readLegacyNumeric, type LegacyNumericRead } from './rollup.js';
+import { accountHeaders, booleanQuery, epochS, fields, jsonItems, metricNameParam, str, TAG } from './schemas.js';
 
 /** `/write/text` items: `value` is the text, stored like an `s` record (truncated at the size limit). */
 function textItem(limit: number): ItemParser<MetricInfo> {
@@ -27,6 +28,8 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
   app.route({
     method: ['PUT', 'POST'],
     url: '/write/text',
+    schema: { tags: [TAG.ingest], summary: 'Write text samples (legacy JSON writer)', headers: fields(accountHeaders) },
+    config: { rawBody: jsonItems('{metric, id, offset, value, account_id?, check_name?}') },
     handler: async (req, reply) => {
       const parsed = parseItems(bodyText(req), itemsContext(node, req, 'string'), textItem(node.config.textSizeLimit));
       if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
@@ -34,10 +37,27 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
     },
   });
 
+  const read = {
+    tags: [TAG.read],
+    summary: 'Text samples [start, end) as [[epoch_ms, text], ...], runs of one value collapsed to their first sample; with a period third, the deprecated numeric read',
+    params: fields(
+      {
+        start: epochS('start, inclusive'),
+        end: epochS('end, exclusive'),
+        third: str('the check uuid (text read), or a period in seconds for the deprecated numeric read `/read/<start>/<end>/<period>/<uuid>/<type>/<metric>`'),
+        '*': metricNameParam,
+      },
+      ['start', 'end', 'third', '*'],
+    ),
+    querystring: fields({
+      get_specific_range: booleanQuery('text: every sample in the range, no lead, no collapsing (default false)'),
+      lead: booleanQuery('text: include the sample in force at start (default true)'),
+    }),
+  };
   // One route serves the text read `/read/<start>/<end>/<uuid>/<metric>` and the deprecated
   // numeric read `/read/<start>/<end>/<period>/<uuid>/<type>/<metric>`: the third segment of
   // the numeric form is an integer period, which no uuid is.
-  app.get('/read/:start/:end/:third/*', { preHandler: proxyToOwner(node, readSegments) }, async (req, reply) => {
+  app.get('/read/:start/:end/:third/*', { schema: read, preHandler: proxyToOwner(node, readSegments) }, async (req, reply) => {
     const numeric = legacyNumericRead(req.params as ReadParams);
     if (numeric !== null) return reply.type('application/json').send(await readLegacyNumeric(node, numeric));
     const params = { ...(req.params as ReadParams), uuid: (req.params as ReadParams).third };

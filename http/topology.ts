@@ -6,8 +6,13 @@ import type { FerriteNode } from '../actors/node.js';
 import { ferr } from '../model/errors.js';
 import { ownersOf, type TopologyNode } from '../model/topology/index.js';
 import { metricFromPath } from './metric-param.js';
+import { fields, metricNameParam, str, TAG, uuidParam } from './schemas.js';
 
 type Format = 'json' | 'xml';
+// An unknown format is a 404 (no such endpoint), as the handler says, so it is not an enum here.
+const format = str('json or xml');
+const hashed = fields({ format, hash: str("the topology's hash (64 hex)") }, ['format', 'hash']);
+const schema = (summary: string, params?: object) => ({ schema: { tags: [TAG.cluster], summary, ...(params ? { params } : {}) } });
 const xml = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', suppressEmptyNode: true });
 
 export async function topologyRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
@@ -26,7 +31,7 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     ...(n.side === null ? {} : { side: n.side }),
   });
 
-  app.get('/topology/:format/:hash', async (req, reply) => {
+  app.get('/topology/:format/:hash', schema('The topology: {hash, write_copies, nodes: [{id, address, port, apiport, weight, n, side?}]}', hashed), async (req, reply) => {
     const { format, hash } = params(req.params);
     current(hash);
     const nodes = topology.nodes.map(nodeFields);
@@ -34,7 +39,7 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     return sendXml(reply, { nodes: { '@write_copies': topology.writeCopies, node: nodes.map(attributes) } });
   });
 
-  app.get('/toporing/:format/:hash', async (req, reply) => {
+  app.get('/toporing/:format/:hash', schema('The ring: virtual nodes {id, idx, location} in ring order', hashed), async (req, reply) => {
     const { format, hash } = params(req.params);
     current(hash);
     const vnodes = node.ring.vnodes.map((v) => ({ id: v.node.id, idx: v.idx, location: v.location.toString('hex') }));
@@ -42,7 +47,8 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     return sendXml(reply, { vnodes: { vnode: vnodes.map(attributes) } });
   });
 
-  app.get('/locate/:format/:uuid/*', async (req, reply) => {
+  const located = fields({ format, uuid: uuidParam, '*': metricNameParam }, ['format', 'uuid', '*']);
+  app.get('/locate/:format/:uuid/*', schema("A metric's owners, primary first: {key, location: [nodes]}", located), async (req, reply) => {
     const { format } = params(req.params);
     const { uuid, '*': name } = req.params as { uuid: string; '*': string };
     const metric = metricFromPath(node, uuid, name);
@@ -53,7 +59,7 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     return sendXml(reply, { nodes: { '@n': topology.writeCopies, node: nodes.map(attributes) } });
   });
 
-  app.get('/gossip/json', async () => node.gossip.entries());
+  app.get('/gossip/json', schema('What this node heard from each topology node: [{id, gossip_time, gossip_age, topo_current, ...}] (strings, as IRONdb)'), async () => node.gossip.entries());
 }
 
 function params(raw: unknown): { format: Format; hash: string } {

@@ -81,6 +81,13 @@ export class Store {
     await this.family(cf).compact();
   }
 
+  /** What one column family holds: live SST files on disk and memtables in memory (RocksDB's own figures). */
+  async familySize(cf: ColumnFamilyName): Promise<{ sstBytes: number; memtableBytes: number }> {
+    const session = this.family(cf);
+    const property = async (name: string) => Number((await session.getProperty(name)) ?? 0);
+    return { sstBytes: await property('rocksdb.live-sst-files-size'), memtableBytes: await property('rocksdb.cur-size-all-mem-tables') };
+  }
+
   /** Writes every column family's memtable to SST files, so the WAL can be dropped. */
   async flushAll(): Promise<void> {
     for (const session of this.families.values()) await session.flush();

@@ -35,7 +35,8 @@ return {
       local row = df4.data[i]
       for j = 1, count do
         local v = row[j]
-        if v ~= nil then sum, n = sum + v, n + 1 end
+        -- a gap arrives as JSON null (not nil): count numbers only
+        if type(v) == "number" then sum, n = sum + v, n + 1 end
       end
       if n > 0 then ranked[#ranked + 1] = { metric = df4.meta[i].label, uuid = streams[i].uuid, mean = sum / n, periods = n } end
     end

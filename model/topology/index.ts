@@ -1,3 +1,4 @@
 export * from './topology.js';
 export * from './parse.js';
 export * from './ring.js';
+export * from './shares.js';

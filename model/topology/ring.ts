@@ -53,9 +53,13 @@ export function keyLocation(key: MetricKey | string): Buffer {
 
 /** The `write_copies` owners of a key, primary first. */
 export function ownersOf(ring: Ring, key: MetricKey | string): TopologyNode[] {
+  return ownersAt(ring, keyLocation(key));
+}
+
+/** The `write_copies` owners of a key at `location` (32 bytes; consumed), primary first. */
+export function ownersAt(ring: Ring, location: Buffer): TopologyNode[] {
   const want = ring.topology.writeCopies;
   const chosen: TopologyNode[] = [];
-  const location = keyLocation(key);
   let strictSides = ring.sided;
   while (chosen.length < want) {
     const pick = walk(ring, location, chosen, strictSides);

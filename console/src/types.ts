@@ -1,0 +1,77 @@
+// Shapes of what the node answers (see http/console.ts and the README's endpoint sections).
+export interface PeerLag {
+  unconfirmed_messages: number;
+  unconfirmed_records: number;
+  oldest_unconfirmed_age: number;
+}
+
+export interface Replication {
+  peers: Record<string, PeerLag>;
+  journal_pending: number | null;
+  misdirected: number;
+  incarnation: string;
+}
+
+export interface Overview {
+  identity: string;
+  version: string;
+  started_at: number;
+  uptime_s: number;
+  rollups: number[];
+  histogram_rollups: number[];
+  memory: { rss_bytes: number; heap_used_bytes: number };
+  disk: { families: Record<string, { sst_bytes: number; memtable_bytes: number }>; total_bytes: number };
+  journal: { entries: number; first_seq: number | null; last_seq: number | null; cluster: Replication | null };
+  rollup_backlog: { numeric_windows: number; histogram_periods: number; capped: boolean };
+  counters: Record<string, number>;
+}
+
+export interface NodeView {
+  id: string;
+  address: string;
+  port: number;
+  apiport: number;
+  weight: number;
+  side: string | null;
+  self: boolean;
+  alive: boolean;
+  gossip_age: number | null;
+  share?: { primary: number; copies: number };
+  overview?: Overview;
+  error?: string;
+}
+
+export interface Nodes {
+  identity: string;
+  topology: { hash: string; write_copies: number };
+  nodes: NodeView[];
+}
+
+export interface History {
+  interval_s: number;
+  t: number[];
+  rates: Record<string, (number | null)[]>;
+  gauges: Record<string, (number | null)[]>;
+  peers: Record<string, Record<keyof PeerLag, (number | null)[]>>;
+}
+
+export interface FindRow {
+  uuid: string;
+  check_name: string;
+  metric_name: string;
+  type: string;
+  account_id: number;
+}
+
+/** DF4 as /fetch and caql_v1 (format=DF4) answer. */
+export interface Df4 {
+  version: 'DF4';
+  head: { count: number; start: number; period: number; warning?: string | string[]; error?: string[] };
+  meta: { kind: string; label: string; tags?: string[] }[];
+  data: unknown[][];
+}
+
+export interface ExtensionInfo {
+  description: string;
+  params: Record<string, { name: string; type: string }>;
+}
