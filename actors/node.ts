@@ -609,18 +609,25 @@ export class FerriteNode {
    */
   private addIndexRecords(batch: StoreBatch, samples: IngestBatch<MetricInfo>): Map<MetricInfo, number> {
     const fresh = new Map<MetricInfo, number>();
-    samples.forEachKind((m, kind) => {
-      const bit = STORED_KIND[kind];
-      if ((m.stored & bit) !== 0 && (m.stored & STORED_NAME) !== 0) return;
-      const staged = fresh.get(m) ?? 0;
-      if ((m.stored & bit) === 0 && (staged & bit) === 0) batch.put(CF.index, typeKey(m.id, kind), EMPTY);
-      if ((m.stored & STORED_NAME) === 0 && (staged & STORED_NAME) === 0) {
-        batch.put(CF.metrics, m.id, encodeNameRecord(m));
-        for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
-      }
-      fresh.set(m, staged | bit | STORED_NAME);
-    });
+    const known = STORED_NAME | STORED_KIND.numeric;
+    for (const part of samples.parts.values()) {
+      // Per sample only a bit test: a metric and kind already on disk cost nothing more.
+      for (const m of part.metrics) if ((m.stored & known) !== known) this.stageIndexRecords(batch, fresh, m, 'numeric');
+      for (const r of part.others) this.stageIndexRecords(batch, fresh, r.metric, r.kind);
+    }
     return fresh;
+  }
+
+  /** Stages the index records `m` lacks for `kind` (once per batch), noting the bits to set. */
+  private stageIndexRecords(batch: StoreBatch, fresh: Map<MetricInfo, number>, m: MetricInfo, kind: DataKind): void {
+    const bit = STORED_KIND[kind];
+    const have = m.stored | (fresh.get(m) ?? 0);
+    if ((have & bit) === 0) batch.put(CF.index, typeKey(m.id, kind), EMPTY);
+    if ((have & STORED_NAME) === 0) {
+      batch.put(CF.metrics, m.id, encodeNameRecord(m));
+      for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
+    }
+    fresh.set(m, (fresh.get(m) ?? 0) | bit | STORED_NAME);
   }
 
   private async replayJournal(): Promise<void> {

@@ -2,7 +2,7 @@
 // partition. Plain doubles (nearly every sample) sit in typed columns, so a write of
 // thousands of samples allocates a few arrays, not an object per sample; everything else
 // (text, histograms, nulls, 64-bit integers beyond 2^53, MetricList generations) stays a record.
-import type { DataKind, IngestRecord, MetricIdentity } from './ingest-record.js';
+import type { IngestRecord, MetricIdentity } from './ingest-record.js';
 
 /** What a batch needs to know of a metric: where it goes. */
 export interface Placed extends MetricIdentity {
@@ -71,19 +71,6 @@ export class IngestBatch<M extends Placed = Placed> {
 
   *records(): Generator<IngestRecord<M>> {
     for (const part of this.parts.values()) yield* part.records();
-  }
-
-  /** Calls `visit` once per (metric, kind) pair present, in no particular order (may repeat). */
-  forEachKind(visit: (metric: M, kind: DataKind) => void): void {
-    for (const part of this.parts.values()) {
-      let last: M | null = null;
-      for (const m of part.metrics) {
-        if (m === last) continue;
-        last = m;
-        visit(m, 'numeric');
-      }
-      for (const r of part.others) visit(r.metric, r.kind);
-    }
   }
 
   /** Adds a whole partition's columns built elsewhere (an ingest worker's). */
