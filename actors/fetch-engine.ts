@@ -5,7 +5,7 @@ import { checkDeadline, withinDeadline } from '../model/deadline.js';
 import type { Column } from '../model/fetch/column.js';
 import { FetchRequestError } from '../model/fetch/errors.js';
 import { histogramCell, HISTOGRAM_TRANSFORMS } from '../model/fetch/histogram.js';
-import { numericCell } from '../model/fetch/numeric.js';
+import { numericValues } from '../model/fetch/numeric.js';
 import { applyReducers } from '../model/fetch/reduce.js';
 import type { FetchPlan, StreamSpec } from '../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../model/fetch/text.js';
@@ -67,8 +67,11 @@ async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, me
   const periodS = plan.periodMs / SECOND;
   switch (s.kind) {
     case 'numeric': {
-      const rows = known ? await node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch') : [];
-      const values = Array.from({ length: plan.count }, (_, i) => numericCell(s.transform.name, rows[i]?.[1] ?? null));
+      const values = new Array<number | null>(plan.count).fill(null);
+      if (known) {
+        const cells = numericValues(s.transform.name, await node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch'));
+        for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
+      }
       return { ...head, kind: 'numeric', values };
     }
     case 'histogram': {

@@ -13,6 +13,8 @@ export interface Dataset {
   start: number;
   /** Lines per request body. */
   batch: number;
+  /** Name family: metric m is `bench.<family>.<m>` (ferrite) and `bench_<family>_<m>` (VictoriaMetrics). Default `metric`. */
+  family?: string;
 }
 
 export const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';
@@ -23,15 +25,15 @@ const valueOf = (m: number, i: number) => Math.round((50 + 40 * Math.sin((m + i)
 const tags = (m: number) => ({ host: `h${m % 100}`, region: `r${m % 5}` });
 
 /** ferrite's canonical name of metric m. */
-export function ferriteName(m: number): string {
+export function ferriteName(m: number, family = 'metric'): string {
   const t = tags(m);
-  return `bench.metric.${m}|ST[host:${t.host},region:${t.region}]`;
+  return `bench.${family}.${m}|ST[host:${t.host},region:${t.region}]`;
 }
 
 /** VictoriaMetrics' series selector of metric m. */
-export function vmSeries(m: number): string {
+export function vmSeries(m: number, family = 'metric'): string {
   const t = tags(m);
-  return `bench_metric_${m}{host="${t.host}",region="${t.region}"}`;
+  return `bench_${family}_${m}{host="${t.host}",region="${t.region}"}`;
 }
 
 /** Every (metric, point) in submission order, cut into request-sized batches. */
@@ -54,9 +56,9 @@ const bodies = (d: Dataset, line: (m: number, i: number) => string, trailer: str
   batches(d).map((b) => b.map(([m, i]) => line(m, i)).join('\n') + trailer);
 
 export const ferriteBodies = (d: Dataset): string[] =>
-  bodies(d, (m, i) => `M\t${d.start + i * d.stepS}.000\t${CHECK}\t${ferriteName(m)}\tn\t${valueOf(m, i)}`, '');
+  bodies(d, (m, i) => `M\t${d.start + i * d.stepS}.000\t${CHECK}\t${ferriteName(m, d.family)}\tn\t${valueOf(m, i)}`, '');
 
-export const vmBodies = (d: Dataset): string[] => bodies(d, (m, i) => `${vmSeries(m)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000}`, '\n');
+export const vmBodies = (d: Dataset): string[] => bodies(d, (m, i) => `${vmSeries(m, d.family)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000}`, '\n');
 
 const UUID_BYTES = Buffer.from(UUID.replace(/-/g, ''), 'hex');
 

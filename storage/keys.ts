@@ -12,7 +12,11 @@ export const CF = {
   text: 'text',
   /** Submitted histograms as received (base64), same key layout; decoded by the histogram store. */
   histogramRaw: 'histogram_raw',
-  /** Numeric rollups: metric id | level period s (u32) | period start ms (u64) → accumulator (model/rollup). */
+  /**
+   * Numeric rollups: metric id | level period s (u32) | chunk start ms (u64) → a columnar chunk
+   * of the level's periods in that chunk's span (model/rollup/chunk.ts, format v2). Format v1
+   * (before `state` `rollup_format`): one 101-byte accumulator per period start, migrated at open.
+   */
   rollup: 'rollup',
   /**
    * Histograms by rollup level: metric id | level period s (4) | period start ms (8) |
@@ -50,6 +54,8 @@ export const STATE_KEY = {
    * restart after the journal empties: histogram keys carry them and must not collide.
    */
   journalCut: Buffer.from('journal_cut'),
+  /** Format of CF.rollup (u8): absent = v1 records may remain, 2 = every record is a v2 chunk. */
+  rollupFormat: Buffer.from('rollup_format'),
   /** This node's outbox incarnation: peers track what they applied per incarnation. */
   outboxIncarnation: Buffer.from('outbox_incarnation'),
 } as const;
@@ -226,7 +232,7 @@ export function checkTagsPrefix(scope: string): Buffer {
   return Buffer.concat([Buffer.from([CHECK_TAGS]), Buffer.from(`${scope}\0`, 'utf8')]);
 }
 
-/** Numeric rollup record key; see CF.rollup. */
+/** Numeric rollup key (a v2 chunk's start, or a v1 record's period start); see CF.rollup. */
 export function rollupKey(metricId: Buffer, period: number, start: number): Buffer {
   const key = Buffer.allocUnsafe(METRIC_ID_BYTES + 12);
   metricId.copy(key, 0, 0, METRIC_ID_BYTES);
