@@ -5,7 +5,7 @@ import { checkDeadline, withinDeadline } from '../model/deadline.js';
 import type { Column } from '../model/fetch/column.js';
 import { FetchRequestError } from '../model/fetch/errors.js';
 import { histogramCell, HISTOGRAM_TRANSFORMS } from '../model/fetch/histogram.js';
-import { numericValues } from '../model/fetch/numeric.js';
+import { numericColumns, numericValues } from '../model/fetch/numeric.js';
 import { applyReducers } from '../model/fetch/reduce.js';
 import type { FetchPlan, StreamSpec } from '../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../model/fetch/text.js';
@@ -69,7 +69,7 @@ async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, me
     case 'numeric': {
       const values = new Array<number | null>(plan.count).fill(null);
       if (known) {
-        const cells = numericValues(s.transform.name, await node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch'));
+        const cells = numericValues(s.transform.name, await node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch', numericColumns(s.transform.name)));
         for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
       }
       return { ...head, kind: 'numeric', values };

@@ -35,6 +35,6 @@ export type PartitionMsg =
   | { type: 'delete'; metric: MetricInfo; kind: DataKind; before: number; seq: number; confirm: boolean; periods: number[] | null; replyTo: Ref<Reply<DeleteOutcome>> }
   /** Drops the in-memory state of a fully deleted metric. */
   | { type: 'forget'; metric: MetricInfo; replyTo: Ref<Reply<void>> }
-  | { type: 'readRollups'; metric: MetricInfo; spanMs: number; start: number; end: number; engine: RollupEngine; replyTo: Ref<Reply<RollupSlots>> }
+  | { type: 'readRollups'; metric: MetricInfo; spanMs: number; start: number; end: number; engine: RollupEngine; columns?: readonly number[]; replyTo: Ref<Reply<RollupSlots>> }
   | { type: 'writeRollups'; metric: MetricInfo; records: [number, RollupAccumulator][]; replyTo: Ref<Reply<void>> }
   | { type: 'readText'; metric: MetricInfo; options: TextReadOptions; replyTo: Ref<Reply<TextRow[]>> };

@@ -450,9 +450,9 @@ export class FerriteNode {
     return this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
   }
 
-  /** Numeric rollups per `spanMs` for period starts in [start, end) ms. */
-  readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupSlots> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, replyTo }));
+  /** Numeric rollups per `spanMs` for period starts in [start, end) ms; `columns` (model/rollup/chunk.ts ids) are those the caller uses, default all. */
+  readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, columns, replyTo }));
   }
 
   /** Stores rollup records (from /write/nnt) durably, then rebuilds the coarser levels. */

@@ -105,8 +105,8 @@ export class PartitionCore {
     await this.deps.histograms.rollUp(journalCut, this.deps.now());
   }
 
-  readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupSlots> {
-    return this.deps.rollups.read(this.raw, metric, spanMs, start, end, engine);
+  readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
+    return this.deps.rollups.read(this.raw, metric, spanMs, start, end, engine, columns);
   }
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {

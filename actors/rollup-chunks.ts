@@ -1,9 +1,10 @@
-// Reading and rewriting rollup chunks (CF.rollup, format v2) of one metric: reads fetch
-// every chunk of a range in one multi-get; an edit loads the chunks it touches once,
-// changes periods in memory and writes each changed chunk back once, in the caller's batch.
+// Reading and rewriting rollup chunks (CF.rollup, format v2) of one metric: reads fetch the
+// columns they need of every chunk of a range in one multi-get; an edit loads the chunks it
+// touches once, changes periods in memory and writes each changed chunk back once, in the
+// caller's batch.
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
-import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf, encodeChunk, RollupChunk, type ChunkPeriods } from '../model/rollup/chunk.js';
-import { CF, rollupKey, rollupStartOf } from '../storage/keys.js';
+import { ALL_COLUMNS, CHUNK_PERIODS, chunkSpanMs, chunkStartOf, COLUMNS, encodeChunk, RollupChunk, type ChunkPeriods } from '../model/rollup/chunk.js';
+import { CF, rollupColumnOf, rollupKey, rollupStartOf } from '../storage/keys.js';
 import type { Store, StoreBatch } from '../storage/rocks.js';
 import type { MetricRef } from './metric-info.js';
 
@@ -44,15 +45,30 @@ class ChunkReads {
 
 const chunkReads = new WeakMap<Store, ChunkReads>();
 
-/** The stored chunks of one level covering [from, to), with their starts. */
-export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number): Promise<{ start: number; chunk: RollupChunk }[]> {
-  const starts = chunkStartsCovering(periodS, from, to);
+/** Reads the given columns of the chunks starting at `starts` (one coalesced multi-get); null where a chunk has no record. */
+async function getChunks(store: Store, metric: MetricRef, periodS: number, starts: readonly number[], columns: readonly number[]): Promise<(RollupChunk | null)[]> {
   let reads = chunkReads.get(store);
   if (reads === undefined) chunkReads.set(store, (reads = new ChunkReads(store)));
-  const values = await reads.get(starts.map((s) => rollupKey(metric.id, periodS, s)));
+  const values = await reads.get(starts.flatMap((s) => columns.map((c) => rollupKey(metric.id, periodS, s, c))));
+  const chunks = starts.map((_, i) => {
+    const records: (Buffer | null)[] = new Array(COLUMNS).fill(null);
+    columns.forEach((c, k) => (records[c] = values[i * columns.length + k]!));
+    return records.some((r) => r !== null) ? new RollupChunk(records) : null;
+  });
+  // A column stored as a copy of one not asked for: read that one too (rare: counters' columns).
+  const more = new Set(chunks.flatMap((c) => c?.copiedColumns() ?? []));
+  if (more.size === 0) return chunks;
+  const extra = await getChunks(store, metric, periodS, starts, [...more]);
+  return chunks.map((c, i) => (c === null ? null : c.with(extra[i]?.recordsOf([...more]) ?? [])));
+}
+
+/** The stored chunks of one level covering [from, to), with their starts, holding at least `columns`. */
+export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS): Promise<{ start: number; chunk: RollupChunk }[]> {
+  const starts = chunkStartsCovering(periodS, from, to);
+  const chunks = await getChunks(store, metric, periodS, starts, columns);
   const out: { start: number; chunk: RollupChunk }[] = [];
-  values.forEach((v, i) => {
-    if (v !== null) out.push({ start: starts[i]!, chunk: new RollupChunk(v) });
+  chunks.forEach((chunk, i) => {
+    if (chunk !== null) out.push({ start: starts[i]!, chunk });
   });
   return out;
 }
@@ -79,10 +95,9 @@ export class ChunkEdit {
     for (const [from, to] of ranges) for (const s of chunkStartsCovering(periodS, from, to)) wanted.add(s);
     const missing = [...wanted].filter((s) => !this.loaded.has(keyOf(periodS, s)));
     if (missing.length === 0) return;
-    const values = await this.store.getMany(CF.rollup, missing.map((s) => rollupKey(this.metric.id, periodS, s)));
+    const chunks = await getChunks(this.store, this.metric, periodS, missing, ALL_COLUMNS);
     missing.forEach((start, i) => {
-      const v = values[i];
-      const periods = v === null || v === undefined ? new Map() : new RollupChunk(v).periods();
+      const periods = chunks[i]?.periods() ?? new Map();
       this.loaded.set(keyOf(periodS, start), { periodS, start, periods, changed: false });
     });
   }
@@ -118,9 +133,8 @@ export class ChunkEdit {
   flush(batch: StoreBatch): void {
     for (const c of this.loaded.values()) {
       if (!c.changed) continue;
-      const key = rollupKey(this.metric.id, c.periodS, c.start);
-      if (c.periods.size === 0) batch.delete(CF.rollup, key);
-      else batch.put(CF.rollup, key, encodeChunk(c.periods));
+      if (c.periods.size === 0) batch.deleteRange(CF.rollup, rollupKey(this.metric.id, c.periodS, c.start, 0), rollupKey(this.metric.id, c.periodS, c.start, COLUMNS));
+      else encodeChunk(c.periods).forEach((record, column) => batch.put(CF.rollup, rollupKey(this.metric.id, c.periodS, c.start, column), record));
       c.changed = false;
     }
   }
@@ -138,7 +152,8 @@ const keyOf = (periodS: number, start: number): string => `${periodS}/${start}`;
 export async function* storedPeriodStarts(store: Store, metric: MetricRef, periodS: number): AsyncGenerator<number> {
   const range = { gte: rollupKey(metric.id, periodS, 0), lt: rollupKey(metric.id, periodS, Number.MAX_SAFE_INTEGER), capacity: 256 };
   for await (const { key, value } of store.scan(CF.rollup, range)) {
+    if (rollupColumnOf(key) !== 0) continue; // every column record lists the same periods
     const start = rollupStartOf(key);
-    for (const slot of new RollupChunk(value).slots) yield start + slot * periodS * SECOND;
+    for (const slot of new RollupChunk([value]).slots) yield start + slot * periodS * SECOND;
   }
 }

@@ -6,6 +6,7 @@
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
 import { ferr } from '../model/errors.js';
 import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
+import { ALL_COLUMNS } from '../model/rollup/chunk.js';
 import { RollupSlots } from '../model/rollup/slots.js';
 import type { Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
@@ -187,7 +188,7 @@ export class RollupStore {
    * `end`. Stored levels serve when one divides both `spanMs` and `first`; otherwise
    * `dispatch` recalculates from raw and `nnt` fails.
    */
-  async read(raw: RawSource, metric: MetricRef, spanMs: number, first: number, end: number, engine: RollupEngine): Promise<RollupSlots> {
+  async read(raw: RawSource, metric: MetricRef, spanMs: number, first: number, end: number, engine: RollupEngine, columns: readonly number[] = ALL_COLUMNS): Promise<RollupSlots> {
     const slots = new RollupSlots(first, spanMs, Math.max(0, Math.ceil((end - first) / spanMs)));
     const level = engine === 'recalc' ? undefined : this.levelServing(spanMs, first);
     if (level === undefined) {
@@ -197,7 +198,7 @@ export class RollupStore {
     }
     // Stale windows first: a rollup finishing meanwhile is then either seen as stale or read as written.
     const stale = engine === 'dispatch' ? this.staleWindows(raw, metric) : [];
-    for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end)) slots.addChunk(chunk, start, level.period * SECOND);
+    for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end, columns)) slots.addChunk(chunk, start, level.period * SECOND);
     // dispatch: slots touching raw not yet rolled up come from raw.
     for (const [lo, hi] of staleSlots(slots, stale, this.spanMs)) await this.recalc(raw, metric, slots, lo, hi);
     return slots;

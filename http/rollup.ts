@@ -7,7 +7,7 @@ import { ferr } from '../model/errors.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { nntAccumulator } from '../model/rollup/nnt.js';
-import { parseRollupType, ROLLUP_TYPE_NAMES, rollupTuplesJson } from '../model/rollup/types.js';
+import { parseRollupType, ROLLUP_TYPE_NAMES, rollupTuplesJson, rollupTypeColumns } from '../model/rollup/types.js';
 import { requireSomething, summarize } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
@@ -44,7 +44,7 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     if ((end - start) / span > 10_000_000) throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', 'asks for more than 10 million periods');
     const metric = await knownMetricFromPath(node, uuid, name);
     // Tuples are aligned to the span (interface §4.4).
-    const rows = await node.readRollups(metric, span, start - (start % span), end, engine);
+    const rows = await node.readRollups(metric, span, start - (start % span), end, engine, rollupTypeColumns(type));
     return reply.type('application/json').send(rollupTuplesJson(rows, type));
   });
 
@@ -91,7 +91,7 @@ export async function readLegacyNumeric(node: FerriteNode, r: LegacyNumericRead)
   const type = parseRollupType(r.type);
   if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${r.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
   const metric = await knownMetricFromPath(node, r.uuid, r.metric);
-  return rollupTuplesJson(await node.readRollups(metric, span, start - (start % span), end, 'dispatch'), type);
+  return rollupTuplesJson(await node.readRollups(metric, span, start - (start % span), end, 'dispatch', rollupTypeColumns(type)), type);
 }
 
 /** `<n>s` or `<n>ms`, n > 0; in ms. */

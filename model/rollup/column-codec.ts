@@ -67,49 +67,81 @@ function readDeltas(r: ByteReader, out: Float64Array, scale: number): void {
   }
 }
 
+/** Planes holding the sign, exponent and top mantissa bits: the part of XORed doubles worth deflating. */
+const HIGH_PLANES = 3;
+
+/** Each value's bits XOR the previous value's, as 8 byte planes, most significant plane first. */
 function xorPlanes(xs: Float64Array): Uint8Array {
-  const bits = new BigUint64Array(xs.length);
-  const view = new BigUint64Array(xs.buffer, xs.byteOffset, xs.length);
-  let prev = 0n;
-  for (let i = 0; i < xs.length; i++) {
-    const b = view[i]!;
-    bits[i] = b ^ prev;
-    prev = b;
-  }
-  const bytes = new Uint8Array(bits.buffer);
-  const out = new Uint8Array(bytes.length);
   const n = xs.length;
-  for (let i = 0; i < n; i++) for (let p = 0; p < 8; p++) out[p * n + i] = bytes[i * 8 + p]!;
+  const words = new Uint32Array(xs.buffer, xs.byteOffset, n * 2);
+  const out = new Uint8Array(n * 8);
+  let lo = 0;
+  let hi = 0;
+  for (let i = 0; i < n; i++) {
+    const l = words[2 * i]! ^ lo;
+    const h = words[2 * i + 1]! ^ hi;
+    lo = words[2 * i]!;
+    hi = words[2 * i + 1]!;
+    for (let b = 0; b < 4; b++) {
+      out[(3 - b) * n + i] = (h >>> (8 * b)) & 0xff;
+      out[(7 - b) * n + i] = (l >>> (8 * b)) & 0xff;
+    }
+  }
   return out;
 }
 
 function fromXorPlanes(planes: Uint8Array, out: Float64Array): void {
   const n = out.length;
-  const bytes = new Uint8Array(n * 8);
-  for (let p = 0; p < 8; p++) for (let i = 0; i < n; i++) bytes[i * 8 + p] = planes[p * n + i]!;
-  const bits = new BigUint64Array(bytes.buffer);
-  const view = new BigUint64Array(out.buffer, out.byteOffset, n);
-  let prev = 0n;
-  for (let i = 0; i < n; i++) view[i] = prev = bits[i]! ^ prev;
+  const words = new Uint32Array(out.buffer, out.byteOffset, n * 2);
+  let lo = 0;
+  let hi = 0;
+  for (let i = 0; i < n; i++) {
+    let h = 0;
+    let l = 0;
+    for (let b = 0; b < 4; b++) {
+      h |= planes[(3 - b) * n + i]! << (8 * b);
+      l |= planes[(7 - b) * n + i]! << (8 * b);
+    }
+    words[2 * i] = lo ^= l;
+    words[2 * i + 1] = hi ^= h;
+  }
 }
 
 /** The column's bytes (its length is stored by the caller, like the value count). */
 export function encodeColumn(xs: Float64Array): Uint8Array {
   if (xs.every((x) => x === 0 && !Object.is(x, -0))) return Uint8Array.of(ColumnScheme.zeros);
-  const w = new ByteWriter(xs.length * 2 + 8);
   const k = decimalsOf(xs);
+  if (k < 0) return encodeXorPlanes(xs);
+  const w = new ByteWriter(xs.length * 2 + 8);
   if (k === 0) {
     w.byte(ColumnScheme.integers);
-    writeDeltas(w, xs, 1);
-  } else if (k > 0) {
+  } else {
     w.byte(ColumnScheme.decimal);
     w.byte(k);
-    writeDeltas(w, xs, POW10[k]!);
-  } else {
-    w.byte(ColumnScheme.xorPlanes);
-    w.bytes(xorPlanes(xs));
   }
+  writeDeltas(w, xs, POW10[k]!);
   return maybeDeflate(w.finish());
+}
+
+/**
+ * XOR planes; when deflating the high planes pays, they are stored deflated (after their
+ * length) and the low planes, which are noise, raw.
+ */
+function encodeXorPlanes(xs: Float64Array): Uint8Array {
+  const planes = xorPlanes(xs);
+  const split = HIGH_PLANES * xs.length;
+  const high = split >= DEFLATE_MIN_BYTES ? deflateRawSync(planes.subarray(0, split), { level: 1 }) : null;
+  const w = new ByteWriter(planes.length + 8);
+  if (high === null || high.length + 4 > split - split / 8) {
+    w.byte(ColumnScheme.xorPlanes);
+    w.bytes(planes);
+  } else {
+    w.byte(ColumnScheme.xorPlanes | DEFLATED);
+    w.varint(high.length);
+    w.bytes(high);
+    w.bytes(planes.subarray(split));
+  }
+  return w.finish().slice();
 }
 
 function maybeDeflate(coded: Uint8Array): Uint8Array {
@@ -130,8 +162,22 @@ export function decodeColumn(bytes: Uint8Array, count: number): Float64Array {
   const head = r0.byte();
   const scheme = head & ~DEFLATED;
   if (scheme === ColumnScheme.zeros) return out;
-  const body = head & DEFLATED ? inflateRawSync(bytes.subarray(1)) : bytes.subarray(1);
-  const r = new ByteReader(body);
+  if (scheme === ColumnScheme.xorPlanes) {
+    const r = new ByteReader(bytes.subarray(1));
+    if (!(head & DEFLATED)) {
+      fromXorPlanes(r.bytes(count * 8), out);
+      return out;
+    }
+    const high = inflateRawSync(r.bytes(r.varint()));
+    const low = r.bytes(count * (8 - HIGH_PLANES));
+    if (high.length !== count * HIGH_PLANES) r.fail(`high planes of ${high.length} bytes for ${count} values`);
+    const planes = new Uint8Array(count * 8);
+    planes.set(high);
+    planes.set(low, high.length);
+    fromXorPlanes(planes, out);
+    return out;
+  }
+  const r = new ByteReader(head & DEFLATED ? inflateRawSync(bytes.subarray(1)) : bytes.subarray(1));
   switch (scheme) {
     case ColumnScheme.integers:
       readDeltas(r, out, 1);
@@ -142,9 +188,6 @@ export function decodeColumn(bytes: Uint8Array, count: number): Float64Array {
       readDeltas(r, out, POW10[k]!);
       break;
     }
-    case ColumnScheme.xorPlanes:
-      fromXorPlanes(r.bytes(count * 8), out);
-      break;
     default:
       r0.fail(`unknown column scheme ${scheme}`);
   }

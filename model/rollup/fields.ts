@@ -1,7 +1,7 @@
 // The 11 fields of interface §2.7 (and the fetch transforms built on them) computed per
 // slot straight from a read's columns, with no object per period.
 import { meanOf, stddevOf, type RollupFields } from './accumulator.js';
-import type { Quantity } from './chunk.js';
+import { columnId, type Quantity } from './chunk.js';
 import type { RollupSlots } from './slots.js';
 
 /** Which quantity a field is taken from, and how. */
@@ -23,6 +23,15 @@ export const FIELD_SPECS: Record<keyof RollupFields, FieldSpec> = {
   counter2: { q: 'counter2', stat: 'mean' },
   counter2_stddev: { q: 'counter2', stat: 'stddev' },
 };
+
+/** The chunk columns `fieldColumn` reads for a field (model/rollup/chunk.ts ids). */
+export function fieldColumns(spec: FieldSpec, requireValues = false): number[] {
+  const out = new Set([columnId(spec.q, 'n')]);
+  if (spec.stat !== 'count') out.add(columnId(spec.q, 'sum'));
+  if (spec.stat === 'stddev') out.add(columnId(spec.q, 'sumsq'));
+  if (requireValues) out.add(columnId('value', 'n'));
+  return [...out];
+}
 
 /**
  * The field per slot: NaN where the slot has no data, where the field has nothing to

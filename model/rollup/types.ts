@@ -1,6 +1,6 @@
 // The `type` parameter of GET /rollup (interface §4.4): which rollup value a tuple carries.
 import { rollupFields, type RollupAccumulator, type RollupFields } from './accumulator.js';
-import { FIELD_SPECS, fieldColumn } from './fields.js';
+import { FIELD_SPECS, fieldColumn, fieldColumns } from './fields.js';
 import type { RollupSlots } from './slots.js';
 
 export type RollupType = keyof RollupFields | 'all';
@@ -60,3 +60,6 @@ export function rollupTuplesJson(slots: RollupSlots, type: RollupType): string {
 }
 
 const finiteOrNull = (_k: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? null : v);
+
+/** The chunk columns a read for `type` uses (undefined: all of them). */
+export const rollupTypeColumns = (type: RollupType): number[] | undefined => (type === 'all' ? undefined : fieldColumns(FIELD_SPECS[type]));

@@ -16,8 +16,8 @@ test('column schemes pinned by hex', (t) => {
   t.is(hex(encodeColumn(Float64Array.of(6, 6, 5))), '010c0001');
   // 1.25, 1.5: two decimals, 125 then +25 → 250 (LEB128 fa 01), 50
   t.is(hex(encodeColumn(Float64Array.of(1.25, 1.5))), '0202fa0132');
-  // 1/3 has no short decimal form: XOR planes of its little-endian bytes
-  t.is(hex(encodeColumn(Float64Array.of(1 / 3))), '03555555555555d53f');
+  // 1/3 has no short decimal form: XOR planes, most significant byte first
+  t.is(hex(encodeColumn(Float64Array.of(1 / 3))), '033fd5555555555555');
 });
 
 test('columns pick the smallest fitting scheme', (t) => {
@@ -29,6 +29,14 @@ test('columns pick the smallest fitting scheme', (t) => {
   const coded = encodeColumn(ramp);
   t.is(coded[0]! & 0x7f, ColumnScheme.decimal);
   t.true(coded.length < 1440, `a decimal ramp codes to ${coded.length} bytes`);
+});
+
+test('smooth doubles deflate their high planes and keep the low ones raw', (t) => {
+  const thirds = Float64Array.from({ length: 1440 }, (_, i) => 1000 + i / 3);
+  const coded = encodeColumn(thirds);
+  t.is(coded[0], ColumnScheme.xorPlanes | 0x80);
+  t.true(coded.length < 1440 * 6, `${coded.length} bytes`);
+  t.deepEqual(decodeColumn(coded, thirds.length), thirds);
 });
 
 test('columns round-trip any doubles exactly', (t) => {
@@ -70,7 +78,7 @@ test('chunks round-trip every period and column; an empty chunk too', (t) => {
     t.deepEqual(chunk.periods(), periods);
   }
   t.is(new RollupChunk(encodeChunk(new Map())).slots.length, 0);
-  t.throws(() => new RollupChunk(Uint8Array.of(1, 0)), { message: /version 1/ });
+  t.throws(() => new RollupChunk([Uint8Array.of(1, 0)]), { message: /version 1/ });
 });
 
 test('slots sum the periods of a finer level and take recalculated ones over stored ones', (t) => {
@@ -101,11 +109,17 @@ test('a column equal to an earlier one is stored as a copy of it', (t) => {
   // A counter that only grows: its counter rates are its derivative rates.
   const samples = { ts: Array.from({ length: 600 }, (_, i) => i * 10_000), values: Array.from({ length: 600 }, (_, i) => i * i) };
   const periods: ChunkPeriods = new Map([...accumulate(samples, 60_000, null).periods].map(([s, acc]) => [s / 60_000, acc]));
-  const bytes = encodeChunk(periods);
-  const chunk = new RollupChunk(bytes);
+  const records = encodeChunk(periods);
+  const chunk = new RollupChunk(records);
+  const bytes = { length: records.reduce((n, r) => n + r.length, 0) };
   t.deepEqual(chunk.periods(), periods);
   t.deepEqual(chunk.column('counter', 'sumsq'), chunk.column('derivative', 'sumsq'));
   const shifted = (a: RollupAccumulator): RollupAccumulator => ({ ...a, counter: { n: a.counter.n, sum: a.counter.sum + 0.5, sumsq: a.counter.sumsq + 0.5 } });
-  const distinct = encodeChunk(new Map([...periods].map(([s, a]) => [s, shifted(a)])));
-  t.true(bytes.length < distinct.length, `${bytes.length} bytes with copies, ${distinct.length} without`);
+  const distinct = encodeChunk(new Map([...periods].map(([s, a]) => [s, shifted(a)]))).reduce((n, r) => n + r.length, 0);
+  t.true(bytes.length < distinct, `${bytes.length} bytes with copies, ${distinct} without`);
+  // A read of the counter columns alone is given the columns they copy.
+  const counterOnly = new RollupChunk(records.map((r, c) => (c >= 6 && c < 9 ? r : undefined)));
+  t.true(counterOnly.copiedColumns().length > 0);
+  t.throws(() => counterOnly.column('counter', 'sumsq'), { message: /not read/ });
+  t.deepEqual(counterOnly.with(records).column('counter', 'sumsq'), chunk.column('derivative', 'sumsq'));
 });
