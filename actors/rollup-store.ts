@@ -18,14 +18,22 @@ import { ChunkEdit, readChunks } from './rollup-chunks.js';
 import { migrateRollups } from './rollup-migration.js';
 
 const SECOND = 1000;
-/** Most time one checkpoint spends rolling up before yielding the actor. */
-const ROLLUP_BUDGET_MS = 50;
+/**
+ * Most time one checkpoint spends rolling up before yielding the actor. Partitions roll up
+ * side by side (their awaits interleave), so this is about how much of each checkpoint
+ * interval goes to a backlog: 50 ms left a restart's backlog 60-90% idle; reads and applies
+ * of a partition wait at most this long (plus one metric's pass) behind its rollups.
+ */
+const ROLLUP_BUDGET_MS = 200;
 /** Samples before a window that give a rollup its carry (last sample, last rates). */
 const CARRY_SAMPLES = 4;
 /** Metrics whose rollups share one RocksDB batch. */
 const METRICS_PER_BATCH = 64;
-/** Most raw time one metric rolls up per pass (a backfill of weeks goes a day at a time, so reads wait at most one day's work). */
-const MAX_PASS_MS = 86_400_000;
+/**
+ * Most raw time one metric rolls up per pass: a backfill of months goes a week at a time,
+ * so a pass is bounded, while coarse chunks (30 days at 1800 s) are not rewritten per day.
+ */
+const MAX_PASS_MS = 7 * 86_400_000;
 
 export type RollupEngine = 'dispatch' | 'nnt' | 'recalc';
 

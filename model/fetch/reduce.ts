@@ -56,30 +56,30 @@ const numeric = (label: string, inputs: Column[], values: (number | null)[]): Nu
 const histogram = (label: string, inputs: Column[], values: (Histogram | null)[]): HistogramColumn => ({ kind: 'histogram', label, tags: commonTags(inputs), values });
 
 function meanAcross(cols: NumericColumn[], count: number): (number | null)[] {
-  return Array.from({ length: count }, (_, i) => {
-    let sum = 0;
-    let n = 0;
-    for (const c of cols) {
-      const v = c.values[i];
-      if (v !== null && v !== undefined) {
-        sum += v;
-        n++;
-      }
-    }
-    return n === 0 ? null : sum / n;
-  });
+  const { sum, n } = fold(cols, count);
+  return Array.from(sum, (s, i) => (n[i] === 0 ? null : s / n[i]!));
 }
 
 /** Null where no input has data; zeros when there are no inputs at all. */
 function sumAcross(cols: NumericColumn[], count: number): (number | null)[] {
-  return Array.from({ length: count }, (_, i) => {
-    let sum: number | null = cols.length === 0 ? 0 : null;
-    for (const c of cols) {
-      const v = c.values[i];
-      if (v !== null && v !== undefined) sum = (sum ?? 0) + v;
+  const { sum, n } = fold(cols, count);
+  return Array.from(sum, (s, i) => (n[i] === 0 && cols.length > 0 ? null : s));
+}
+
+/** Per slot, the sum and the number of the columns' non-null values (column by column, as they lie in memory). */
+function fold(cols: NumericColumn[], count: number): { sum: Float64Array; n: Uint32Array } {
+  const sum = new Float64Array(count);
+  const n = new Uint32Array(count);
+  for (const c of cols) {
+    const values = c.values;
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      if (v === null || v === undefined) continue;
+      sum[i] += v;
+      n[i]!++;
     }
-    return sum;
-  });
+  }
+  return { sum, n };
 }
 
 /** Histograms merge; numbers become samples of the slot's histogram (nulls and NaN excluded). */
