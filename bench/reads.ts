@@ -50,8 +50,15 @@ interface Grid {
   count: number;
 }
 
-async function json(url: string, init?: RequestInit): Promise<any> {
-  const res = await fetch(url, init);
+async function json(url: string, init?: RequestInit, retried = false): Promise<any> {
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (error) {
+    // A keep-alive connection the server closed just as it was reused: ask again, once.
+    if (retried || !(error instanceof TypeError)) throw error;
+    return json(url, init, true);
+  }
   if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   return res.json();
 }
