@@ -7,6 +7,7 @@ import { activitySlice, mergeActivity, type ActivityWindow } from '../model/acti
 import { CF, METRIC_ID_BYTES, prefixEnd, type ColumnFamilyName } from '../storage/keys.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
+import { storedPeriodStarts } from './rollup-chunks.js';
 
 /** "Up to the end of time" for raw reads (JSON-safe, unlike Infinity). */
 const FOREVER = Number.MAX_SAFE_INTEGER;
@@ -17,7 +18,7 @@ export async function rebuildActivity(node: FerriteNode, metric: MetricInfo): Pr
     for (const ts of (await node.read(metric, kind, 0, FOREVER)).ts) slices.add(activitySlice(ts));
   }
   const finestRollup = node.config.rollups[0]?.period;
-  if (finestRollup !== undefined) await addLevelSlices(node, CF.rollup, metric, finestRollup, slices);
+  if (finestRollup !== undefined) for await (const ts of storedPeriodStarts(node.store, metric, finestRollup)) slices.add(activitySlice(ts));
   const baseHistogram = node.config.histogramRollups[0]?.period;
   if (baseHistogram !== undefined) await addLevelSlices(node, CF.histogram, metric, baseHistogram, slices);
   const windows = mergeActivity([], slices);
@@ -25,10 +26,7 @@ export async function rebuildActivity(node: FerriteNode, metric: MetricInfo): Pr
   return windows;
 }
 
-/**
- * Period starts of one rollup level (rollup and histogram keys share the head
- * `metric id | period s (u32) | period start ms (u64)`), read from the keys alone.
- */
+/** Period starts of one histogram level (`metric id | period s (u32) | period start ms (u64)`), read from the keys alone. */
 async function addLevelSlices(node: FerriteNode, cf: ColumnFamilyName, metric: MetricInfo, period: number, slices: Set<number>): Promise<void> {
   const prefix = Buffer.allocUnsafe(METRIC_ID_BYTES + 4);
   metric.id.copy(prefix, 0, 0, METRIC_ID_BYTES);

@@ -5,8 +5,8 @@ import { checkDeadline, withinDeadline } from '../model/deadline.js';
 import type { Column } from '../model/fetch/column.js';
 import { FetchRequestError } from '../model/fetch/errors.js';
 import { histogramCell, HISTOGRAM_TRANSFORMS } from '../model/fetch/histogram.js';
-import { numericCell } from '../model/fetch/numeric.js';
-import { applyReducers } from '../model/fetch/reduce.js';
+import { numericColumns, numericValues } from '../model/fetch/numeric.js';
+import { applyReducers, foldCells, nameOf, type StreamCells } from '../model/fetch/reduce.js';
 import type { FetchPlan, StreamSpec } from '../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../model/fetch/text.js';
 import type { Histogram } from '../model/histogram/index.js';
@@ -23,12 +23,36 @@ const SECOND = 1000;
  */
 export function runFetch(node: FerriteNode, plan: FetchPlan, deadline = Infinity): Promise<Column[]> {
   const work = (async () => {
+    const first = plan.reduce[0];
+    if ((first?.method === 'sum' || first?.method === 'mean') && plan.streams.every((s) => s.kind === 'numeric')) {
+      // Numeric streams summed or averaged straight away: each stays a Float64Array until folded.
+      const streams = await Promise.all(plan.streams.map((s, i) => streamCells(node, plan, s, `streams[${i}]`)));
+      checkDeadline(deadline, 'the fetch');
+      return applyReducers([foldCells(nameOf(first), first.method, streams, plan.count)], plan.reduce.slice(1), plan.count);
+    }
     const columns = await Promise.all(plan.streams.map((s, i) => streamColumn(node, plan, s, `streams[${i}]`)));
     checkDeadline(deadline, 'the fetch');
     return applyReducers(columns, plan.reduce, plan.count);
   })();
   return deadline === Infinity ? work : withinDeadline(work, deadline, 'the fetch');
 }
+
+/** A numeric stream's cells (NaN: no value), read here or by the owner. */
+async function streamCells(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<StreamCells> {
+  const metric = streamMetric(node, s, path);
+  if (!node.owns(metric)) {
+    const column = await streamColumn(node, plan, s, path);
+    return { tags: column.tags, cells: column.values as (number | null)[] };
+  }
+  const cells = (await node.knows(metric)) ? await numericSlots(node, plan, s, metric) : new Float64Array(plan.count).fill(NaN);
+  return { tags: headOf(s, metric).tags, cells };
+}
+
+function numericSlots(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array> {
+  return node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch', numericColumns(s.transform.name)).then((slots) => numericValues(s.transform.name, slots));
+}
+
+const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });
 
 /** Slot geometry of a plan. */
 const endOf = (p: FetchPlan): number => p.startMs + p.count * p.periodMs;
@@ -62,13 +86,16 @@ async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, p
 }
 
 async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Column> {
-  const head = { label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] };
+  const head = headOf(s, metric);
   const known = await node.knows(metric);
   const periodS = plan.periodMs / SECOND;
   switch (s.kind) {
     case 'numeric': {
-      const rows = known ? await node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch') : [];
-      const values = Array.from({ length: plan.count }, (_, i) => numericCell(s.transform.name, rows[i]?.[1] ?? null));
+      const values = new Array<number | null>(plan.count).fill(null);
+      if (known) {
+        const cells = await numericSlots(node, plan, s, metric);
+        for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
+      }
       return { ...head, kind: 'numeric', values };
     }
     case 'histogram': {

@@ -7,7 +7,7 @@ import type { Series } from '../model/series.js';
 import type { TextReadOptions, TextRow } from '../model/text-read.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import type { HistogramRow } from './histogram-store.js';
-import type { RollupEngine, RollupRow } from './rollup-store.js';
+import type { RollupEngine, RollupSlots } from './rollup-store.js';
 import type { MetricInfo } from './metric-info.js';
 import type { BufferValue } from './window-buffer.js';
 
@@ -36,6 +36,6 @@ export type PartitionMsg =
   | { type: 'delete'; metric: MetricInfo; kind: DataKind; before: number; seq: number; confirm: boolean; periods: number[] | null; replyTo: Ref<Reply<DeleteOutcome>> }
   /** Drops the in-memory state of a fully deleted metric. */
   | { type: 'forget'; metric: MetricInfo; replyTo: Ref<Reply<void>> }
-  | { type: 'readRollups'; metric: MetricInfo; spanMs: number; start: number; end: number; engine: RollupEngine; replyTo: Ref<Reply<RollupRow[]>> }
+  | { type: 'readRollups'; metric: MetricInfo; spanMs: number; start: number; end: number; engine: RollupEngine; columns?: readonly number[]; replyTo: Ref<Reply<RollupSlots>> }
   | { type: 'writeRollups'; metric: MetricInfo; records: [number, RollupAccumulator][]; replyTo: Ref<Reply<void>> }
   | { type: 'readText'; metric: MetricInfo; options: TextReadOptions; replyTo: Ref<Reply<TextRow[]>> };

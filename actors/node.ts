@@ -22,7 +22,7 @@ import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './message
 import { portableIdentity, type MetricInfo, type PortableIdentity } from './metric-info.js';
 import { HistogramStore, type HistogramRow } from './histogram-store.js';
 import { MetricRegistry } from './metric-registry.js';
-import { RollupStore, type RollupEngine, type RollupRow } from './rollup-store.js';
+import { RollupStore, type RollupEngine, type RollupSlots } from './rollup-store.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../model/rollup/accumulator.js';
 import { sweepRetention } from './retention.js';
 import { Tombstones } from './tombstones.js';
@@ -466,9 +466,9 @@ export class FerriteNode {
     return this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
   }
 
-  /** Numeric rollups per `spanMs` for period starts in [start, end) ms. */
-  readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, replyTo }));
+  /** Numeric rollups per `spanMs` for period starts in [start, end) ms; `columns` (model/rollup/chunk.ts ids) are those the caller uses, default all. */
+  readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
+    return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, columns, replyTo }));
   }
 
   /** Stores rollup records (from /write/nnt) durably, then rebuilds the coarser levels. */

@@ -14,7 +14,7 @@ import { ActivityTracker } from './activity-tracker.js';
 import { blockHeader, LAYOUT } from './block-store.js';
 import { BlockFormatError } from '../model/codec/errors.js';
 import type { HistogramRow, HistogramStore } from './histogram-store.js';
-import type { RawSource, RollupEngine, RollupRow, RollupStore } from './rollup-store.js';
+import type { RawSource, RollupEngine, RollupSlots, RollupStore } from './rollup-store.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import type { MetricInfo, MetricRef } from './metric-info.js';
 import type { BufferValue, WindowBuffer } from './window-buffer.js';
@@ -141,8 +141,8 @@ export class PartitionCore {
     await this.deps.histograms.rollUp(journalCut, this.deps.now());
   }
 
-  readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine): Promise<RollupRow[]> {
-    return this.deps.rollups.read(this.raw, metric, spanMs, start, end, engine);
+  readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
+    return this.deps.rollups.read(this.raw, metric, spanMs, start, end, engine, columns);
   }
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {

@@ -61,7 +61,7 @@ export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: Par
           return 'deleted' as const;
         });
       case 'readRollups':
-        return reply(msg.replyTo, () => core.readRollups(msg.metric, msg.spanMs, msg.start, msg.end, msg.engine));
+        return reply(msg.replyTo, () => core.readRollups(msg.metric, msg.spanMs, msg.start, msg.end, msg.engine, msg.columns));
       case 'writeRollups':
         return reply(msg.replyTo, () => core.writeRollups(msg.metric, msg.records));
       case 'forget':

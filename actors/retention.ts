@@ -4,6 +4,7 @@
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
 import { blockKeyFloor, CF, histogramKey, METRIC_ID_BYTES, rollupKey, type ColumnFamilyName } from '../storage/keys.js';
 import type { Store } from '../storage/rocks.js';
+import { chunkStartOf } from '../model/rollup/chunk.js';
 
 /** Every distinct metric id (16-byte key prefix) in a column family keyed by metric id first. */
 export async function* metricIdsIn(store: Store, cf: ColumnFamilyName): AsyncGenerator<Buffer> {
@@ -54,7 +55,8 @@ export async function sweepRetention(store: Store, config: FerriteConfig, now: n
   if (config.histogramRollups.some((l) => l.retention > 0)) {
     await sweep(store, CF.histogram, expiredLevels(config.histogramRollups, now, (id, p, s) => histogramKey(id, p, s, 0)));
   }
-  if (config.rollups.some((l) => l.retention > 0)) await sweep(store, CF.rollup, expiredLevels(config.rollups, now, rollupKey));
+  // A rollup chunk goes once all of its span has expired: the key of the chunk holding the cut bounds the delete.
+  if (config.rollups.some((l) => l.retention > 0)) await sweep(store, CF.rollup, expiredLevels(config.rollups, now, (id, p, s) => rollupKey(id, p, chunkStartOf(s, p))));
   if (config.rawRetention > 0) {
     const horizon = now - config.rawRetention * 1000;
     const window = horizon - (horizon % config.blockSpanMs);

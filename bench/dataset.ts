@@ -13,6 +13,8 @@ export interface Dataset {
   start: number;
   /** Lines per request body. */
   batch: number;
+  /** Name family: metric m is `bench.<family>.<m>` (ferrite) and `bench_<family>_<m>` (VictoriaMetrics). Default `metric`. */
+  family?: string;
 }
 
 export const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';
@@ -23,15 +25,15 @@ const valueOf = (m: number, i: number) => Math.round((50 + 40 * Math.sin((m + i)
 const tags = (m: number) => ({ host: `h${m % 100}`, region: `r${m % 5}` });
 
 /** ferrite's canonical name of metric m. */
-export function ferriteName(m: number): string {
+export function ferriteName(m: number, family = 'metric'): string {
   const t = tags(m);
-  return `bench.metric.${m}|ST[host:${t.host},region:${t.region}]`;
+  return `bench.${family}.${m}|ST[host:${t.host},region:${t.region}]`;
 }
 
 /** VictoriaMetrics' series selector of metric m. */
-export function vmSeries(m: number): string {
+export function vmSeries(m: number, family = 'metric'): string {
   const t = tags(m);
-  return `bench_metric_${m}{host="${t.host}",region="${t.region}"}`;
+  return `bench_${family}_${m}{host="${t.host}",region="${t.region}"}`;
 }
 
 /** Request bodies made when sent, so a run of millions of samples never holds them all. */
@@ -55,8 +57,8 @@ const lazy = (d: Dataset, body: (batch: [number, number][]) => string | Uint8Arr
 
 const all = (b: Bodies): (string | Uint8Array)[] => Array.from({ length: b.length }, (_, i) => b.at(i));
 
-const tsvLine = (d: Dataset) => (m: number, i: number) => `M\t${d.start + i * d.stepS}.000\t${CHECK}\t${ferriteName(m)}\tn\t${valueOf(m, i)}`;
-const vmLine = (d: Dataset) => (m: number, i: number) => `${vmSeries(m)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000}`;
+const tsvLine = (d: Dataset) => (m: number, i: number) => `M\t${d.start + i * d.stepS}.000\t${CHECK}\t${ferriteName(m, d.family)}\tn\t${valueOf(m, i)}`;
+const vmLine = (d: Dataset) => (m: number, i: number) => `${vmSeries(m, d.family)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000}`;
 
 export const ferriteBodiesLazy = (d: Dataset): Bodies => lazy(d, (b) => b.map(([m, i]) => tsvLine(d)(m, i)).join('\n'));
 export const vmBodiesLazy = (d: Dataset): Bodies => lazy(d, (b) => `${b.map(([m, i]) => vmLine(d)(m, i)).join('\n')}\n`);

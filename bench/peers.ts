@@ -25,7 +25,9 @@ function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<num
 export async function startFerrite(dataDir: string, extraArgs: string[] = []): Promise<Running> {
   const port = await freePort();
   const bin = path.resolve(process.cwd(), 'bin/ferrite.js');
-  const child = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
+  // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server (NODE_OPTIONS refuses --cpu-prof).
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -1,10 +1,12 @@
 // bench/reads (`npm run bench:rollup`, `npm run bench:fetch`): reading 100 numeric
 // metrics × one day at 60 s from ferrite (GET /rollup per metric; POST /fetch with
 // `average` + `pass`, and with a `sum` reduce) and from VictoriaMetrics (query_range with
-// avg_over_time; sum(...)) on the same samples in the same run. Prints median and p90
-// latencies and the ratios (VictoriaMetrics latency / ferrite latency: > 1 means ferrite
-// is faster).
-import { mkdtempSync, rmSync } from 'node:fs';
+// avg_over_time; sum(...)) on the same samples in the same run; then 100 metrics × 30 days
+// read at 1 h (served from coarse rollups). Every read's values are checked equal between
+// the two systems. Also measured: how long ferrite takes to roll up the day's backlog after
+// a restart, and /fetch latency idle and under a steady ingest load. Prints medians and
+// the ratios (VictoriaMetrics latency / ferrite latency: > 1 means ferrite is faster).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -18,13 +20,20 @@ interface Options {
   rounds: number;
   scenario: 'rollup' | 'fetch' | 'all';
   vm: boolean;
+  month: boolean;
+  load: boolean;
 }
 
 const DAY_S = 86_400;
 const PERIOD_S = 60;
+const MONTH_DAYS = 30;
+const MONTH_STEP_S = 300;
+const MONTH_PERIOD_S = 3600;
 
-/** One timed read; it must return the number of non-null values it saw (checked). */
-type Read = () => Promise<number>;
+/** Values per stream and slot (NaN = no value), streams in metric order. */
+type Matrix = number[][];
+/** One timed read; its answer is checked against the other system's. */
+type Read = () => Promise<Matrix>;
 
 interface Scenario {
   name: string;
@@ -34,79 +43,125 @@ interface Scenario {
   expect: number;
 }
 
-async function json(url: string, init?: RequestInit): Promise<any> {
-  const res = await fetch(url, init);
+/** A range of slots: [start + i·period, start + (i + 1)·period) for i < count (seconds). */
+interface Grid {
+  start: number;
+  period: number;
+  count: number;
+}
+
+async function json(url: string, init?: RequestInit, retried = false): Promise<any> {
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (error) {
+    // A keep-alive connection the server closed just as it was reused: ask again, once.
+    if (retried || !(error instanceof TypeError)) throw error;
+    return json(url, init, true);
+  }
   if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   return res.json();
 }
 
-/** Runs `reads` with `concurrency` in flight and sums what they return. */
-async function all(reads: Read[], concurrency = 8): Promise<number> {
+/** Runs `reads` with `concurrency` in flight; their rows in order. */
+async function all(reads: Read[], concurrency = 8): Promise<Matrix> {
+  const out: Matrix[] = new Array(reads.length);
   let next = 0;
-  let total = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < reads.length) {
-        const got = await reads[next++]!(); // not `total += await …`: that reads total before awaiting
-        total += got;
+        const i = next++;
+        out[i] = await reads[i]!();
       }
     }),
   );
-  return total;
+  return out.flat();
 }
 
-const nonNull = (xs: unknown[]) => xs.filter((v) => v !== null).length;
+const cell = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v));
+
+/**
+ * VictoriaMetrics' answer as a matrix, points by slot. Rollup functions drop the metric
+ * name, so series are told apart by their `host` tag (`h<m>`, unique below 100 metrics).
+ */
+function vmMatrix(doc: any, grid: Grid, rows: number): Matrix {
+  if (rows > 100) throw new Error('VictoriaMetrics answers are matched to metrics by host, which repeats past 100 metrics');
+  const out: Matrix = Array.from({ length: rows }, () => new Array<number>(grid.count).fill(NaN));
+  for (const r of doc.data.result as { metric: Record<string, string>; values: [number, string][] }[]) {
+    const m = rows === 1 ? 0 : Number(r.metric.host?.slice(1));
+    for (const [t, v] of r.values) out[m]![Math.round((t - vmFirst(grid)) / grid.period)] = Number(v);
+  }
+  return out;
+}
+
+/**
+ * VictoriaMetrics' point at t covers (t − period, t]; ferrite's slot covers [s, s + period).
+ * Asking for t = s + period − 1 ms makes the two windows hold the same samples.
+ */
+const vmFirst = (g: Grid): number => g.start + g.period - 0.001;
 
 function scenarios(o: Options, dayStart: number, ferriteUrl: string, vmUrl: string | null): Scenario[] {
   const metrics = Array.from({ length: o.metrics }, (_, m) => m);
-  const slots = DAY_S / PERIOD_S;
-  const fetchBody = (reduce: unknown[]) =>
-    JSON.stringify({
-      start: dayStart,
-      period: PERIOD_S,
-      count: slots,
-      streams: metrics.map((m) => ({ uuid: UUID, name: ferriteName(m), kind: 'numeric', transform: 'average', transform_params: [] })),
+  const day: Grid = { start: dayStart, period: PERIOD_S, count: DAY_S / PERIOD_S };
+  const month: Grid = { start: dayStart - MONTH_DAYS * DAY_S, period: MONTH_PERIOD_S, count: (MONTH_DAYS * DAY_S) / MONTH_PERIOD_S };
+  const ferriteFetch = (grid: Grid, family: string, reduce: unknown[]) => async () => {
+    const body = JSON.stringify({
+      ...grid,
+      streams: metrics.map((m) => ({ uuid: UUID, name: ferriteName(m, family), kind: 'numeric', transform: 'average', transform_params: [] })),
       reduce,
     });
-  const ferriteFetch = (reduce: unknown[]) => async () => {
-    const doc = await json(`${ferriteUrl}/fetch`, { method: 'POST', body: fetchBody(reduce), headers: { 'content-type': 'application/json' } });
-    return (doc.data as unknown[][]).reduce((n, col) => n + nonNull(col), 0);
+    const doc = await json(`${ferriteUrl}/fetch`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    return (doc.data as unknown[][]).map((col) => col.map(cell));
   };
-  // VictoriaMetrics' sample at t covers (t - 60 s, t]; ours at t covers [t, t + 60 s): shift by one step.
-  const range = `start=${dayStart + PERIOD_S}&end=${dayStart + DAY_S}&step=${PERIOD_S}s`;
-  const vmQuery = (q: string) => async () => {
-    const doc = await json(`${vmUrl}/api/v1/query_range?query=${encodeURIComponent(q)}&${range}`);
-    return (doc.data.result as { values: unknown[] }[]).reduce((n, r) => n + r.values.length, 0);
+  const vmQuery = (grid: Grid, q: string, rows: number) => async () => {
+    const range = `start=${vmFirst(grid).toFixed(3)}&end=${(vmFirst(grid) + (grid.count - 1) * grid.period).toFixed(3)}&step=${grid.period}s`;
+    return vmMatrix(await json(`${vmUrl}/api/v1/query_range?query=${encodeURIComponent(q)}&${range}`), grid, rows);
   };
-  const selector = `{__name__=~"bench_metric_.*"}`;
+  const selector = (family: string) => `{__name__=~"bench_${family}_.*"}`;
+  const pass = [{ label: '', method: 'pass', method_params: [] }];
+  const sum = [{ label: 'sum', method: 'sum', method_params: [] }];
   const out: Scenario[] = [];
   if (o.scenario !== 'fetch') {
     out.push({
       name: `/rollup × ${o.metrics} vs query_range avg_over_time × ${o.metrics}`,
-      expect: o.metrics * slots,
+      expect: o.metrics * day.count,
       ferrite: () =>
         all(
           metrics.map((m) => async () => {
             const rows = (await json(`${ferriteUrl}/rollup/${UUID}/${encodeURIComponent(ferriteName(m))}?start_ts=${dayStart}.000&end_ts=${dayStart + DAY_S}.000&rollup_span=${PERIOD_S}s`)) as [number, number | null][];
-            return rows.filter(([, v]) => v !== null).length;
+            return [rows.map(([, v]) => cell(v))];
           }),
         ),
-      vm: vmUrl === null ? null : () => all(metrics.map((m) => vmQuery(`avg_over_time(bench_metric_${m}[${PERIOD_S}s])`))),
+      vm: vmUrl === null ? null : () => all(metrics.map((m) => async () => [(await vmQuery(day, `avg_over_time(bench_metric_${m}[${PERIOD_S}s])`, 1)())[0]!])),
     });
   }
   if (o.scenario !== 'rollup') {
     out.push({
       name: `/fetch ${o.metrics} streams average + pass vs query_range avg_over_time({…})`,
-      expect: o.metrics * slots,
-      ferrite: ferriteFetch([{ label: '', method: 'pass', method_params: [] }]),
-      vm: vmUrl === null ? null : vmQuery(`avg_over_time(${selector}[${PERIOD_S}s])`),
+      expect: o.metrics * day.count,
+      ferrite: ferriteFetch(day, 'metric', pass),
+      vm: vmUrl === null ? null : vmQuery(day, `avg_over_time(${selector('metric')}[${PERIOD_S}s])`, o.metrics),
     });
     out.push({
       name: `/fetch ${o.metrics} streams average + sum vs query_range sum(avg_over_time({…}))`,
-      expect: slots,
-      ferrite: ferriteFetch([{ label: 'sum', method: 'sum', method_params: [] }]),
-      vm: vmUrl === null ? null : vmQuery(`sum(avg_over_time(${selector}[${PERIOD_S}s]))`),
+      expect: day.count,
+      ferrite: ferriteFetch(day, 'metric', sum),
+      vm: vmUrl === null ? null : vmQuery(day, `sum(avg_over_time(${selector('metric')}[${PERIOD_S}s]))`, 1),
     });
+    if (o.month) {
+      out.push({
+        name: `/fetch ${o.metrics} streams × ${MONTH_DAYS} days at 1 h, average + pass`,
+        expect: o.metrics * month.count,
+        ferrite: ferriteFetch(month, 'month', pass),
+        vm: vmUrl === null ? null : vmQuery(month, `avg_over_time(${selector('month')}[1h])`, o.metrics),
+      });
+      out.push({
+        name: `/fetch ${o.metrics} streams × ${MONTH_DAYS} days at 1 h, average + sum`,
+        expect: month.count,
+        ferrite: ferriteFetch(month, 'month', sum),
+        vm: vmUrl === null ? null : vmQuery(month, `sum(avg_over_time(${selector('month')}[1h]))`, 1),
+      });
+    }
   }
   return out;
 }
@@ -114,29 +169,91 @@ function scenarios(o: Options, dayStart: number, ferriteUrl: string, vmUrl: stri
 interface Timing {
   median: number;
   p90: number;
+  p99: number;
 }
 
-async function time(read: Read, expect: number, rounds: number, who: string): Promise<Timing> {
-  const { first: got, ms } = await timeRounds(read, rounds); // the warm-up is the correctness check
-  if (got !== expect) throw new Error(`${who}: expected ${expect} values, got ${got}`);
-  return { median: ms[Math.floor(ms.length / 2)]!, p90: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.9))]! };
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
+const timing = (ms: number[]): Timing => ({ median: quantile(ms, 0.5), p90: quantile(ms, 0.9), p99: quantile(ms, 0.99) });
+const present = (m: Matrix): number => m.reduce((n, row) => n + row.filter((v) => !Number.isNaN(v)).length, 0);
+
+async function time(read: Read, expect: number, rounds: number, who: string): Promise<{ t: Timing; answer: Matrix }> {
+  const { first: answer, ms } = await timeRounds(read, rounds); // the warm-up is the correctness check
+  if (present(answer) !== expect) throw new Error(`${who}: expected ${expect} values, got ${present(answer)}`);
+  return { t: timing(ms), answer };
 }
 
-/** Waits until every metric's day is rolled up (the 1-day level counts every sample). */
-async function waitRolledUp(url: string, o: Options, dayStart: number): Promise<void> {
-  const want = DAY_S / o.stepS;
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    let done = 0;
-    for (let m = 0; m < o.metrics; m++) {
-      const rows = (await json(`${url}/rollup/${UUID}/${encodeURIComponent(ferriteName(m))}?start_ts=${dayStart}.000&end_ts=${dayStart + DAY_S}.000&rollup_span=${DAY_S}s&get_engine=nnt&type=count`)) as [number, number | null][];
-      if (rows[0]?.[1] === want) done++;
+/** Largest relative difference between the two answers; throws when they differ in shape or presence. */
+function compare(a: Matrix, b: Matrix, what: string): number {
+  let worst = 0;
+  if (a.length !== b.length) throw new Error(`${what}: ${a.length} streams against ${b.length}`);
+  a.forEach((row, s) =>
+    row.forEach((x, i) => {
+      const y = b[s]![i]!;
+      if (Number.isNaN(x) !== Number.isNaN(y)) throw new Error(`${what}: stream ${s} slot ${i}: ${x} against ${y}`);
+      if (!Number.isNaN(x)) worst = Math.max(worst, Math.abs(x - y) / Math.max(1, Math.abs(x), Math.abs(y)));
+    }),
+  );
+  if (worst > 1e-9) throw new Error(`${what}: values differ by up to ${worst} (relative)`);
+  return worst;
+}
+
+/**
+ * Waits until every metric's days are rolled up (the 1-day level counts every sample);
+ * returns seconds waited. Metrics found done are not asked again, so polling stays light.
+ */
+async function waitRolledUp(url: string, metrics: number, family: string, first: number, days: number, stepS: number): Promise<number> {
+  const t0 = performance.now();
+  const want = DAY_S / stepS;
+  const deadline = Date.now() + 1_200_000;
+  const q = `start_ts=${first}.000&end_ts=${first + days * DAY_S}.000&rollup_span=${DAY_S}s&get_engine=nnt&type=count`;
+  let pending = Array.from({ length: metrics }, (_, m) => m);
+  while (pending.length > 0) {
+    const left: number[] = [];
+    for (const m of pending) {
+      const rows = (await json(`${url}/rollup/${UUID}/${encodeURIComponent(ferriteName(m, family))}?${q}`)) as [number, number | null][];
+      if (rows.length !== days || rows.some(([, n]) => n !== want)) left.push(m);
     }
-    if (done === o.metrics) return;
-    if (Date.now() > deadline) throw new Error(`rollups incomplete after 10 min (${done}/${o.metrics} metrics)`);
-    await new Promise((r) => setTimeout(r, 500));
+    pending = left;
+    if (pending.length === 0) break;
+    if (Date.now() > deadline) throw new Error(`rollups incomplete after 20 min (${pending.length}/${metrics} metrics left)`);
+    await new Promise((r) => setTimeout(r, 250));
   }
+  return (performance.now() - t0) / 1000;
 }
+
+/** Sends `samplesPerS` fresh samples a second to ferrite until stopped; returns samples sent. */
+function steadyIngest(url: string, metrics: number, samplesPerS: number): { stop(): Promise<number> } {
+  let running = true;
+  let sent = 0;
+  const linesPerBody = 1000;
+  const loop = (async () => {
+    let t = Math.floor(Date.now() / 1000) - 3600;
+    while (running) {
+      const started = performance.now();
+      const body = Array.from({ length: linesPerBody }, (_, i) => {
+        const m = (sent + i) % metrics;
+        if (m === 0) t += 1;
+        return `M\t${t}.000\tbench.example\`bench\`c_1_1::bench\`${UUID}\t${ferriteName(m, 'live')}\tn\t${(sent + i) % 97}`;
+      }).join('\n');
+      const res = await fetch(`${url}/raw`, { method: 'PUT', body });
+      await res.text();
+      if (res.status !== 200) throw new Error(`steady ingest answered ${res.status}`);
+      sent += linesPerBody;
+      const wait = (linesPerBody / samplesPerS) * 1000 - (performance.now() - started);
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return sent;
+    },
+  };
+}
+
+const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const fmt = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
 
 async function main(): Promise<void> {
   const o = new Command('bench-reads')
@@ -145,42 +262,72 @@ async function main(): Promise<void> {
     .option('--rounds <n>', 'timed repetitions of each read', (v) => Number(v), 15)
     .option('--scenario <name>', 'rollup | fetch | all', 'all')
     .option('--no-vm', 'skip VictoriaMetrics')
+    .option('--no-month', 'skip the 30-day read')
+    .option('--no-load', 'skip /fetch under a steady ingest load')
     .parse()
     .opts<Options>();
   // A whole UTC day two days ago: old enough to be sealed and rolled up, as history is.
   const dayStart = (Math.floor(Date.now() / 1000 / DAY_S) - 2) * DAY_S;
   const data: Dataset = { metrics: o.metrics, points: DAY_S / o.stepS, stepS: o.stepS, start: dayStart, batch: 5000 };
+  const monthData: Dataset = { metrics: o.metrics, points: (MONTH_DAYS * DAY_S) / MONTH_STEP_S, stepS: MONTH_STEP_S, start: dayStart - MONTH_DAYS * DAY_S, batch: 5000, family: 'month' };
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-bench-'));
   console.log(`bench/reads: ${o.metrics} metrics × 1 day (${data.points} samples each, ${o.stepS} s apart), read at ${PERIOD_S} s; ${o.rounds} rounds, medians`);
+  if (o.month) console.log(`and ${o.metrics} metrics × ${MONTH_DAYS} days (${monthData.points} samples each, ${MONTH_STEP_S} s apart), read at ${MONTH_PERIOD_S} s`);
+  console.log(`load average at start: ${loadavg()}`);
   const withVm = o.vm && victoriaMetricsAvailable();
   if (!withVm) console.log('VictoriaMetrics skipped (not installed or --no-vm)');
   const ferriteDir = path.join(root, 'ferrite');
   let ferrite = await startFerrite(ferriteDir);
   const vm = withVm ? await startVictoriaMetrics(path.join(root, 'vm')) : null;
   try {
+    // A graceful restart seals every buffer, as hours of quiet would; the backlog is then rolled up.
     await send(`${ferrite.url}/raw`, ferriteBodies(data), 4, 'PUT');
-    // A graceful restart seals every buffer, as hours of quiet would; the day is then rolled up.
     await ferrite.stop();
     ferrite = await startFerrite(ferriteDir);
-    await waitRolledUp(ferrite.url, o, dayStart);
+    const backlog = await waitRolledUp(ferrite.url, o.metrics, 'metric', dayStart, 1, o.stepS);
+    console.log(`rollup backlog after a restart: ${o.metrics} metrics × 1 day (${(o.metrics * DAY_S) / 3600} raw windows) rolled up in ${backlog.toFixed(2)} s (polled every 0.25 s)`);
+    if (o.month) {
+      await send(`${ferrite.url}/raw`, ferriteBodies(monthData), 4, 'PUT');
+      await ferrite.stop();
+      ferrite = await startFerrite(ferriteDir);
+      const more = await waitRolledUp(ferrite.url, o.metrics, 'month', monthData.start, MONTH_DAYS, MONTH_STEP_S);
+      console.log(`rollup backlog after a restart: ${o.metrics} metrics × ${MONTH_DAYS} days at ${MONTH_STEP_S} s rolled up in ${more.toFixed(2)} s`);
+    }
     if (vm !== null) {
       await send(`${vm.url}/api/v1/import/prometheus`, vmBodies(data), 4, 'POST');
+      if (o.month) await send(`${vm.url}/api/v1/import/prometheus`, vmBodies(monthData), 4, 'POST');
       await fetch(`${vm.url}/internal/force_flush`);
     }
-    console.log('\n| read | ferrite median ms | ferrite p90 ms | VM median ms | VM p90 ms | ratio VM/ferrite (median) |');
-    console.log('|---|---|---|---|---|---|');
+    console.log('\n| read | ferrite median ms | ferrite p90 ms | VM median ms | VM p90 ms | ratio VM/ferrite (median) | values checked equal |');
+    console.log('|---|---|---|---|---|---|---|');
+    const ratios: number[] = [];
     for (const s of scenarios(o, dayStart, ferrite.url, vm?.url ?? null)) {
       const f = await time(s.ferrite, s.expect, o.rounds, `ferrite ${s.name}`);
       const v = s.vm === null ? null : await time(s.vm, s.expect, o.rounds, `victoria-metrics ${s.name}`);
-      const fmt = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
-      console.log(`| ${s.name} | ${fmt(f.median)} | ${fmt(f.p90)} | ${fmt(v?.median)} | ${fmt(v?.p90)} | ${v === null ? '–' : (v.median / f.median).toFixed(2)} |`);
+      const diff = v === null ? null : compare(f.answer, v.answer, s.name);
+      if (v !== null) ratios.push(v.t.median / f.t.median);
+      console.log(`| ${s.name} | ${fmt(f.t.median)} | ${fmt(f.t.p90)} | ${fmt(v?.t.median)} | ${fmt(v?.t.p90)} | ${v === null ? '–' : (v.t.median / f.t.median).toFixed(2)} | ${diff === null ? '–' : `${s.expect} (max rel. diff ${diff.toExponential(1)})`} |`);
     }
+    if (o.load) await fetchUnderLoad(o, dayStart, ferrite.url);
   } finally {
+    console.log(`load average at end: ${loadavg()}`);
     await ferrite.stop();
     await vm?.stop();
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** /fetch average + sum latency idle, then while 20 000 samples/s of fresh data arrive. */
+async function fetchUnderLoad(o: Options, dayStart: number, url: string): Promise<void> {
+  const rounds = Math.max(50, o.rounds);
+  const read = scenarios({ ...o, scenario: 'fetch', month: false }, dayStart, url, null)[1]!.ferrite;
+  const idle = timing((await timeRounds(read, rounds)).ms);
+  const load = steadyIngest(url, 1000, 20_000);
+  await new Promise((r) => setTimeout(r, 2000));
+  const busy = timing((await timeRounds(read, rounds)).ms);
+  const sent = await load.stop();
+  console.log(`\n/fetch ${o.metrics} streams average + sum, ${rounds} rounds: idle median ${fmt(idle.median)} ms, p99 ${fmt(idle.p99)} ms; under 20 000 samples/s of ingest (${sent} sent) median ${fmt(busy.median)} ms, p99 ${fmt(busy.p99)} ms: p99 ratio ${(busy.p99 / idle.p99).toFixed(2)}`);
 }
 
 await main();

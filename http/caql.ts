@@ -74,14 +74,17 @@ async function answer(node: FerriteNode, req: FastifyRequest, reply: FastifyRepl
     const warnings: string[] = [];
     const account = accountOf(req, params);
     // x-svc-timeout / x-svc-deadline (as on /fetch) can only shorten `_timeout`.
-    const deadline = Math.min(Date.now() + timeoutS * 1000, requestDeadline(req, Infinity));
+    const now = Date.now();
+    const deadline = Math.min(now + timeoutS * 1000, requestDeadline(req, Infinity));
+    // The limit the timeout message names: `_timeout`, or what the header left of it.
+    const limitS = deadline === now + timeoutS * 1000 ? timeoutS : (deadline - now) / 1000;
     let streams: Stream[];
     if (directives.lang === 'promql') {
       if (account === null) throw new CaqlUserError('#lang="promql" needs an account: send account_id or x-svc-account-id');
       streams = await promqlStreams(text.slice(at), grid, promSource(node, { account, uuid: null }));
     } else {
       if (directives.lang !== undefined && directives.lang !== 'caql') throw new CaqlUserError(`#lang=${String(directives.lang)}: only caql and promql are served`);
-      const ctx = { source: caqlSource(node, account), warnings, deadline, timeoutS: (deadline - Date.now()) / 1000, view: grid };
+      const ctx = { source: caqlSource(node, account), warnings, deadline, timeoutS: limitS, view: grid };
       streams = await run(parseQuery(text), grid, ctx);
     }
     const format = String(params.format ?? 'DF1').toUpperCase();

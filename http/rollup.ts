@@ -2,12 +2,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MetricInfo } from '../actors/metric-info.js';
 import type { FerriteNode } from '../actors/node.js';
-import type { RollupEngine, RollupRow } from '../actors/rollup-store.js';
+import type { RollupEngine } from '../actors/rollup-store.js';
 import { ferr } from '../model/errors.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { nntAccumulator } from '../model/rollup/nnt.js';
-import { parseRollupType, ROLLUP_TYPE_NAMES, rollupValue, type RollupType } from '../model/rollup/types.js';
+import { parseRollupType, ROLLUP_TYPE_NAMES, rollupTuplesJson, rollupTypeColumns } from '../model/rollup/types.js';
 import { requireSomething, summarize } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
@@ -60,8 +60,8 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     if ((end - start) / span > 10_000_000) throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', 'asks for more than 10 million periods');
     const metric = await knownMetricFromPath(node, uuid, name);
     // Tuples are aligned to the span (interface §4.4).
-    const rows = await node.readRollups(metric, span, start - (start % span), end, engine);
-    return reply.type('application/json').send(rollupJson(rows, type));
+    const rows = await node.readRollups(metric, span, start - (start % span), end, engine, rollupTypeColumns(type));
+    return reply.type('application/json').send(rollupTuplesJson(rows, type));
   });
 
   const nntDocs = {
@@ -88,12 +88,6 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
   }
 }
 
-/** `[[ts_s, value], ...]`; non-finite values are written as null. */
-function rollupJson(rows: RollupRow[], type: RollupType): string {
-  const body = rows.map(([ts, acc]) => [ts / 1000, rollupValue(acc, type)]);
-  return JSON.stringify(body, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v));
-}
-
 /** The path segments of the deprecated `GET /read/<start>/<end>/<period>/<uuid>/<type>/<metric>`. */
 export interface LegacyNumericRead {
   start: string;
@@ -118,7 +112,7 @@ export async function readLegacyNumeric(node: FerriteNode, r: LegacyNumericRead)
   const type = parseRollupType(r.type);
   if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${r.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
   const metric = await knownMetricFromPath(node, r.uuid, r.metric);
-  return rollupJson(await node.readRollups(metric, span, start - (start % span), end, 'dispatch'), type);
+  return rollupTuplesJson(await node.readRollups(metric, span, start - (start % span), end, 'dispatch', rollupTypeColumns(type)), type);
 }
 
 /** `<n>s` or `<n>ms`, n > 0; in ms. */

@@ -12,7 +12,12 @@ export const CF = {
   text: 'text',
   /** Submitted histograms as received (base64), same key layout; decoded by the histogram store. */
   histogramRaw: 'histogram_raw',
-  /** Numeric rollups: metric id | level period s (u32) | period start ms (u64) → accumulator (model/rollup). */
+  /**
+   * Numeric rollups: metric id | level period s (u32) | chunk start ms (u64) | column (u8) → one
+   * column of a chunk of the level's periods in that chunk's span (model/rollup/chunk.ts, format
+   * v2). Format v1 (before `state` `rollup_format`): metric id | level period s | period start →
+   * one 101-byte accumulator; migrated at open.
+   */
   rollup: 'rollup',
   /**
    * Histograms by rollup level: metric id | level period s (4) | period start ms (8) |
@@ -50,6 +55,8 @@ export const STATE_KEY = {
    * restart after the journal empties: histogram keys carry them and must not collide.
    */
   journalCut: Buffer.from('journal_cut'),
+  /** Format of CF.rollup (u8): absent = v1 records may remain, 2 = every record is a v2 chunk. */
+  rollupFormat: Buffer.from('rollup_format'),
   /** This node's outbox incarnation: peers track what they applied per incarnation. */
   outboxIncarnation: Buffer.from('outbox_incarnation'),
 } as const;
@@ -226,14 +233,21 @@ export function checkTagsPrefix(scope: string): Buffer {
   return Buffer.concat([Buffer.from([CHECK_TAGS]), Buffer.from(`${scope}\0`, 'utf8')]);
 }
 
-/** Numeric rollup record key; see CF.rollup. */
-export function rollupKey(metricId: Buffer, period: number, start: number): Buffer {
-  const key = Buffer.allocUnsafe(METRIC_ID_BYTES + 12);
+/**
+ * Numeric rollup key: `metric id | period s | chunk start` then, for a v2 column record, the
+ * column id (u8); without it, the prefix of a chunk's records (and a v1 record's whole key).
+ */
+export function rollupKey(metricId: Buffer, period: number, start: number, column?: number): Buffer {
+  const key = Buffer.allocUnsafe(METRIC_ID_BYTES + 12 + (column === undefined ? 0 : 1));
   metricId.copy(key, 0, 0, METRIC_ID_BYTES);
   key.writeUInt32BE(period, METRIC_ID_BYTES);
   key.writeBigUInt64BE(BigInt(Math.max(0, start)), METRIC_ID_BYTES + 4);
+  if (column !== undefined) key[METRIC_ID_BYTES + 12] = column;
   return key;
 }
+
+/** The column id of a v2 rollup key, or null for a v1 key (which has none). */
+export const rollupColumnOf = (key: Buffer): number | null => (key.length > METRIC_ID_BYTES + 12 ? key[METRIC_ID_BYTES + 12]! : null);
 
 export const rollupStartOf = (key: Buffer): number => decodeU64(key, METRIC_ID_BYTES + 4);
 

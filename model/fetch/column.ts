@@ -16,7 +16,7 @@ export type TextColumn = ColumnHead & { kind: 'text'; values: TextEntry[][] };
 export type Column = NumericColumn | HistogramColumn | TextColumn;
 
 /** Tags every column carries (what a reduced stream still has in common). */
-export function commonTags(columns: readonly Column[]): string[] {
+export function commonTags(columns: readonly Pick<Column, 'tags'>[]): string[] {
   if (columns.length === 0) return [];
   const rest = columns.slice(1).map((c) => new Set(c.tags));
   return columns[0]!.tags.filter((t) => rest.every((s) => s.has(t)));

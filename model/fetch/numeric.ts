@@ -1,27 +1,33 @@
 // Numeric fetch transforms (interface §4.3): one value per slot from the slot's rollup
 // accumulator, which holds every measurement of the slot (and the rates they complete).
-import { rollupFields, type RollupAccumulator, type RollupFields } from '../rollup/accumulator.js';
+import { emptyAccumulator, type RollupAccumulator } from '../rollup/accumulator.js';
+import { FIELD_SPECS, fieldColumn, fieldColumns, type FieldSpec } from '../rollup/fields.js';
+import { RollupSlots } from '../rollup/slots.js';
 
-const pick =
-  (field: keyof RollupFields) =>
-  (f: RollupFields): number | null =>
-    f[field];
-
-export const NUMERIC_TRANSFORMS: Record<string, (f: RollupFields, acc: RollupAccumulator) => number | null> = {
-  average: pick('value'),
+export const NUMERIC_TRANSFORMS: Record<string, FieldSpec> = {
+  average: FIELD_SPECS.value,
   /** The plain sum of the slot's measurements. */
-  sum: (_f, acc) => acc.value.sum,
-  count: pick('count'),
-  counter: pick('counter'),
-  counter_stddev: pick('counter_stddev'),
-  derivative: pick('derivative'),
-  derivative_stddev: pick('derivative_stddev'),
-  stddev: pick('stddev'),
+  sum: { q: 'value', stat: 'sum' },
+  count: FIELD_SPECS.count,
+  counter: FIELD_SPECS.counter,
+  counter_stddev: FIELD_SPECS.counter_stddev,
+  derivative: FIELD_SPECS.derivative,
+  derivative_stddev: FIELD_SPECS.derivative_stddev,
+  stddev: FIELD_SPECS.stddev,
 };
+
+/** The rollup chunk columns a transform reads. */
+export const numericColumns = (name: string): number[] => fieldColumns(NUMERIC_TRANSFORMS[name]!, true);
+
+/** The transform per slot: NaN where the slot has no measurement or no finite value. */
+export function numericValues(name: string, slots: RollupSlots): Float64Array {
+  return fieldColumn(slots, NUMERIC_TRANSFORMS[name]!, true);
+}
 
 /** The transform's value of one slot; null when the slot has no measurement. */
 export function numericCell(name: string, acc: RollupAccumulator | null): number | null {
-  if (acc === null || acc.value.n === 0) return null;
-  const v = NUMERIC_TRANSFORMS[name]!(rollupFields(acc), acc);
-  return v === null || !Number.isFinite(v) ? null : v;
+  const one = new RollupSlots(0, 1, 1);
+  one.replace(0, acc === null ? null : { ...emptyAccumulator(), ...acc });
+  const v = numericValues(name, one)[0]!;
+  return Number.isNaN(v) ? null : v;
 }

@@ -35,15 +35,16 @@ const categories = (params: string[], field: string): void => {
 
 /** One or more columns, all of `kind` (kind checks only need the set of kinds). */
 const one = (kind: StreamKind) => (): StreamKind[] => [kind];
-const nameOf = (spec: ReduceSpec): string => (spec.label === '' ? spec.method : spec.label);
+/** The label of a reduced stream: the reduce's label, else its method. */
+export const nameOf = (spec: ReduceSpec): string => (spec.label === '' ? spec.method : spec.label);
 
 export const REDUCE_METHODS: Record<string, Reducer> = {
   pass: { accepts: ['numeric', 'histogram', 'text'], output: (k) => k, check: noParams, apply: (c) => c },
-  mean: { accepts: NUMERIC, output: one('numeric'), check: noParams, apply: (c, s, n) => [numeric(nameOf(s), c, meanAcross(c as NumericColumn[], n))] },
-  sum: { accepts: NUMERIC, output: one('numeric'), check: noParams, apply: (c, s, n) => [numeric(nameOf(s), c, sumAcross(c as NumericColumn[], n))] },
+  mean: { accepts: NUMERIC, output: one('numeric'), check: noParams, apply: (c, s, n) => [foldCells(nameOf(s), 'mean', numericCells(c), n)] },
+  sum: { accepts: NUMERIC, output: one('numeric'), check: noParams, apply: (c, s, n) => [foldCells(nameOf(s), 'sum', numericCells(c), n)] },
   merge: { accepts: NUMERIC_OR_HISTOGRAM, output: one('histogram'), check: noParams, apply: (c, s, n) => [histogram(nameOf(s), c, mergeAcross(c, n))] },
-  groupby_mean: { accepts: NUMERIC, output: one('numeric'), check: categories, apply: (c, s, n) => groupBy(c, s).map(([label, g]) => numeric(label, g, meanAcross(g as NumericColumn[], n))) },
-  groupby_sum: { accepts: NUMERIC, output: one('numeric'), check: categories, apply: (c, s, n) => groupBy(c, s).map(([label, g]) => numeric(label, g, sumAcross(g as NumericColumn[], n))) },
+  groupby_mean: { accepts: NUMERIC, output: one('numeric'), check: categories, apply: (c, s, n) => groupBy(c, s).map(([label, g]) => foldCells(label, 'mean', numericCells(g), n)) },
+  groupby_sum: { accepts: NUMERIC, output: one('numeric'), check: categories, apply: (c, s, n) => groupBy(c, s).map(([label, g]) => foldCells(label, 'sum', numericCells(g), n)) },
   groupby_merge: { accepts: NUMERIC_OR_HISTOGRAM, output: one('histogram'), check: categories, apply: (c, s, n) => groupBy(c, s).map(([label, g]) => histogram(label, g, mergeAcross(g, n))) },
   topk: { accepts: NUMERIC_OR_HISTOGRAM, output: (k) => k, check: (p, f) => void topkParams(p, f), apply: (c, s) => topk(c, topkParams(s.params, 'method_params')) },
 };
@@ -52,34 +53,36 @@ export function applyReducers(columns: Column[], steps: readonly ReduceSpec[], c
   return steps.reduce((cols, step) => REDUCE_METHODS[step.method]!.apply(cols, step, count), columns);
 }
 
-const numeric = (label: string, inputs: Column[], values: (number | null)[]): NumericColumn => ({ kind: 'numeric', label, tags: commonTags(inputs), values });
 const histogram = (label: string, inputs: Column[], values: (Histogram | null)[]): HistogramColumn => ({ kind: 'histogram', label, tags: commonTags(inputs), values });
 
-function meanAcross(cols: NumericColumn[], count: number): (number | null)[] {
-  return Array.from({ length: count }, (_, i) => {
-    let sum = 0;
-    let n = 0;
-    for (const c of cols) {
-      const v = c.values[i];
-      if (v !== null && v !== undefined) {
-        sum += v;
-        n++;
-      }
-    }
-    return n === 0 ? null : sum / n;
-  });
+/** A numeric stream before any reducer: its tags and one cell per slot (null or NaN: no value). */
+export interface StreamCells {
+  tags: string[];
+  cells: ArrayLike<number | null>;
 }
 
-/** Null where no input has data; zeros when there are no inputs at all. */
-function sumAcross(cols: NumericColumn[], count: number): (number | null)[] {
-  return Array.from({ length: count }, (_, i) => {
-    let sum: number | null = cols.length === 0 ? 0 : null;
-    for (const c of cols) {
-      const v = c.values[i];
-      if (v !== null && v !== undefined) sum = (sum ?? 0) + v;
+const numericCells = (cols: Column[]): StreamCells[] => (cols as NumericColumn[]).map((c) => ({ tags: c.tags, cells: c.values }));
+
+/**
+ * A `sum` or `mean` reduce of numeric streams (the fetch engine folds streams it read as
+ * Float64Arrays this way too). Slot gaps are skipped; a slot where no input has a value is
+ * null; with no inputs at all a sum is zeros.
+ */
+export function foldCells(label: string, how: 'sum' | 'mean', inputs: readonly StreamCells[], count: number): NumericColumn {
+  const sum = new Float64Array(count);
+  const n = new Uint32Array(count);
+  // Stream by stream, as the cells lie in memory; always in stream order, so sums are repeatable.
+  for (const { cells } of inputs) {
+    for (let i = 0; i < count; i++) {
+      const v = cells[i];
+      if (v === null || v === undefined || Number.isNaN(v)) continue;
+      sum[i] += v;
+      n[i]!++;
     }
-    return sum;
-  });
+  }
+  const mean = how === 'mean';
+  const values = Array.from(sum, (s, i) => (n[i] === 0 ? (mean || inputs.length > 0 ? null : 0) : mean ? s / n[i]! : s));
+  return { kind: 'numeric', label, tags: commonTags(inputs), values };
 }
 
 /** Histograms merge; numbers become samples of the slot's histogram (nulls and NaN excluded). */

@@ -25,6 +25,7 @@ export interface RollupAccumulator {
   counter2: Moments;
 }
 
+const KEYS = ['value', 'derivative', 'counter', 'derivative2', 'counter2'] as const;
 const zero = (): Moments => ({ n: 0, sum: 0, sumsq: 0 });
 
 export function emptyAccumulator(): RollupAccumulator {
@@ -39,6 +40,17 @@ function add(m: Moments, x: number): void {
 
 function addMoments(a: Moments, b: Moments): Moments {
   return { n: a.n + b.n, sum: a.sum + b.sum, sumsq: a.sumsq + b.sumsq };
+}
+
+/** Adds `b` into `into` in place (building a coarse period without a new object per part). */
+export function addInto(into: RollupAccumulator, b: RollupAccumulator): RollupAccumulator {
+  for (const k of KEYS) {
+    const m = into[k];
+    m.n += b[k].n;
+    m.sum += b[k].sum;
+    m.sumsq += b[k].sumsq;
+  }
+  return into;
 }
 
 export function mergeAccumulators(a: RollupAccumulator, b: RollupAccumulator): RollupAccumulator {
@@ -105,17 +117,21 @@ function step(acc: RollupAccumulator, c: RollupCarry | null, ts: number, v: numb
   return { ts, value: v, rate: { ts, value: rate }, counterRate };
 }
 
-const mean = (m: Moments): number | null => (m.n === 0 ? null : m.sum / m.n);
+/** Mean of n values summing to `sum`; null when n is 0. */
+export const meanOf = (n: number, sum: number): number | null => (n === 0 ? null : sum / n);
 /**
  * Population standard deviation from the sums. A variance within the rounding noise of
  * Σx²/n (relative 1e-12) reads as 0, so constant data gives 0, not 1e-9.
  */
-function stddev(m: Moments): number | null {
-  if (m.n === 0) return null;
-  const meanSq = m.sumsq / m.n;
-  const variance = meanSq - (m.sum / m.n) ** 2;
+export function stddevOf(n: number, sum: number, sumsq: number): number | null {
+  if (n === 0) return null;
+  const meanSq = sumsq / n;
+  const variance = meanSq - (sum / n) ** 2;
   return variance <= Math.abs(meanSq) * 1e-12 ? 0 : Math.sqrt(variance);
 }
+
+const mean = (m: Moments): number | null => meanOf(m.n, m.sum);
+const stddev = (m: Moments): number | null => stddevOf(m.n, m.sum, m.sumsq);
 
 /** The 11 fields of interface §2.7 (`value` is the average). */
 export interface RollupFields {
@@ -148,7 +164,6 @@ export function rollupFields(a: RollupAccumulator): RollupFields {
   };
 }
 
-const KEYS = ['value', 'derivative', 'counter', 'derivative2', 'counter2'] as const;
 const FORMAT_VERSION = 1;
 
 /** Version byte, then n (u32), Σ, Σ² (f64) for each of the five quantities: 101 bytes. */

@@ -1,5 +1,7 @@
 // The `type` parameter of GET /rollup (interface §4.4): which rollup value a tuple carries.
 import { rollupFields, type RollupAccumulator, type RollupFields } from './accumulator.js';
+import { FIELD_SPECS, fieldColumn, fieldColumns } from './fields.js';
+import type { RollupSlots } from './slots.js';
 
 export type RollupType = keyof RollupFields | 'all';
 
@@ -35,3 +37,29 @@ export function rollupValue(a: RollupAccumulator | null, type: RollupType): numb
   const fields = rollupFields(a);
   return type === 'all' ? fields : fields[type];
 }
+
+/**
+ * `[[ts_s, value], ...]` of a read, one tuple per slot; null where there is no data or the
+ * value is not finite. Built as text from the columns (a metric-day is 1440 tuples).
+ */
+export function rollupTuplesJson(slots: RollupSlots, type: RollupType): string {
+  let out = '[';
+  const values = type === 'all' ? null : fieldColumn(slots, FIELD_SPECS[type]);
+  for (let i = 0; i < slots.count; i++) {
+    let value: string;
+    if (values === null) {
+      const row = slots.row(i);
+      value = row === null ? 'null' : JSON.stringify(rollupFields(row), finiteOrNull);
+    } else {
+      const v = values[i]!;
+      value = Number.isNaN(v) ? 'null' : String(v);
+    }
+    out += `${i === 0 ? '' : ','}[${slots.startOf(i) / 1000},${value}]`;
+  }
+  return `${out}]`;
+}
+
+const finiteOrNull = (_k: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? null : v);
+
+/** The chunk columns a read for `type` uses (undefined: all of them). */
+export const rollupTypeColumns = (type: RollupType): number[] | undefined => (type === 'all' ? undefined : fieldColumns(FIELD_SPECS[type]));

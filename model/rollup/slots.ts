@@ -1,0 +1,82 @@
+// The answer to a rollup read: per slot i, covering [first + i·span, first + (i+1)·span),
+// the sum of the stored periods starting in it (from chunks, read column by column),
+// except where a period was recalculated from raw. Readers ask for the columns they
+// need as Float64Arrays; nothing builds an object per period unless asked (`row`).
+import { emptyAccumulator, type RollupAccumulator } from './accumulator.js';
+import { PARTS, QUANTITIES, type Part, type Quantity, type RollupChunk } from './chunk.js';
+
+interface Source {
+  chunk: RollupChunk;
+  /** Slot of each of the chunk's present periods (-1: outside the read). */
+  slotOf: Int32Array;
+}
+
+export class RollupSlots {
+  /** 1 where the slot has data (a stored period or a recalculated one). */
+  readonly present: Uint8Array;
+  private readonly sources: Source[] = [];
+  /** Slots replaced by a recalculation from raw (null: no data). */
+  private readonly replaced = new Map<number, RollupAccumulator | null>();
+  private readonly cache = new Map<string, Float64Array>();
+
+  constructor(
+    readonly first: number,
+    readonly spanMs: number,
+    readonly count: number,
+  ) {
+    this.present = new Uint8Array(count);
+  }
+
+  /** Adds a stored chunk starting at `chunkStart` whose periods are `periodMs` long. */
+  addChunk(chunk: RollupChunk, chunkStart: number, periodMs: number): void {
+    const slotOf = new Int32Array(chunk.slots.length);
+    const end = this.first + this.count * this.spanMs;
+    for (let j = 0; j < chunk.slots.length; j++) {
+      const ts = chunkStart + chunk.slots[j]! * periodMs;
+      const i = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
+      slotOf[j] = i;
+      if (i >= 0) this.present[i] = 1;
+    }
+    this.sources.push({ chunk, slotOf });
+    this.cache.clear();
+  }
+
+  /** Replaces slot i by a recalculated accumulator (null: the slot has no data). */
+  replace(i: number, acc: RollupAccumulator | null): void {
+    this.replaced.set(i, acc);
+    this.present[i] = acc === null ? 0 : 1;
+    this.cache.clear();
+  }
+
+  /** One part of one quantity per slot (0 where the slot has no data). */
+  column(q: Quantity, part: Part): Float64Array {
+    const key = `${q}.${part}`;
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached;
+    const out = new Float64Array(this.count);
+    for (const { chunk, slotOf } of this.sources) {
+      const values = chunk.column(q, part);
+      for (let j = 0; j < slotOf.length; j++) {
+        const i = slotOf[j]!;
+        if (i >= 0) out[i] += values[j]!;
+      }
+    }
+    for (const [i, acc] of this.replaced) out[i] = acc === null ? 0 : acc[q][part];
+    this.cache.set(key, out);
+    return out;
+  }
+
+  /** Slot i as an accumulator, or null when it has no data. */
+  row(i: number): RollupAccumulator | null {
+    if (this.replaced.has(i)) return this.replaced.get(i)!;
+    if (this.present[i] === 0) return null;
+    const acc = emptyAccumulator();
+    for (const q of QUANTITIES) for (const part of PARTS) acc[q][part] = this.column(q, part)[i]!;
+    return acc;
+  }
+
+  /** Start of slot i, ms. */
+  startOf(i: number): number {
+    return this.first + i * this.spanMs;
+  }
+}
