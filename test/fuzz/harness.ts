@@ -66,7 +66,7 @@ export async function startFuzzNode(extraArgs: string[] = []): Promise<FuzzNode>
   child.child.stdout!.on('data', (d: Buffer) => {
     const lines = (partial + d.toString()).split('\n');
     partial = lines.pop()!;
-    for (const line of lines) if (/"level":(50|60)/.test(line)) errorLog.push(line.slice(0, 2000));
+    for (const line of lines) if (/"level":(50|60)/.test(line)) errorLog.push(line.slice(0, 1500));
   });
   return {
     url: child.url,
@@ -143,10 +143,11 @@ export async function fuzz(t: ExecutionContext, node: FuzzNode, arb: fc.Arbitrar
     const answer = await send(node.url, r);
     statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
     const problem = problemWith(answer, r, shape);
-    if (problem !== null) throw new Error(`${problem}\nrequest: ${describe(r)}\nnode errors: ${node.errorLog.slice(-3).join('\n') || 'none'}`);
+    if (problem !== null) throw new Error(`${problem}\nrequest: ${describe(r)}\nnode errors: ${node.errorLog.slice(-1).join('\n') || 'none'}`);
   });
   await fc.assert(property, {
     numRuns: runs(options.runs),
+    includeErrorInReport: true,
     examples: (options.examples ?? []).map((e) => [e] as [FuzzRequest]),
     ...(seed === undefined ? {} : { seed }),
   });
