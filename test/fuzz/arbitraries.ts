@@ -2,7 +2,7 @@
 // blocks (uuids, names, timestamps), and byte- and text-level damage applied to good inputs.
 import fc from 'fast-check';
 import { Histogram, histogramToBase64 } from '../../model/histogram/index.js';
-import { FUZZ_ACCOUNT, FUZZ_UUID } from './harness.js';
+import { FUZZ_ACCOUNT, FUZZ_METRICS, FUZZ_UUID } from './harness.js';
 
 /** Numbers that sit on or past some limit: int32/uint32/2^53/2^64 edges, 1e300, tiny, negative. */
 const EDGE_NUMBERS = [
@@ -46,6 +46,12 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.nat({ max: 20_000 }).map((n) => 'q'.repeat(n)), weight: 1 },
 );
 
+/** Hostile strings short enough for a URL or a header (Node refuses request heads over 16 KiB with 431). */
+export const shortHostileString: fc.Arbitrary<string> = hostileString.map((s) => s.slice(0, 3000));
+
+/** A query parameter or header value that is wrong: a bad number, a hostile string. */
+export const hostileParam: fc.Arbitrary<string> = fc.oneof(numberText, shortHostileString);
+
 /** Arrays or objects nested around the 64-level JSON limit and far past it. */
 export const deepJson: fc.Arbitrary<string> = fc
   .tuple(fc.constantFrom(63, 64, 65, 200, 5000), fc.constantFrom('[', '{"a":'))
@@ -73,12 +79,12 @@ export const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
   { arbitrary: fc.jsonValue({ maxDepth: 3 }), weight: 1 },
 );
 
-/** Replaces, removes or adds a few fields of a well-formed object. */
-export function withHostileFields<T extends object>(base: fc.Arbitrary<T>, maxChanges = 3): fc.Arbitrary<Record<string, unknown>> {
+/** Replaces (with `values`), removes or adds a few fields of a well-formed object. */
+export function withHostileFields<T extends object>(base: fc.Arbitrary<T>, maxChanges = 3, values: fc.Arbitrary<unknown> = hostileJson): fc.Arbitrary<Record<string, unknown>> {
   return base.chain((obj) => {
     const keys = Object.keys(obj);
     const key = keys.length === 0 ? fc.string() : fc.oneof({ arbitrary: fc.constantFrom(...keys), weight: 5 }, { arbitrary: fc.string({ maxLength: 8 }), weight: 1 });
-    return fc.array(fc.tuple(key, fc.option(hostileJson, { nil: undefined, freq: 6 })), { maxLength: maxChanges }).map((changes) => {
+    return fc.array(fc.tuple(key, fc.option(values, { nil: undefined, freq: 6 })), { maxLength: maxChanges }).map((changes) => {
       const out: Record<string, unknown> = { ...(obj as Record<string, unknown>) };
       for (const [k, v] of changes) {
         if (v === undefined) delete out[k];
@@ -174,7 +180,7 @@ export const uuidArb: fc.Arbitrary<string> = fc.oneof(
 const TAG = fc.tuple(fc.constantFrom('host', 'dc', 'a', 'b"aGk="', '', 'x y', 'é'), fc.constantFrom('web1', 'east', '1', '', 'b"!!"', '/p a t h', 'v:w', '*')).map(([c, v]) => `${c}:${v}`);
 
 export const metricNameArb: fc.Arbitrary<string> = fc.oneof(
-  { arbitrary: fc.constantFrom('fuzz.m', 'fuzz.a.b.c', 'cpu|ST[host:web1]', 'x|ST[a:1]|ST[b:2]', 'n|ST[b"aGk=":c]', 'm|MT{u:s}', 'up'), weight: 4 },
+  { arbitrary: fc.constantFrom(...Object.values(FUZZ_METRICS).flat(), 'x|ST[b:2]|ST[a:1]', 'n|ST[b"aGk=":c]', 'm|MT{u:s}'), weight: 4 },
   { arbitrary: fc.stringMatching(/^[a-z][a-z0-9._-]{0,20}$/), weight: 3 },
   { arbitrary: fc.tuple(fc.stringMatching(/^[a-z][a-z0-9.]{0,8}$/), fc.array(TAG, { maxLength: 4 })).map(([n, tags]) => `${n}|ST[${tags.join(',')}]`), weight: 3 },
   { arbitrary: hostileString, weight: 2 },

@@ -7,6 +7,7 @@ import type { ExecutionContext, TestFn } from 'ava';
 import fc from 'fast-check';
 import { rmSync } from 'node:fs';
 import { killSpawnedNodes, spawnNode, tempDir, type ChildNode } from '../helpers/node.js';
+import { Histogram, histogramToBase64 } from '../../model/histogram/index.js';
 import { checkCanary, writeCanary } from './canary.js';
 
 /** One generated request. `path` is already URL-encoded (it may hold deliberately bad escapes). */
@@ -41,6 +42,9 @@ export const RUN_SCALE = Math.max(1, Number(process.env.FERRITE_FUZZ_RUNS ?? 1) 
 /** How long one request may take before it counts as a hang (a detector, not a timing assert). */
 export const FUZZ_TIMEOUT_MS = Number(process.env.FERRITE_FUZZ_TIMEOUT_MS ?? 5000);
 
+/** FERRITE_FUZZ_VERBOSE=1 logs the most frequent error answers, to see what the generators reach. */
+const VERBOSE = process.env.FERRITE_FUZZ_VERBOSE === '1';
+
 export function runs(base: number): number {
   return Math.round(base * RUN_SCALE);
 }
@@ -56,6 +60,25 @@ export interface FuzzNode {
 /** Account and check the fuzzers are pointed at; the canary lives elsewhere. */
 export const FUZZ_ACCOUNT = 17;
 export const FUZZ_UUID = '0f0f0f0f-1717-4017-8017-000000000017';
+
+/** Metrics of the fuzz check that hold data (written before the fuzzers run), so reads find something. */
+export const FUZZ_METRICS = { numeric: ['fuzz.m', 'cpu|ST[host:web1]'], text: ['fuzz.a.b.c'], histogram: ['up', 'x|ST[a:1,b:2]'] } as const;
+const FUZZ_T0 = 1_699_999_980;
+
+/** A few samples of every kind for FUZZ_METRICS, an hour around FUZZ_T0. */
+async function writeFuzzData(url: string): Promise<void> {
+  const check = `fuzz\`http\`c_${FUZZ_ACCOUNT}_1::http\`${FUZZ_UUID}`;
+  const hist = histogramToBase64(Histogram.empty().insert(1).insert(10).insert(100));
+  const lines: string[] = [];
+  for (let i = 0; i < 60; i++) {
+    const ts = `${FUZZ_T0 + (i - 30) * 60}.000`;
+    for (const name of FUZZ_METRICS.numeric) lines.push(['M', ts, check, name, i % 7 === 0 ? 'L' : 'n', i % 7 === 0 ? String(2n ** 64n - 1n - BigInt(i)) : String(i * 1.5)].join('\t'));
+    for (const name of FUZZ_METRICS.text) lines.push(['M', ts, check, name, 's', `t${i % 3}`].join('\t'));
+    for (const name of FUZZ_METRICS.histogram) lines.push(['H1', ts, check, name, hist].join('\t'));
+  }
+  const res = await fetch(`${url}/raw`, { method: 'PUT', body: lines.join('\n') });
+  if (res.status !== 200) throw new Error(`fuzz data write failed: ${res.status} ${await res.text()}`);
+}
 
 export async function startFuzzNode(extraArgs: string[] = []): Promise<FuzzNode> {
   const dataDir = tempDir('ferrite-fuzz-');
@@ -139,9 +162,11 @@ export async function fuzz(t: ExecutionContext, node: FuzzNode, arb: fc.Arbitrar
   const shape = options.shape ?? ferriteError;
   const seed = process.env.FERRITE_FUZZ_SEED === undefined ? undefined : Number(process.env.FERRITE_FUZZ_SEED);
   const statuses = new Map<number, number>();
+  const reasons = new Map<string, number>();
   const property = fc.asyncProperty(arb, async (r) => {
     const answer = await send(node.url, r);
     statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+    if (VERBOSE && answer.status >= 400) reasons.set(answer.text.slice(0, 90), (reasons.get(answer.text.slice(0, 90)) ?? 0) + 1);
     const problem = problemWith(answer, r, shape);
     if (problem !== null) throw new Error(`${problem}\nrequest: ${describe(r)}\nnode errors: ${node.errorLog.slice(-1).join('\n') || 'none'}`);
   });
@@ -152,6 +177,7 @@ export async function fuzz(t: ExecutionContext, node: FuzzNode, arb: fc.Arbitrar
     ...(seed === undefined ? {} : { seed }),
   });
   // What the answers were, so a run that never got past validation is visible.
+  if (VERBOSE) t.log([...reasons].sort(([, a], [, b]) => b - a).slice(0, 12).map(([r, n]) => `${n} × ${r}`).join('\n'));
   t.log([...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}: ${n}`).join(', '));
   t.pass();
 }
@@ -171,6 +197,7 @@ export function useFuzzNode(test: TestFn, extraArgs: string[] = []): () => FuzzN
   test.before(async () => {
     node = await startFuzzNode(extraArgs);
     await writeCanary(node.url);
+    await writeFuzzData(node.url);
   });
   test.afterEach.always('the canary reads back unchanged', (t) => checkCanary(t, node!.url));
   test.after.always(async () => {
