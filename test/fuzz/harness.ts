@@ -40,7 +40,7 @@ function isObject(v: unknown): v is Record<string, any> {
 /** `FERRITE_FUZZ_RUNS` multiplies every property's number of runs (`npm run fuzz` sets it). */
 export const RUN_SCALE = Math.max(1, Number(process.env.FERRITE_FUZZ_RUNS ?? 1) || 1);
 /** How long one request may take before it counts as a hang (a detector, not a timing assert). */
-export const FUZZ_TIMEOUT_MS = Number(process.env.FERRITE_FUZZ_TIMEOUT_MS ?? 5000);
+export const FUZZ_TIMEOUT_MS = Number(process.env.FERRITE_FUZZ_TIMEOUT_MS ?? 8000);
 
 /** FERRITE_FUZZ_VERBOSE=1 logs the most frequent error answers, to see what the generators reach. */
 const VERBOSE = process.env.FERRITE_FUZZ_VERBOSE === '1';

@@ -51,11 +51,11 @@ const { query } = fc.letrec<{ query: string }>((tie) => ({
   ),
 }));
 
-/** Deep or wide queries: nesting far past any sane depth, thousands of terms. */
+/** Deep or wide queries, as large as a URL may carry (Node refuses request heads over 16 KiB). */
 const huge = fc.constantFrom(
-  'and('.repeat(3000) + 'a:b' + ')'.repeat(3000),
+  'and('.repeat(2500) + 'a:b' + ')'.repeat(2500),
   'not('.repeat(500) + '__name:x' + ')'.repeat(500),
-  `or(${Array.from({ length: 3000 }, (_, i) => `host:h${i}`).join(',')})`,
+  `or(${Array.from({ length: 1200 }, (_, i) => `host:h${i}`).join(',')})`,
   `and(__name:${'a*'.repeat(2000)}b)`,
   `and(__name:/${'(a|a)'.repeat(200)}+b/)`,
 );
