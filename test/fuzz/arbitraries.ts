@@ -213,9 +213,9 @@ export const histogramBase64: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: hostileString, weight: 1 },
 );
 
-/** A query-string value, URL-encoded; now and then a raw (possibly malformed) escape instead. */
-export function queryValue(value: string): string {
-  return encodeURIComponent(value);
+/** A URL path segment for any string (lone surrogates, which encodeURIComponent refuses, become U+FFFD). */
+export function segment(value: string): string {
+  return encodeURIComponent(value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
 }
 
 export const rawPathNoise: fc.Arbitrary<string> = fc.constantFrom('%', '%zz', '%E9', '%C3%28', '%ED%A0%80', '%00', '%2F', '..', '.', '%2e%2e', '', '+', '%20');
@@ -224,6 +224,3 @@ export const rawPathNoise: fc.Arbitrary<string> = fc.constantFrom('%', '%zz', '%
 export function headerText(base: fc.Arbitrary<string>): fc.Arbitrary<string> {
   return base.map((s) => s.replace(/[^\x20-\x7e\t]/g, '?').trim());
 }
-
-/** Picks a generator by name, so request builders read as a table. */
-export const pick = <T>(...arbs: fc.Arbitrary<T>[]): fc.Arbitrary<T> => fc.oneof(...arbs);

@@ -3,7 +3,7 @@
 // advisory-limit, verify-owner, proxied and deadline headers.
 import test from 'ava';
 import fc from 'fast-check';
-import { accountText, headerText, hostileParam, numberText, rawPathNoise, withHostileFields } from './arbitraries.js';
+import { accountText, headerText, hostileParam, numberText, rawPathNoise, segment, withHostileFields } from './arbitraries.js';
 import { fuzz, useFuzzNode, type FuzzRequest } from './harness.js';
 import { tagQuery } from './tag-query.js';
 
@@ -39,7 +39,7 @@ const headers = fc.record(
 
 const request: fc.Arbitrary<FuzzRequest> = fc
   .tuple(
-    fc.oneof({ arbitrary: accountText.map(encodeURIComponent), weight: 10 }, { arbitrary: rawPathNoise, weight: 1 }, { arbitrary: fc.constant(null), weight: 2 }),
+    fc.oneof({ arbitrary: accountText.map(segment), weight: 10 }, { arbitrary: rawPathNoise, weight: 1 }, { arbitrary: fc.constant(null), weight: 2 }),
     fc.constantFrom('tags', 'tag_cats', 'tag_vals'),
     params,
     headers,
