@@ -1,5 +1,5 @@
 // Fuzz: the legacy JSON writers — PUT|POST /write/text, /histogram/write, /write/nnt and
-// POST /write/numeric. Arrays of valid items with fields replaced by wrong types and edge
+// POST /write/numeric — and POST /surrogate/activity_rebuild. Arrays of valid items with fields replaced by wrong types and edge
 // numbers, the JSON text damaged, other top-level values, nesting around the 64-level limit.
 import test from 'ava';
 import fc from 'fast-check';
@@ -63,4 +63,10 @@ test.serial('/histogram/write items: 2xx or a 4xx JSON error', async (t) => {
 
 test.serial('/write/nnt and /write/numeric items: 2xx or a 4xx JSON error', async (t) => {
   await fuzz(t, node(), requests(['/write/nnt', '/write/numeric'], ['POST'], nntItem), { runs: 1200 });
+});
+
+const rebuildItem = fc.record({ check_uuid: uuidArb, metric_name: metricNameArb });
+
+test.serial('/surrogate/activity_rebuild items: 2xx or a 4xx JSON error', async (t) => {
+  await fuzz(t, node(), requests(['/surrogate/activity_rebuild'], ['POST'], rebuildItem), { runs: 500 });
 });
