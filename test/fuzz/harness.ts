@@ -163,22 +163,23 @@ export async function fuzz(t: ExecutionContext, node: FuzzNode, arb: fc.Arbitrar
   const seed = process.env.FERRITE_FUZZ_SEED === undefined ? undefined : Number(process.env.FERRITE_FUZZ_SEED);
   const statuses = new Map<number, number>();
   const reasons = new Map<string, number>();
-  // The node keeps state between requests: a hang may be a request's own or an earlier one's doing.
+  // The node keeps state between requests: a failure may be an earlier request's doing.
   const recent: string[] = [];
+  const report = (problem: string, r: FuzzRequest) =>
+    new Error(`${problem}\nrequest: ${describe(r)}\nrequests before it:\n${recent.join('\n') || 'none'}\nnode errors: ${node.errorLog.slice(-1).join('\n') || 'none'}`);
   const property = fc.asyncProperty(arb, async (r) => {
     let answer: Answer;
     try {
       answer = await send(node.url, r);
     } catch (error) {
-      throw new Error(`${(error as Error).message}\nrequest: ${describe(r)}\nrequests before it:\n${recent.join('\n')}`);
-    } finally {
-      recent.push(`${new Date().toISOString()} ${describe(r).slice(0, 3000)}`);
-      if (recent.length > 3) recent.shift();
+      throw report((error as Error).message, r);
     }
     statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
     if (VERBOSE && answer.status >= 400) reasons.set(answer.text.slice(0, 90), (reasons.get(answer.text.slice(0, 90)) ?? 0) + 1);
     const problem = problemWith(answer, r, shape);
-    if (problem !== null) throw new Error(`${problem}\nrequest: ${describe(r)}\nnode errors: ${node.errorLog.slice(-1).join('\n') || 'none'}`);
+    if (problem !== null) throw report(problem, r);
+    recent.push(`${new Date().toISOString()} ${describe(r).slice(0, 3000)}`);
+    if (recent.length > 3) recent.shift();
   });
   await fc.assert(property, {
     numRuns: runs(options.runs),
