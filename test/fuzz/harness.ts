@@ -7,6 +7,7 @@ import type { ExecutionContext, TestFn } from 'ava';
 import fc from 'fast-check';
 import { rmSync } from 'node:fs';
 import { killSpawnedNodes, spawnNode, tempDir, type ChildNode } from '../helpers/node.js';
+import { ERRORS, type ErrorCode } from '../../model/errors.js';
 import { Histogram, histogramToBase64 } from '../../model/histogram/index.js';
 import { checkCanary, writeCanary } from './canary.js';
 
@@ -140,6 +141,9 @@ export function problemWith(answer: Answer, r: FuzzRequest, shape: ErrorShape): 
     return null;
   }
   const errorBody = parsed && shape(json);
+  // Our error codes each have one status (model/errors.ts, docs/errors.md): the answer must use it.
+  const code = isObject(json) && typeof json.code === 'string' && json.code in ERRORS ? (json.code as ErrorCode) : null;
+  if (code !== null && ERRORS[code].status !== status) return `${status} with ${code}, whose status is ${ERRORS[code].status}: ${text.slice(0, 300)}`;
   if (status >= 400 && status < 500) return errorBody ? null : `${status} without a JSON error body: ${text.slice(0, 300)}`;
   if (status === 504 && r.mayTimeOut === true && errorBody) return null;
   return `${status}: ${text.slice(0, 500)}`;

@@ -51,6 +51,8 @@ test.serial('TSV M and H1 lines: 2xx or 4xx with a JSON error, promptly', async 
   await fuzz(t, node(), request, {
     runs: 1500,
     examples: [
+      // Found by this fuzzer (seed unrecorded, 1 in 6 runs): an empty Content-Type answered 415 under FER_ERR_BAD_BODY, a 400 code.
+      { method: 'PUT', path: '/raw', body: 'M', headers: { 'content-type': '' } },
       { method: 'PUT', path: '/raw', body: `M\t1700000000.000\tx\`y\`c_${FUZZ_ACCOUNT}_1::y\`${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}\tm\tL\t18446744073709551616` },
     ],
   });
