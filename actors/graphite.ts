@@ -86,7 +86,11 @@ export async function readSeries(node: FerriteNode, s: GraphiteScope, names: rea
 }
 
 async function resolveName(node: FerriteNode, s: GraphiteScope, n: SeriesName): Promise<{ key: string; uuid: string; canonical: string } | null> {
-  if (typeof n !== 'string') return { key: n.leaf_name, uuid: n.leaf_data.uuid, canonical: n.leaf_data.name };
+  if (typeof n !== 'string') {
+    // A leaf names its metric exactly; one that is no metric name resolves to nothing, as a bad string name does.
+    const named = canonicalizeMetricName(n.leaf_data.name);
+    return named.ok ? { key: n.leaf_name, uuid: n.leaf_data.uuid, canonical: named.value.canonical } : null;
+  }
   const [plain, ...tagParts] = n.split(';');
   const tags = tagParts.map((p) => {
     const eq = p.indexOf('=');

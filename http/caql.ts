@@ -14,6 +14,7 @@ import { promSource } from '../actors/prometheus-source.js';
 import { MAX_GRID_SLOTS, type Grid, type Stream } from '../caql/stream.js';
 import { parseAccountId } from '../model/check-field.js';
 import { df4Json } from '../model/fetch/df4.js';
+import { FerriteError } from '../model/errors.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, requestDeadline } from './headers.js';
 import { MAX_EPOCH_S } from '../model/fetch/request.js';
@@ -97,6 +98,8 @@ async function answer(node: FerriteNode, req: FastifyRequest, reply: FastifyRepl
   } catch (error) {
     if (error instanceof CaqlTimeoutError) return reply.status(504).send(userError('504 (Timeout)', error.message, params));
     if (error instanceof CaqlUserError || error instanceof CaqlSyntaxError) return reply.status(400).send(userError('400 (User facing error)', error.message, params));
+    // A bad tag query inside find(), a bad account header: still the caller's mistake, in CAQL's shape.
+    if (error instanceof FerriteError && error.status < 500) return reply.status(error.status).send(userError(`${error.status} (User facing error)`, error.message, params));
     throw error;
   }
 }

@@ -14,7 +14,7 @@ import { GlobError } from '../model/graphite/glob.js';
 import { parseCarbonLine } from '../model/graphite/plaintext.js';
 import { TagExprError } from '../model/graphite/tag-expr.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';
-import { MAX_CELLS } from '../model/fetch/request.js';
+import { MAX_CELLS, MAX_PERIODS } from '../model/fetch/request.js';
 import type { AccountId } from '../model/types.js';
 import { advisoryLimit, tagQuery } from './find.js';
 import { ingestAndReply } from './ingest-reply.js';
@@ -136,14 +136,17 @@ function timeRange(node: FerriteNode, startRaw: unknown, endRaw: unknown, stepRa
   const start = seconds(startRaw, 'start');
   const end = seconds(endRaw, 'end');
   if (end <= start) throw ferr('FER_ERR_BAD_PARAM', 'end', `${end} is not after start ${start}`);
-  if (stepRaw !== undefined && stepRaw !== null && stepRaw !== '') {
-    const step = seconds(stepRaw, 'step');
-    if (step <= 0) throw ferr('FER_ERR_BAD_PARAM', 'step', 'must be a positive number of seconds');
-    return { start, end, step };
-  }
-  const periods = node.config.rollups.map((l) => l.period);
-  const step = periods.find((p) => (end - start) / p <= TARGET_POINTS) ?? periods[periods.length - 1]!;
+  const step = stepRaw !== undefined && stepRaw !== null && stepRaw !== '' ? seconds(stepRaw, 'step') : defaultStep(node, end - start);
+  if (step <= 0) throw ferr('FER_ERR_BAD_PARAM', 'step', 'must be a positive number of seconds');
+  // As /fetch: a series of millions of points takes minutes to build (issue 17's fuzzers: 0 to now at 60 s ran 147 s, then 500).
+  const points = Math.ceil((end - start) / step);
+  if (points > MAX_PERIODS) throw ferr('FER_ERR_BAD_PARAM', 'step', `${points} points per series exceeds the limit of ${MAX_PERIODS}; ask for a larger step or a shorter range`);
   return { start, end, step };
+}
+
+function defaultStep(node: FerriteNode, rangeS: number): number {
+  const periods = node.config.rollups.map((l) => l.period);
+  return periods.find((p) => rangeS / p <= TARGET_POINTS) ?? periods[periods.length - 1]!;
 }
 
 function seconds(raw: unknown, name: string): number {

@@ -60,6 +60,10 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.status(413).send(errorBody(ferr('FER_ERR_BODY_TOO_LARGE', node.config.bodyLimitBytes)));
     }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      // Fastify's own refusal (e.g. an empty Content-Type with a body), under the code that says 415.
+      return reply.status(415).send(errorBody(ferr('FER_ERR_UNSUPPORTED_MEDIA_TYPE', `'${req.headers['content-type'] ?? ''}'`)));
+    }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     if (status >= 500) req.log.error({ err: error }, 'request failed');
     const wrapped = status >= 500 ? ferr('FER_ERR_BUG', error.message) : ferr('FER_ERR_BAD_BODY', error.message);

@@ -25,6 +25,8 @@ export function metricListRecords<M extends MetricIdentity>(list: DecodedMetricL
 
 function toRecord<M extends MetricIdentity>(s: DecodedSample, ctx: MetricListContext<M>): IngestRecord<M> | string {
   if (s.ts > ctx.latestAllowed) return `sample of '${s.name}' at ${s.ts} ms is further in the future than the allowed clock skew`;
+  // account_id is a signed int32 on the wire; account ids are non-negative (storage keys write them unsigned).
+  if (s.accountId < 0) return `account_id ${s.accountId} of '${s.name}' is negative`;
   const resolved = ctx.resolve(s.accountId as AccountId, s.checkUuid!, s.checkName, s.name);
   if (!resolved.ok) return resolved.reason;
   const metric = resolved.metric;

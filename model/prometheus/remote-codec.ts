@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
-import SnappyJS from 'snappyjs';
+import { compressSync, uncompressSync } from 'snappy';
 import type { LabelMatcher, Labels, MatcherType } from './types.js';
 
 export interface RemoteSample {
@@ -40,14 +40,35 @@ const ReadResponse = root.lookupType('prometheus.ReadResponse');
 const MATCHER_TYPES: MatcherType[] = ['=', '!=', '=~', '!~'];
 const TO_OBJECT = { longs: Number, enums: Number, defaults: true, arrays: true } as const;
 
-/** Snappy block format (not framed), as remote write and read use it. */
+/**
+ * Snappy block format (not framed), as remote write and read use it, decoded by the `snappy`
+ * package (Rust). snappyjs, used before, looped for ~20 s on a 4-byte literal length with the
+ * top bit set (a 200-byte body wedged the node; issue 17's fuzzers).
+ */
 export function unsnappy(body: Uint8Array, maxBytes: number): Uint8Array {
   if (body.length === 0) throw new RemoteFormatError('the body is empty');
+  const declared = uncompressedLength(body);
+  // Checked first: the decoder allocates what the header says before it reads a byte.
+  const bound = Math.min(maxBytes, MAX_EXPANSION * body.length);
+  if (declared === null || declared > bound) throw new RemoteFormatError(`not snappy-compressed: the header declares ${declared ?? 'an unreadable number of'} bytes, at most ${bound} possible`);
   try {
-    return SnappyJS.uncompress(body, maxBytes);
+    return uncompressSync(body, { asBuffer: true }) as Buffer;
   } catch (error) {
     throw new RemoteFormatError(`not snappy-compressed: ${(error as Error).message}`);
   }
+}
+
+/** No snappy element expands more than 64 / 3 times (a 3-byte copy of 64 bytes): a header claiming more lies. */
+const MAX_EXPANSION = 22;
+
+/** The block's leading varint (at most 32 bits): the uncompressed length, or null. */
+function uncompressedLength(body: Uint8Array): number | null {
+  let length = 0;
+  for (let i = 0; i < Math.min(5, body.length); i++) {
+    length += (body[i]! & 0x7f) * 2 ** (7 * i);
+    if (body[i]! < 0x80) return length <= 0xffff_ffff ? length : null;
+  }
+  return null;
 }
 
 function decode(type: protobuf.Type, bytes: Uint8Array, what: string): Record<string, unknown> {
@@ -103,13 +124,13 @@ export function encodeReadResponse(results: { labels: Labels; samples: RemoteSam
       timeseries: series.map((s) => ({ labels: Object.entries(s.labels).map(([name, value]) => ({ name, value })), samples: s.samples })),
     })),
   };
-  return SnappyJS.compress(ReadResponse.encode(ReadResponse.fromObject(message)).finish());
+  return compressSync(ReadResponse.encode(ReadResponse.fromObject(message)).finish());
 }
 
 /** Test and client helpers: the same messages in the other direction. */
 export function encodeWriteRequest(series: { labels: Labels; samples: RemoteSample[] }[]): Uint8Array {
   const message = { timeseries: series.map((s) => ({ labels: Object.entries(s.labels).map(([name, value]) => ({ name, value })), samples: s.samples })) };
-  return SnappyJS.compress(WriteRequest.encode(WriteRequest.fromObject(message)).finish());
+  return compressSync(WriteRequest.encode(WriteRequest.fromObject(message)).finish());
 }
 
 export function encodeReadRequest(queries: RemoteQuery[]): Uint8Array {
@@ -120,7 +141,7 @@ export function encodeReadRequest(queries: RemoteQuery[]): Uint8Array {
       matchers: q.matchers.map((m) => ({ type: MATCHER_TYPES.indexOf(m.type), name: m.name, value: m.value })),
     })),
   };
-  return SnappyJS.compress(ReadRequest.encode(ReadRequest.fromObject(message)).finish());
+  return compressSync(ReadRequest.encode(ReadRequest.fromObject(message)).finish());
 }
 
 export function decodeReadResponse(body: Uint8Array): { labels: Labels; samples: RemoteSample[] }[][] {

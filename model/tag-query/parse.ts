@@ -10,6 +10,11 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Characters that end an unquoted literal (a value may contain ':'). */
 const CATEGORY_END = new Set([':', ',', '(', ')']);
 const VALUE_END = new Set([',', ')']);
+/**
+ * Deepest and/or/not/hint nesting a query may have. Real queries nest a few levels; without a
+ * bound, `and(and(…))` 2,500 deep overflowed the stack of the recursive passes after parsing (500).
+ */
+export const MAX_QUERY_NESTING = 64;
 
 export function parseTagQuery(text: string): TagQuery {
   const p = new Parser(text);
@@ -22,6 +27,7 @@ export function parseTagQuery(text: string): TagQuery {
 
 class Parser {
   pos = 0;
+  private depth = 0;
   constructor(private readonly text: string) {}
 
   get done(): boolean {
@@ -42,8 +48,10 @@ class Parser {
       if (top) this.fail("'and(', 'or(' or 'not('");
       return this.leaf();
     }
+    if (++this.depth > MAX_QUERY_NESTING) this.fail('a shallower query', `queries nest at most ${MAX_QUERY_NESTING} levels of and/or/not/hint`);
     this.pos += op.length + 1;
     const args = this.list();
+    this.depth--;
     if (op === 'not' && args.length !== 1) this.fail("exactly one element in not(...)", `not() takes exactly one element, got ${args.length}`);
     if (op === 'not') return { op: 'not', arg: args[0]! };
     // hint(<query>, index:none, ...) evaluates its first element; the hints only steer IRONdb's planner.

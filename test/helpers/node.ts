@@ -72,8 +72,10 @@ export async function spawnNode(dataDir: string, extraArgs: string[] = []): Prom
     const timer = setTimeout(() => reject(new Error(`node did not start: ${stderr}`)), 30_000);
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout!.on('data', (d: Buffer) => {
-      buffered += d.toString();
-      for (const line of buffered.split('\n')) {
+      // Only whole lines are kept back, so a node that logs a lot costs linear time here.
+      const lines = (buffered + d.toString()).split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
         if (!line.includes('ferrite listening')) continue;
         clearTimeout(timer);
         resolve((JSON.parse(line) as { address: string }).address);

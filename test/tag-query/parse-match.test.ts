@@ -100,6 +100,17 @@ test('errors name the position and what was expected', (t) => {
   t.throws(() => parseTagQuery(''), { instanceOf: TagQueryError });
 });
 
+test('nesting is bounded: 64 levels parse, the 65th is an error at its position', (t) => {
+  const nested = (depth: number, op = 'and') => `${op}(`.repeat(depth) + 'a:b' + ')'.repeat(depth);
+  t.false(m(nested(64)));
+  t.true(m(nested(63, 'not')), 'an odd number of not() negates');
+  const e = t.throws(() => parseTagQuery(nested(65)), { instanceOf: TagQueryError }) as TagQueryError;
+  t.is(e.position, 64 * 4);
+  t.regex(e.message, /at most 64 levels/);
+  // The fuzzers' counterexample: 2,500 levels overflowed the stack after parsing (500).
+  t.throws(() => parseTagQuery(nested(2500)), { instanceOf: TagQueryError });
+});
+
 /** (category, value kind or null, literal prefix) of each posting source. */
 const sources = (q: string) => postingSources(parseTagQuery(q)).map((s) => [s.category, s.value?.kind ?? null, s.literalPrefix]);
 
