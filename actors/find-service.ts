@@ -8,7 +8,9 @@ import type { AccountId } from '../model/types.js';
 import { numberJson } from '../model/json-out.js';
 import { checkTagOf } from '../model/check-tags.js';
 import type { StreamTag } from '../model/metric-name.js';
-import { searchAndCount, type Found } from './metric-search.js';
+import { searchIds, type IdSearch } from './metric-search.js';
+import type { MetricIndex } from '../storage/metric-index/metric-index.js';
+import { categoriesOf, valuesOf } from '../storage/metric-index/facets.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
 
@@ -88,46 +90,75 @@ export function answerFind(node: FerriteNode, payload: unknown): Promise<FindPar
  */
 async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean): Promise<FindPart> {
   const down = new Set(r.down);
-  const firstLiveOwner = (m: MetricInfo) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
-  const keep = localOnly ? (r.verifyOwner ? (m: MetricInfo) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
+  const firstLiveOwner = (m: Pick<MetricInfo, 'key'>) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
+  const keep = localOnly ? (r.verifyOwner ? (m: Pick<MetricInfo, 'key'>) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
   // tags and count report every match in `count`, also when the advisory limit cuts the rows.
   const counted = r.kind === 'tags' || r.kind === 'count';
   const options = { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.kind === 'count' ? 0 : r.limit, keep, ...(r.deadline ? { deadline: r.deadline } : {}) };
-  const { found, total, timedOut } = await searchAndCount(node, options, counted);
-  const part = await partOf(node, r, found, total);
-  return timedOut ? { ...part, timedOut: true } : part;
+  const search = await searchIds(node, options, counted);
+  const part = await partOf(node, r, search);
+  return search.timedOut ? { ...part, timedOut: true } : part;
 }
 
-async function partOf(node: FerriteNode, r: FindRequest, found: Found[], total: number): Promise<FindPart> {
+async function partOf(node: FerriteNode, r: FindRequest, s: IdSearch): Promise<FindPart> {
+  const account = s.index.account(r.account);
   switch (r.kind) {
     case 'count':
-      return { rows: [], values: [], count: total };
-    case 'tags': {
-      const rows = await Promise.all(found.map(async (f) => ({ uuid: f.record.uuid, name: f.record.metric_name, types: f.types, json: await findRecord(node, f, r.activity, r.latest) })));
-      return { rows, values: [], count: total };
+      return { rows: [], values: [], count: s.total };
+    case 'tags':
+      return { rows: await findRows(node, s, r.activity, r.latest), values: [], count: s.total };
+    case 'tag_cats': {
+      const cats = account === undefined ? new Set<string>() : categoriesOf(s.index, account, s.ids);
+      for (const tag of checkTagsOf(s)) cats.add(tag.category);
+      return { rows: [], values: [...cats], count: 0 };
     }
-    case 'tag_cats':
-      return { rows: [], values: [...new Set(found.flatMap((f) => tagsOf(f).map((t) => t.category)))], count: 0 };
-    case 'tag_vals':
-      return { rows: [], values: tagValues(found, r.category), count: 0 };
+    case 'tag_vals': {
+      const vals = account === undefined ? new Set<string>() : valuesOf(s.index, account, s.ids, r.category);
+      for (const tag of checkTagsOf(s)) if ((r.category === undefined || tag.category === r.category) && tag.value !== null) vals.add(tag.value);
+      return { rows: [], values: [...vals], count: 0 };
+    }
   }
 }
 
-function tagValues(found: Found[], category: string | undefined): string[] {
-  const vals = new Set<string>();
-  for (const f of found) {
-    if (category === '__name') vals.add(f.metric.name.name);
-    for (const t of tagsOf(f)) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
-  }
-  return [...vals];
+/** The check tags of the checks the matches belong to. */
+function checkTagsOf(s: IdSearch): StreamTag[] {
+  if (s.checkTags.size === 0) return [];
+  const uuids = new Set(s.ids.map((id) => s.index.uuidOf(id)));
+  return [...uuids].flatMap((uuid) => (s.checkTags.get(uuid) ?? []).map(checkTagOf));
 }
 
-/** A found metric's stream tags and its check's tags. */
-function tagsOf(f: Found): StreamTag[] {
-  return [...f.metric.name.tags, ...f.checkTags.map(checkTagOf)];
+/** Rows yielded in chunks, so a long answer lets other requests in between. */
+const ROWS_PER_TURN = 4096;
+
+/** One search result record per match (interface §2.4). */
+async function findRows(node: FerriteNode, s: IdSearch, activity: boolean, latest: number): Promise<FindRow[]> {
+  const { index } = s;
+  const checkTagsJson = new Map<string, string>();
+  const rows: FindRow[] = [];
+  for (const id of s.ids) {
+    if (rows.length % ROWS_PER_TURN === ROWS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
+    const uuid = index.uuidOf(id);
+    let tagsJson = checkTagsJson.get(uuid);
+    if (tagsJson === undefined) checkTagsJson.set(uuid, (tagsJson = JSON.stringify(s.checkTags.get(uuid) ?? [])));
+    const name = index.canonicalOf(id);
+    const types = index.typesOf(id);
+    // The same text JSON.stringify gives for {uuid, check_name, check_tags, metric_name, category, type, account_id[, activity]}.
+    let json = `{"uuid":${JSON.stringify(uuid)},"check_name":${JSON.stringify(index.checkNameOf(id))},"check_tags":${tagsJson},"metric_name":${JSON.stringify(name)},"category":"reconnoiter","type":"${types.join(',')}","account_id":${index.accountIdOf(id)}`;
+    if (activity) json += `,"activity":${windowsJson(index.activity.windows(id))}`;
+    json += '}';
+    if (latest !== 0) json = `${json.slice(0, -1)},"latest":${await latestJson(node, index, id, latest)}}`;
+    rows.push({ uuid, name, types: [...types], json });
+  }
+  return rows;
+}
+
+function windowsJson(windows: readonly (readonly [number, number])[]): string {
+  return `[${windows.map(([a, b]) => `[${a},${b}]`).join(',')}]`;
 }
 
 function merge(parts: FindPart[], limit: number | null): FindPart {
+  // One part (standalone) is already in order and within the limit.
+  if (parts.length === 1) return { rows: parts[0]!.rows, values: [...new Set(parts[0]!.values)].sort(), count: parts[0]!.count };
   const rows = new Map<string, FindRow>();
   for (const p of parts) for (const row of p.rows) rows.set(`${row.uuid}\u0000${row.name}`, row);
   const sorted = [...rows.values()].sort((a, b) => a.uuid.localeCompare(b.uuid) || a.name.localeCompare(b.name));
@@ -150,28 +181,14 @@ export function parseQuery(raw: string | undefined): TagQuery {
   }
 }
 
-/** One search result record (interface §2.4). */
-async function findRecord(node: FerriteNode, f: Found, activity: boolean, latest: number): Promise<string> {
-  const head: Record<string, unknown> = {
-    uuid: f.record.uuid,
-    check_name: f.record.check_name,
-    check_tags: f.checkTags,
-    metric_name: f.record.metric_name,
-    category: 'reconnoiter',
-    type: f.types.join(','),
-    account_id: f.record.account_id,
-  };
-  if (activity) head.activity = f.activity;
-  const json = JSON.stringify(head);
-  if (latest === 0) return json;
-  return `${json.slice(0, -1)},"latest":${await latestJson(node, f, latest)}}`;
-}
-
-async function latestJson(node: FerriteNode, f: Found, latest: number): Promise<string> {
-  const tracked = await node.latestTracked(f.metric);
+async function latestJson(node: FerriteNode, index: MetricIndex, id: number, latest: number): Promise<string> {
+  const resolved = node.registry.intern(index.accountIdOf(id) as AccountId, index.uuidOf(id), index.checkNameOf(id), index.canonicalOf(id));
+  if (!resolved.ok) return '{}';
+  const metric = resolved.metric;
+  const tracked = await node.latestTracked(metric);
   if (latest === 1 && !tracked) return '{}';
-  if (latest === 2 && !tracked) await node.trackLatest(f.metric);
-  const values = await node.latest(f.metric, f.types as ('numeric' | 'text' | 'histogram')[]);
+  if (latest === 2 && !tracked) await node.trackLatest(metric);
+  const values = await node.latest(metric, index.typesOf(id) as ('numeric' | 'text' | 'histogram')[]);
   const parts = Object.entries(values).map(([kind, rows]) => {
     const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
     return `${JSON.stringify(kind)}:[${cells.join(',')}]`;

@@ -12,9 +12,9 @@ import type { DataKind, IngestRecord } from '../model/ingest-record.js';
 import { decodeJournalEntry, encodeJournalEntry } from '../model/journal-entry.js';
 import type { Series } from '../model/series.js';
 import type { TextReadOptions, TextRow } from '../model/text-read.js';
-import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, postingKey, typeKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
+import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
 import { Store, type StoreBatch } from '../storage/rocks.js';
-import { encodeNameRecord, metricPostings } from './name-record.js';
+import { MetricIndex } from '../storage/metric-index/metric-index.js';
 import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './messages.js';
 import { portableIdentity, type MetricInfo, type PortableIdentity } from './metric-info.js';
 import { HistogramStore, type HistogramRow } from './histogram-store.js';
@@ -75,10 +75,6 @@ export class FerriteNode {
   readonly stats: NodeStats = { recordsIngested: 0, requestsIngested: 0, journalEntriesReplayed: 0, journalRecordsApplied: 0 };
   private readonly partitions: PartitionRef[] = [];
   private readonly system: any;
-  /** Metrics whose name record is known to be on disk. */
-  private readonly named = new Set<string>();
-  /** `key NUL kind` pairs whose type record is known to be on disk. */
-  private readonly typed = new Set<string>();
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the partitions. */
   private readonly inflight = new Set<number>();
@@ -114,6 +110,8 @@ export class FerriteNode {
     private readonly replication: Replication | null,
     /** Requests to other nodes (remote streams, search fan-out); null unless clustered. */
     readonly rpc: Rpc | null,
+    /** Every metric this node stores: names, types, postings, activity (searches read it). */
+    readonly index: MetricIndex,
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.checkpoints = new CheckpointHealth(log);
@@ -157,7 +155,9 @@ export class FerriteNode {
       histograms.push(await HistogramStore.open(p, store, config));
       rollups.push(await RollupStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication, rpc);
+    const { index, report } = await MetricIndex.load(store);
+    log.info({ ...report, perMillionS: report.metrics > 0 ? (report.ms / report.metrics) * 1000 : 0 }, 'metric index loaded');
+    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication, rpc, index);
     node.gossip.start();
     await node.replayJournal();
     if (replication !== null) await node.startReplication(replication);
@@ -327,11 +327,6 @@ export class FerriteNode {
     if (await this.knows(j.metric)) await this.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
   }
 
-  private remember(fresh: { named: Set<string>; typed: Set<string> }): void {
-    for (const key of fresh.named) this.named.add(key);
-    for (const tag of fresh.typed) this.typed.add(tag);
-  }
-
   private checkWritable(): void {
     if (this.stopping) throw ferr('FER_ERR_SHUTTING_DOWN');
     if (this.fault !== null) throw ferr('FER_ERR_OVERLOADED', 'a partition failed to store data; see the log');
@@ -348,10 +343,11 @@ export class FerriteNode {
     try {
       const batch = this.store.batch();
       if (records.length > 0) batch.put(CF.journal, journalKey(seq), encodeJournalEntry(records));
-      const fresh = this.addIndexRecords(batch, records);
+      const staged = this.index.stage(batch, records);
       extend(batch);
       await batch.write();
-      this.remember(fresh);
+      this.index.apply(staged);
+      this.index.noteActivity(records);
       if (records.length > 0) this.dispatch(seq, records);
     } catch (error) {
       throw error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
@@ -366,17 +362,14 @@ export class FerriteNode {
    */
   async recordMetric(metric: MetricInfo, kind: DataKind): Promise<void> {
     const batch = this.store.batch();
-    const fresh = this.addIndexRecords(batch, [{ kind, metric, ts: 0, value: null } as IngestRecord<MetricInfo>]);
+    const staged = this.index.stage(batch, [{ kind, metric }]);
     await batch.write();
-    this.remember(fresh);
+    this.index.apply(staged);
   }
 
   /** True when this node has ever stored the metric. */
   async knows(metric: MetricInfo): Promise<boolean> {
-    if (this.named.has(metric.key)) return true;
-    const found = (await this.store.get(CF.metrics, metric.id)) !== null;
-    if (found) this.named.add(metric.key);
-    return found;
+    return this.index.has(metric.id);
   }
 
   read(metric: MetricInfo, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
@@ -418,12 +411,10 @@ export class FerriteNode {
     if (!confirm) return 'found';
     for (const kind of DATA_KINDS) await this.deleteData(metric, kind, FOREVER, true);
     await this.ask<void>(metric.partition, (replyTo) => ({ type: 'forget', metric, replyTo }));
-    const batch = this.store.batch().delete(CF.metrics, metric.id).delete(CF.index, latestFlagKey(metric.id));
-    for (const kind of DATA_KINDS) batch.delete(CF.index, typeKey(metric.id, kind));
-    for (const [category, value] of metricPostings(metric)) batch.delete(CF.index, postingKey(metric.accountId, category, value, metric.id));
+    const batch = this.store.batch().delete(CF.index, latestFlagKey(metric.id));
+    this.index.stageRemove(batch, metric.id);
     await batch.write();
-    this.named.delete(metric.key);
-    for (const kind of DATA_KINDS) this.typed.delete(`${metric.key}\u0000${kind}`);
+    this.index.removed(metric.id);
     return 'deleted';
   }
 
@@ -446,8 +437,9 @@ export class FerriteNode {
   }
 
   /** Replaces the metric's activity windows (an activity rebuild). */
-  setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
+  async setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
+    await this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
+    this.index.setActivity(metric.id, windows);
   }
 
   /** Numeric rollups per `spanMs` for period starts in [start, end) ms. */
@@ -587,29 +579,6 @@ export class FerriteNode {
     for (const [p, list] of byPartition) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, records: list });
   }
 
-  /**
-   * Adds, to the journal batch, what the index must know before the write is acknowledged:
-   * the name record and postings of metrics new to this node, and each data type a metric
-   * shows for the first time (puts are idempotent, so after a restart they are simply redone).
-   */
-  private addIndexRecords(batch: StoreBatch, records: IngestRecord<MetricInfo>[]): { named: Set<string>; typed: Set<string> } {
-    const named = new Set<string>();
-    const typed = new Set<string>();
-    for (const r of records) {
-      const m = r.metric;
-      const typeTag = `${m.key}\u0000${r.kind}`;
-      if (!this.typed.has(typeTag) && !typed.has(typeTag)) {
-        typed.add(typeTag);
-        batch.put(CF.index, typeKey(m.id, r.kind), EMPTY);
-      }
-      if (this.named.has(m.key) || named.has(m.key)) continue;
-      named.add(m.key);
-      batch.put(CF.metrics, m.id, encodeNameRecord(m));
-      for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
-    }
-    return { named, typed };
-  }
-
   private async replayJournal(): Promise<void> {
     const cut = await this.store.get(CF.state, STATE_KEY.journalCut);
     this.journalCut = cut === null ? 0 : decodeU64(cut);
@@ -617,6 +586,7 @@ export class FerriteNode {
     for await (const { key, value } of this.store.scan(CF.journal, {})) {
       const seq = journalSeqOf(key);
       const records = this.recordsOf(decodeJournalEntry(value), seq);
+      this.index.noteActivity(records);
       this.dispatch(seq, records);
       this.stats.journalEntriesReplayed++;
       last = seq;

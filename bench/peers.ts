@@ -22,14 +22,14 @@ function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<num
   };
 }
 
-export async function startFerrite(dataDir: string, extraArgs: string[] = []): Promise<Running> {
+export async function startFerrite(dataDir: string, extraArgs: string[] = [], readyTimeoutMs = 30_000): Promise<Running> {
   const port = await freePort();
   const bin = path.resolve(process.cwd(), 'bin/ferrite.js');
   const child = spawn(process.execPath, [bin, 'serve', '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn', ...extraArgs], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitHttp(`${url}/state`);
+  await waitHttp(`${url}/state`, readyTimeoutMs);
   return { name: 'ferrite', url, child, dataDir, stop: stopper(child, 'SIGTERM') };
 }
 
