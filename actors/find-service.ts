@@ -5,11 +5,10 @@
 import { ferr } from '../model/errors.js';
 import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
-import { numberJson } from '../model/json-out.js';
 import { checkTagOf } from '../model/check-tags.js';
 import type { StreamTag } from '../model/metric-name.js';
 import { searchIds, type IdSearch } from './metric-search.js';
-import type { MetricIndex } from '../storage/metric-index/metric-index.js';
+import { findBody, findRows, type FindRow } from './find-rows.js';
 import { categoriesOf, valuesOf } from '../storage/metric-index/facets.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
@@ -39,19 +38,16 @@ export interface FindRequest {
   verifyOwner: boolean;
   /** Epoch ms past which each node stops searching and answers what it found (null: none). */
   deadline?: number | null;
+  /** The asker wants `body` rather than rows when this node answers alone (never sent to peers). */
+  encode?: boolean;
 }
 
-/** One search result: its record as JSON text (latest values may be exact bigints). */
-export interface FindRow {
-  uuid: string;
-  name: string;
-  /** Data types, as the record's `type` lists them. */
-  types: string[];
-  json: string;
-}
+export type { FindRow };
 
 export interface FindAnswer {
   rows: FindRow[];
+  /** For `encode` requests answered by this node alone: the records as an encoded JSON array (rows is empty). */
+  body?: Buffer;
   values: string[];
   count: number;
   /** Nodes that did not answer (their share may be missing), or ran out of time. */
@@ -68,6 +64,7 @@ export async function find(node: FerriteNode, request: FindRequest, localOnly: b
     return { ...merge([part], request.limit), unanswered: part.timedOut ? [node.identity] : [] };
   }
   const peers = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
+  request = { ...request, encode: false };
   const down = peers.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
   const asked = { ...request, down };
   const parts = await Promise.allSettled([localFind(node, asked, false), ...peers.map((p) => rpc.call<FindPart>(p.id, 'find', asked, FIND_TIMEOUT_MS))]);
@@ -106,6 +103,7 @@ async function partOf(node: FerriteNode, r: FindRequest, s: IdSearch): Promise<F
     case 'count':
       return { rows: [], values: [], count: s.total };
     case 'tags':
+      if (r.encode === true && r.latest === 0) return { rows: [], body: await findBody(s, r.activity), values: [], count: s.total };
       return { rows: await findRows(node, s, r.activity, r.latest), values: [], count: s.total };
     case 'tag_cats': {
       const cats = account === undefined ? new Set<string>() : categoriesOf(s.index, account, s.ids);
@@ -127,38 +125,9 @@ function checkTagsOf(s: IdSearch): StreamTag[] {
   return [...uuids].flatMap((uuid) => (s.checkTags.get(uuid) ?? []).map(checkTagOf));
 }
 
-/** Rows yielded in chunks, so a long answer lets other requests in between. */
-const ROWS_PER_TURN = 4096;
-
-/** One search result record per match (interface §2.4). */
-async function findRows(node: FerriteNode, s: IdSearch, activity: boolean, latest: number): Promise<FindRow[]> {
-  const { index } = s;
-  const checkTagsJson = new Map<string, string>();
-  const rows: FindRow[] = [];
-  for (const id of s.ids) {
-    if (rows.length % ROWS_PER_TURN === ROWS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
-    const uuid = index.uuidOf(id);
-    let tagsJson = checkTagsJson.get(uuid);
-    if (tagsJson === undefined) checkTagsJson.set(uuid, (tagsJson = JSON.stringify(s.checkTags.get(uuid) ?? [])));
-    const name = index.canonicalOf(id);
-    const types = index.typesOf(id);
-    // The same text JSON.stringify gives for {uuid, check_name, check_tags, metric_name, category, type, account_id[, activity]}.
-    let json = `{"uuid":${JSON.stringify(uuid)},"check_name":${JSON.stringify(index.checkNameOf(id))},"check_tags":${tagsJson},"metric_name":${JSON.stringify(name)},"category":"reconnoiter","type":"${types.join(',')}","account_id":${index.accountIdOf(id)}`;
-    if (activity) json += `,"activity":${windowsJson(index.activity.windows(id))}`;
-    json += '}';
-    if (latest !== 0) json = `${json.slice(0, -1)},"latest":${await latestJson(node, index, id, latest)}}`;
-    rows.push({ uuid, name, types: [...types], json });
-  }
-  return rows;
-}
-
-function windowsJson(windows: readonly (readonly [number, number])[]): string {
-  return `[${windows.map(([a, b]) => `[${a},${b}]`).join(',')}]`;
-}
-
 function merge(parts: FindPart[], limit: number | null): FindPart {
   // One part (standalone) is already in order and within the limit.
-  if (parts.length === 1) return { rows: parts[0]!.rows, values: [...new Set(parts[0]!.values)].sort(), count: parts[0]!.count };
+  if (parts.length === 1) return { ...parts[0]!, values: [...new Set(parts[0]!.values)].sort() };
   const rows = new Map<string, FindRow>();
   for (const p of parts) for (const row of p.rows) rows.set(`${row.uuid}\u0000${row.name}`, row);
   const sorted = [...rows.values()].sort((a, b) => a.uuid.localeCompare(b.uuid) || a.name.localeCompare(b.name));
@@ -179,19 +148,4 @@ export function parseQuery(raw: string | undefined): TagQuery {
     if (error instanceof TagQueryError) throw ferr('FER_ERR_BAD_QUERY', (error as Error).message);
     throw error;
   }
-}
-
-async function latestJson(node: FerriteNode, index: MetricIndex, id: number, latest: number): Promise<string> {
-  const resolved = node.registry.intern(index.accountIdOf(id) as AccountId, index.uuidOf(id), index.checkNameOf(id), index.canonicalOf(id));
-  if (!resolved.ok) return '{}';
-  const metric = resolved.metric;
-  const tracked = await node.latestTracked(metric);
-  if (latest === 1 && !tracked) return '{}';
-  if (latest === 2 && !tracked) await node.trackLatest(metric);
-  const values = await node.latest(metric, index.typesOf(id) as ('numeric' | 'text' | 'histogram')[]);
-  const parts = Object.entries(values).map(([kind, rows]) => {
-    const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
-    return `${JSON.stringify(kind)}:[${cells.join(',')}]`;
-  });
-  return `{${parts.join(',')}}`;
 }

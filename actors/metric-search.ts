@@ -98,12 +98,35 @@ export async function searchIds(node: FerriteNode, o: SearchOptions, countAll: b
   return { index, ids: sortByName(index, ids), total, timedOut, checkTags };
 }
 
-/** Ids in (uuid, canonical name) order, as find has always listed them. */
+/**
+ * Ids in (uuid, canonical name) order, as find has always listed them: grouped by check
+ * (a check's metrics are found together), the checks' uuids sorted, then names within each.
+ */
 function sortByName(index: MetricIndex, ids: number[]): number[] {
-  const keyed = ids.map((id) => ({ id, uuid: index.uuidOf(id), name: index.canonicalOf(id) }));
+  const byCheck = new Map<number, number[]>();
+  for (const id of ids) {
+    const check = index.checkOf(id);
+    const group = byCheck.get(check);
+    if (group === undefined) byCheck.set(check, [id]);
+    else group.push(id);
+  }
   // uuids are lower-case hex in one layout, where code unit order is collation order.
-  keyed.sort((a, b) => (a.uuid === b.uuid ? a.name.localeCompare(b.name) : a.uuid < b.uuid ? -1 : 1));
-  return keyed.map((k) => k.id);
+  const uuids = [...byCheck.keys()].map((check) => ({ check, uuid: index.uuidOf(byCheck.get(check)![0]!) }));
+  uuids.sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
+  const out: number[] = [];
+  let run: { id: number; name: string }[] = [];
+  const flush = () => {
+    run.sort((a, b) => a.name.localeCompare(b.name));
+    for (const r of run) out.push(r.id);
+    run = [];
+  };
+  for (const [i, { check, uuid }] of uuids.entries()) {
+    // A uuid seen under two check names is one group for the name order.
+    if (i > 0 && uuids[i - 1]!.uuid !== uuid) flush();
+    for (const id of byCheck.get(check)!) run.push({ id, name: index.canonicalOf(id) });
+  }
+  flush();
+  return out;
 }
 
 function searchTextOf(checkTags: CheckTagsByUuid): Map<string, [string, string][]> {

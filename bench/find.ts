@@ -9,7 +9,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { send } from './dataset.js';
 import { timeRounds } from './timing.js';
 import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
 
@@ -113,13 +112,26 @@ function percentiles(ms: number[]): { p50: number; p99: number } {
   return { p50: ms[Math.floor(ms.length / 2)]!, p99: ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.99) - 1)]! };
 }
 
-/** Sends every body once (4 in flight); seconds taken. */
+/** Sends every body once (4 in flight), waiting out 503s (load shedding) as Retry-After asks; seconds taken. */
 async function loadAll(url: string, bodies: number, body: (b: number) => string, method: string): Promise<number> {
   const t0 = performance.now();
-  for (let b = 0; b < bodies; b += 64) {
-    const list = Array.from({ length: Math.min(64, bodies - b) }, (_, k) => body(b + k));
-    await send(url, list, 4, method);
-  }
+  let next = 0;
+  let refused = 0;
+  const worker = async () => {
+    for (let b = next++; b < bodies; b = next++) {
+      const text = body(b);
+      for (;;) {
+        const res = await fetch(url, { method, body: text });
+        const answer = await res.text();
+        if (res.status < 300) break;
+        if (res.status !== 503) throw new Error(`${url} answered ${res.status}: ${answer.slice(0, 200)}`);
+        refused++;
+        await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  if (refused > 0) console.log(`${url}: ${refused} requests refused with 503 and retried while loading`);
   return (performance.now() - t0) / 1000;
 }
 
@@ -131,9 +143,13 @@ function backgroundLoad(url: string, method: string, bodies: number, body: (b: n
   const loop = (async () => {
     let next = performance.now();
     for (let k = 0; !stopped; k++) {
-      const res = await fetch(url, { method, body: body(k % bodies, ts0 + 10 * (1 + Math.floor(k / bodies))) });
-      await res.arrayBuffer();
-      if (res.status < 300) sent += LINES_PER_BODY;
+      try {
+        const res = await fetch(url, { method, body: body(k % bodies, ts0 + 10 * (1 + Math.floor(k / bodies))) });
+        await res.arrayBuffer();
+        if (res.status < 300) sent += LINES_PER_BODY;
+      } catch {
+        // A write refused before its body was read (load shedding) may reset the connection.
+      }
       next += interval;
       const wait = next - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));

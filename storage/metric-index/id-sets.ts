@@ -30,6 +30,19 @@ export class IdList {
     this.size = n + 1;
   }
 
+  /** Appends without keeping order (a bulk load); `sortUnique` restores it. */
+  push(id: number): void {
+    if (this.size === this.ids.length) this.grow();
+    this.ids[this.size++] = id;
+  }
+
+  sortUnique(): void {
+    const sorted = this.view().sort();
+    let n = 0;
+    for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]!;
+    this.size = n;
+  }
+
   /** The ids, as a view valid until the list is next compacted (appends never disturb it). */
   view(): Uint32Array {
     return this.ids.subarray(0, this.size);

@@ -29,6 +29,7 @@ export interface IndexableMetric {
 /** Type bits, in the order find reports types. */
 export const KIND_BITS: Readonly<Record<IndexKind, number>> = { numeric: 1, histogram: 2, text: 4 };
 const KIND_NAMES: readonly (readonly string[])[] = Array.from({ length: 8 }, (_, bits) => (['numeric', 'histogram', 'text'] as const).filter((k) => (bits & KIND_BITS[k]) !== 0));
+const KIND_TEXTS: readonly string[] = KIND_NAMES.map((names) => names.join(','));
 
 const enum State {
   Free = 0,
@@ -68,7 +69,7 @@ export class MetricIndex {
   private state = new Uint8Array(0);
   private typeBits = new Uint8Array(0);
   private accountOf = new Uint32Array(0);
-  private checkOf = new Uint32Array(0);
+  private checkOfId = new Uint32Array(0);
   private nameStart = new Uint32Array(0);
   private nameLength = new Uint16Array(0);
   private names = Buffer.alloc(0);
@@ -77,6 +78,8 @@ export class MetricIndex {
   private readonly checks: { uuid: string; checkName: string }[] = [];
   private readonly checkIds = new Map<string, number>();
   private readonly accounts = new Map<number, AccountIndex>();
+  /** During a load ids are posted in storage id order: lists are appended to, and sorted once at the end. */
+  private bulk = false;
   readonly activity = new ActivityColumns();
   private dead = 0;
   private alive = 0;
@@ -93,6 +96,7 @@ export class MetricIndex {
   static async load(store: Store): Promise<{ index: MetricIndex; report: IndexLoadReport }> {
     const t0 = performance.now();
     const index = new MetricIndex(store);
+    index.bulk = true;
     const v1: { storageId: Buffer; fields: NameRecordFields }[] = [];
     for await (const { key, value } of store.scan(CF.metrics, { capacity: 4096 })) {
       const r = decodeNameRecord(value);
@@ -100,6 +104,7 @@ export class MetricIndex {
       else index.restore(r.denseId, key, r, splitCanonical(r.canonical));
     }
     for (const { storageId, fields } of v1) index.restore(index.size, storageId, fields, splitCanonical(fields.canonical));
+    index.endBulk();
     await index.loadTypes();
     await index.loadActivity();
     if (v1.length > 0) await index.migrate(v1.map((m) => m.storageId));
@@ -214,6 +219,11 @@ export class MetricIndex {
     return this.state[id] === State.Alive;
   }
 
+  /** The data types comma-joined, as find's `type` field shows them. */
+  typeTextOf(id: number): string {
+    return KIND_TEXTS[this.typeBits[id]! & 7]!;
+  }
+
   typesOf(id: number): readonly string[] {
     return KIND_NAMES[this.typeBits[id]! & 7]!;
   }
@@ -223,16 +233,32 @@ export class MetricIndex {
   }
 
   uuidOf(id: number): string {
-    return this.checks[this.checkOf[id]!]!.uuid;
+    return this.checks[this.checkOfId[id]!]!.uuid;
   }
 
   checkNameOf(id: number): string {
-    return this.checks[this.checkOf[id]!]!.checkName;
+    return this.checks[this.checkOfId[id]!]!.checkName;
   }
 
   canonicalOf(id: number): string {
     const start = this.nameStart[id]!;
     return this.names.toString('utf8', start, start + this.nameLength[id]!);
+  }
+
+  /** The UTF-8 length of the canonical name. */
+  canonicalByteLength(id: number): number {
+    return this.nameLength[id]!;
+  }
+
+  /** Copies the canonical name's UTF-8 bytes into `target` at `at`; returns the bytes copied. */
+  copyCanonical(id: number, target: Buffer, at: number): number {
+    const start = this.nameStart[id]!;
+    return this.names.copy(target, at, start, start + this.nameLength[id]!);
+  }
+
+  /** The check (uuid and check name) of `id`, as a small integer shared by the check's metrics. */
+  checkOf(id: number): number {
+    return this.checkOfId[id]!;
   }
 
   storageIdOf(id: number): Buffer {
@@ -242,7 +268,7 @@ export class MetricIndex {
   /** For /state: metrics searchable, bytes of the per-id columns (posting lists not included), the last load. */
   report(): Record<string, number> {
     const columnBytes =
-      this.storageIds.byteLength + this.state.byteLength + this.typeBits.byteLength + this.accountOf.byteLength + this.checkOf.byteLength + this.nameStart.byteLength + this.nameLength.byteLength + this.names.byteLength + this.table.byteLength + this.activity.bytes;
+      this.storageIds.byteLength + this.state.byteLength + this.typeBits.byteLength + this.accountOf.byteLength + this.checkOfId.byteLength + this.nameStart.byteLength + this.nameLength.byteLength + this.names.byteLength + this.table.byteLength + this.activity.bytes;
     return { metrics: this.alive, dead: this.dead, accounts: this.accounts.size, column_bytes: columnBytes, load_ms: Math.round(this.loaded.ms), loaded_metrics: this.loaded.metrics };
   }
 
@@ -263,7 +289,7 @@ export class MetricIndex {
     if (id >= this.size) this.size = id + 1;
     this.storageIds.set(storageId.subarray(0, METRIC_ID_BYTES), id * METRIC_ID_BYTES);
     this.accountOf[id] = accountId;
-    this.checkOf[id] = this.checkId(uuid, checkName);
+    this.checkOfId[id] = this.checkId(uuid, checkName);
     this.appendName(id, canonical);
     this.link(id);
     this.linked++;
@@ -278,9 +304,9 @@ export class MetricIndex {
   /** Makes `id` searchable under its name, check and stream tags. */
   private post(id: number, accountId: number, name: string, uuid: string, tags: readonly { category: string; value: string | null }[]): void {
     const account = this.accountIndex(accountId);
-    account.all.add(id);
-    dictionary(account, '__name').term(name).ids.add(id);
-    dictionary(account, '__check_uuid').term(uuid).ids.add(id);
+    this.addTo(account.all, id);
+    this.addTo(dictionary(account, '__name').term(name).ids, id);
+    this.addTo(dictionary(account, '__check_uuid').term(uuid).ids, id);
     for (const tag of tags) {
       const category = searchText(tag.category);
       const dict = dictionary(account, category);
@@ -288,10 +314,23 @@ export class MetricIndex {
       const key = tag.value === null ? NO_VALUE : searchText(tag.value);
       const term = dict.term(key);
       if (tag.value !== null && key !== tag.value) term.spelling = tag.value;
-      term.ids.add(id);
+      this.addTo(term.ids, id);
     }
     this.state[id] = State.Alive;
     this.alive++;
+  }
+
+  private endBulk(): void {
+    this.bulk = false;
+    for (const account of this.accounts.values()) {
+      account.all.sortUnique();
+      for (const dict of account.categories.values()) for (const term of dict.all()) term.ids.sortUnique();
+    }
+  }
+
+  private addTo(list: IdList, id: number): void {
+    if (this.bulk) list.push(id);
+    else list.add(id);
   }
 
   private accountIndex(accountId: number): AccountIndex {
@@ -301,6 +340,8 @@ export class MetricIndex {
   }
 
   private checkId(uuid: string, checkName: string): number {
+    const last = this.checks[this.checks.length - 1];
+    if (last !== undefined && last.uuid === uuid && last.checkName === checkName) return this.checks.length - 1;
     const key = `${uuid}\u0000${checkName}`;
     let c = this.checkIds.get(key);
     if (c === undefined) {
@@ -388,7 +429,7 @@ export class MetricIndex {
     this.state = copy(this.state, (n) => new Uint8Array(n));
     this.typeBits = copy(this.typeBits, (n) => new Uint8Array(n));
     this.accountOf = copy(this.accountOf, (n) => new Uint32Array(n));
-    this.checkOf = copy(this.checkOf, (n) => new Uint32Array(n));
+    this.checkOfId = copy(this.checkOfId, (n) => new Uint32Array(n));
     this.nameStart = copy(this.nameStart, (n) => new Uint32Array(n));
     this.nameLength = copy(this.nameLength, (n) => new Uint16Array(n));
     this.capacity = capacity;

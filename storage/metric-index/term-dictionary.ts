@@ -9,8 +9,8 @@ import { IdList } from './id-sets.js';
 /** The key of a category-only tag (`host` without a value): searches see its value as ''. */
 export const NO_VALUE = '\u0000';
 
-/** Values added since the last merge that a search tests one by one. */
-const MAX_UNSORTED = 256;
+/** Values added since the last merge, which a search tests one by one: at most this many, or an eighth of the sorted ones. */
+const MIN_UNSORTED = 256;
 
 export class Term {
   readonly ids = new IdList();
@@ -36,7 +36,7 @@ export class TermDictionary {
     if (t === undefined) {
       this.terms.set(key, (t = new Term(key)));
       this.unsorted.push(key);
-      if (this.unsorted.length > MAX_UNSORTED) this.mergeUnsorted();
+      if (this.unsorted.length > Math.max(MIN_UNSORTED, this.sorted.length >> 3)) this.mergeUnsorted();
     }
     return t;
   }
