@@ -53,6 +53,7 @@ export interface Found {
 
 /** Matches looked at between two yields to the event loop, so other requests go on. */
 const CHUNK = 16_384;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * The matches: with `countAll` the search goes on past the limit only to count (the total
@@ -79,7 +80,7 @@ export async function searchIds(node: FerriteNode, o: SearchOptions, countAll: b
   const ranged = o.activityStart !== null || o.activityEnd !== null;
   const want = o.limit ?? Infinity;
   for (let from = 0; from < matched.length; from += CHUNK) {
-    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (from > 0) await turn();
     if (o.deadline !== undefined && Date.now() > o.deadline) {
       timedOut = true;
       break;
@@ -95,14 +96,14 @@ export async function searchIds(node: FerriteNode, o: SearchOptions, countAll: b
     }
     if (!countAll && ids.length >= want) break;
   }
-  return { index, ids: sortByName(index, ids), total, timedOut, checkTags };
+  return { index, ids: await sortByName(index, ids), total, timedOut, checkTags };
 }
 
 /**
  * Ids in (uuid, canonical name) order, as find has always listed them: grouped by check
  * (a check's metrics are found together), the checks' uuids sorted, then names within each.
  */
-function sortByName(index: MetricIndex, ids: number[]): number[] {
+async function sortByName(index: MetricIndex, ids: number[]): Promise<number[]> {
   const byCheck = new Map<number, number[]>();
   for (const id of ids) {
     const check = index.checkOf(id);
@@ -122,7 +123,11 @@ function sortByName(index: MetricIndex, ids: number[]): number[] {
   };
   for (const [i, { check, uuid }] of uuids.entries()) {
     // A uuid seen under two check names is one group for the name order.
-    if (i > 0 && uuids[i - 1]!.uuid !== uuid) flush();
+    if (i > 0 && uuids[i - 1]!.uuid !== uuid) {
+      const before = out.length;
+      flush();
+      if (Math.floor(out.length / CHUNK) !== Math.floor(before / CHUNK)) await turn();
+    }
     for (const id of byCheck.get(check)!) run.push({ id, name: index.canonicalOf(id) });
   }
   flush();

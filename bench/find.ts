@@ -252,7 +252,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     ferrite = await startFerrite(ferrite.dataDir, [], 600_000);
     const restartS = (performance.now() - t0) / 1000;
-    const index = (await json<{ index: { load_ms: number; metrics: number } }>(await fetch(`${ferrite.url}/state`), 'ferrite state')).index;
+    const index = (await json<{ index: { load_ms: number; load_cpu_ms: number; metrics: number } }>(await fetch(`${ferrite.url}/state`), 'ferrite state')).index;
     const after = await timeRounds(() => QUERIES[0]!.ferrite.run(ferrite.url, ts), o.rounds);
     const restartRss = currentRss(ferrite.child.pid!);
     rows.push(`| ferrite | ${fLoad.toFixed(1)} | ${(fDisk / 2 ** 20).toFixed(1)} | ${(fRssLoaded / 2 ** 20).toFixed(0)} | ${(fRss.now / 2 ** 20).toFixed(0)} | ${(fRss.peak / 2 ** 20).toFixed(0)} |`);
@@ -265,7 +265,7 @@ async function main(): Promise<void> {
     for (const r of rows) console.log(r);
     const p = percentiles(after.ms);
     console.log(
-      `\nferrite restart: ${restartS.toFixed(1)} s to listening, index of ${index.metrics} series loaded in ${(index.load_ms / 1000).toFixed(1)} s (${(index.load_ms / 1000 / (index.metrics / 1e6)).toFixed(1)} s per million); RSS after restart ${(restartRss / 2 ** 20).toFixed(0)} MiB; selective query after restart p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms (idle)`,
+      `\nferrite restart: ${restartS.toFixed(1)} s to listening, index of ${index.metrics} series loaded in ${(index.load_ms / 1000).toFixed(1)} s, ${(index.load_cpu_ms / 1000).toFixed(1)} s of CPU (${(index.load_cpu_ms / 1000 / (index.metrics / 1e6)).toFixed(1)} CPU s per million); RSS after restart ${(restartRss / 2 ** 20).toFixed(0)} MiB; selective query after restart p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms (idle)`,
     );
     console.log(`load average at end: ${loadAverage()}`);
   } finally {

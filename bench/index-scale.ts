@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     await store.flushAll();
     console.log(`\ndisk ${(diskBytes(dir) / 2 ** 20).toFixed(0)} MiB`);
     const { report } = await MetricIndex.load(store);
-    console.log(`reload: ${report.metrics} series in ${(report.ms / 1000).toFixed(1)} s (${(report.ms / 1000 / (report.metrics / 1e6)).toFixed(1)} s per million); RSS now ${rssMb().toFixed(0)} MiB (two indexes held)`);
+    console.log(`reload: ${report.metrics} series in ${(report.ms / 1000).toFixed(1)} s, ${(report.cpuMs / 1000).toFixed(1)} s of CPU (${(report.cpuMs / 1000 / (report.metrics / 1e6)).toFixed(1)} CPU s per million); RSS now ${rssMb().toFixed(0)} MiB (two indexes held)`);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
