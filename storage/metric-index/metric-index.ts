@@ -78,7 +78,7 @@ export class MetricIndex {
   private namesUsed = 0;
   private table = new Int32Array(0);
   private readonly checks: { uuid: string; checkName: string }[] = [];
-  private readonly checkIds = new Map<string, number>();
+  private readonly checkIds = new Map<string, number | number[]>();
   private readonly accounts = new Map<number, AccountIndex>();
   /** During a load ids are posted in storage id order: lists are appended to, and sorted once at the end. */
   private bulk = false;
@@ -346,13 +346,13 @@ export class MetricIndex {
   private checkId(uuid: string, checkName: string): number {
     const last = this.checks[this.checks.length - 1];
     if (last !== undefined && last.uuid === uuid && last.checkName === checkName) return this.checks.length - 1;
-    const key = `${uuid}\u0000${checkName}`;
-    let c = this.checkIds.get(key);
-    if (c === undefined) {
-      c = this.checks.length;
-      this.checks.push({ uuid, checkName });
-      this.checkIds.set(key, c);
-    }
+    // By uuid (a check almost always has one name, kept as a bare number), then by name.
+    const same = this.checkIds.get(uuid);
+    const known = same === undefined ? [] : typeof same === 'number' ? [same] : same;
+    for (const c of known) if (this.checks[c]!.checkName === checkName) return c;
+    const c = this.checks.length;
+    this.checks.push({ uuid, checkName });
+    this.checkIds.set(uuid, known.length === 0 ? c : [...known, c]);
     return c;
   }
 
@@ -370,19 +370,26 @@ export class MetricIndex {
 
   // Open addressing (linear probing) over the storage ids: slot → dense id + 1 (0 = empty).
 
-  private find(storageId: Buffer): number {
+  /** The dense id of the storage id at `offset` of `key` (-1: none). */
+  private find(key: Buffer, offset = 0): number {
     const mask = this.table.length - 1;
-    for (let slot = storageId.readUInt32LE(0) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = key.readUInt32LE(offset) & mask; ; slot = (slot + 1) & mask) {
       const v = this.table[slot]!;
       if (v === 0) return -1;
-      if (this.sameStorageId(v - 1, storageId)) return v - 1;
+      if (this.sameStorageId(v - 1, key, offset)) return v - 1;
     }
   }
 
-  private sameStorageId(id: number, storageId: Buffer): boolean {
+  private sameStorageId(id: number, key: Buffer, offset = 0): boolean {
     const at = id * 4;
     const ids = this.storageIds32;
-    return ids[at] === storageId.readUInt32LE(0) && ids[at + 1] === storageId.readUInt32LE(4) && ids[at + 2] === storageId.readUInt32LE(8) && ids[at + 3] === storageId.readUInt32LE(12);
+    return ids[at] === key.readUInt32LE(offset) && ids[at + 1] === key.readUInt32LE(offset + 4) && ids[at + 2] === key.readUInt32LE(offset + 8) && ids[at + 3] === key.readUInt32LE(offset + 12);
+  }
+
+  /** Like lookup, for the storage id inside an index key (`t` or `a`, right after the tag byte). */
+  private lookupInKey(key: Buffer): number {
+    const id = this.find(key, 1);
+    return id >= 0 && this.state[id] === State.Alive ? id : -1;
   }
 
   private link(id: number): void {
@@ -454,16 +461,18 @@ export class MetricIndex {
   }
 
   private async loadTypes(): Promise<void> {
+    // The kinds differ in their first letter: numeric, histogram, text.
+    const bits: Record<number, number> = { 0x6e: KIND_BITS.numeric, 0x68: KIND_BITS.histogram, 0x74: KIND_BITS.text };
     for await (const { key } of this.store.scan(CF.index, { ...TYPE_KEYS, capacity: 4096 })) {
-      const id = this.lookup(key.subarray(1, 1 + METRIC_ID_BYTES));
-      const bit = KIND_BITS[key.toString('utf8', 1 + METRIC_ID_BYTES) as IndexKind];
+      const id = this.lookupInKey(key);
+      const bit = bits[key[1 + METRIC_ID_BYTES]!];
       if (id >= 0 && bit !== undefined) this.typeBits[id]! |= bit;
     }
   }
 
   private async loadActivity(): Promise<void> {
     for await (const { key, value } of this.store.scan(CF.index, { ...ACTIVITY_KEYS, capacity: 4096 })) {
-      const id = this.lookup(key.subarray(1, 1 + METRIC_ID_BYTES));
+      const id = this.lookupInKey(key);
       if (id < 0) continue;
       const windows: ActivityWindow[] = [];
       // u64 BE epoch seconds: the high words are 0 until 2106.
