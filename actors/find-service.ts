@@ -7,10 +7,11 @@
 import { ferr } from '../model/errors.js';
 import { parseTagQuery, TagQueryError, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
-import { numberJson } from '../model/json-out.js';
 import { checkTagOf } from '../model/check-tags.js';
 import type { StreamTag } from '../model/metric-name.js';
-import { searchAndCount, type Found } from './metric-search.js';
+import { searchIds, type IdSearch } from './metric-search.js';
+import { findBody, findRows, type FindRow } from './find-rows.js';
+import { categoriesOf, valuesOf } from '../storage/metric-index/facets.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
 
@@ -37,19 +38,16 @@ export interface FindRequest {
   verifyOwner: boolean;
   /** Epoch ms past which each node stops searching and answers what it found (null: none). */
   deadline?: number | null;
+  /** The asker wants `body` rather than rows when this node answers alone (never sent to peers). */
+  encode?: boolean;
 }
 
-/** One search result: its record as JSON text (latest values may be exact bigints). */
-export interface FindRow {
-  uuid: string;
-  name: string;
-  /** Data types, as the record's `type` lists them. */
-  types: string[];
-  json: string;
-}
+export type { FindRow };
 
 export interface FindAnswer {
   rows: FindRow[];
+  /** For `encode` requests answered by this node alone: the records as an encoded JSON array (rows is empty). */
+  body?: Buffer;
   values: string[];
   count: number;
   /** Nodes that did not answer (their share may be missing), or ran out of time. */
@@ -66,6 +64,7 @@ export async function find(node: FerriteNode, request: FindRequest, localOnly: b
     return { ...merge([part], request.limit), unanswered: part.timedOut ? [node.identity] : [] };
   }
   const others = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
+  request = { ...request, encode: false };
   const down = others.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
   const live = others.filter((n) => !down.includes(n.id));
   const asked = { ...request, down };
@@ -90,46 +89,47 @@ export function answerFind(node: FerriteNode, payload: unknown): Promise<FindPar
  */
 async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean): Promise<FindPart> {
   const down = new Set(r.down);
-  const firstLiveOwner = (m: MetricInfo) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
-  const keep = localOnly ? (r.verifyOwner ? (m: MetricInfo) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
+  const firstLiveOwner = (m: Pick<MetricInfo, 'key'>) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
+  const keep = localOnly ? (r.verifyOwner ? (m: Pick<MetricInfo, 'key'>) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
   // tags and count report every match in `count`, also when the advisory limit cuts the rows.
   const counted = r.kind === 'tags' || r.kind === 'count';
   const options = { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.kind === 'count' ? 0 : r.limit, keep, ...(r.deadline ? { deadline: r.deadline } : {}) };
-  const { found, total, timedOut } = await searchAndCount(node, options, counted);
-  const part = await partOf(node, r, found, total);
-  return timedOut ? { ...part, timedOut: true } : part;
+  const search = await searchIds(node, options, counted);
+  const part = await partOf(node, r, search);
+  return search.timedOut ? { ...part, timedOut: true } : part;
 }
 
-async function partOf(node: FerriteNode, r: FindRequest, found: Found[], total: number): Promise<FindPart> {
+async function partOf(node: FerriteNode, r: FindRequest, s: IdSearch): Promise<FindPart> {
+  const account = s.index.account(r.account);
   switch (r.kind) {
     case 'count':
-      return { rows: [], values: [], count: total };
-    case 'tags': {
-      const rows = await Promise.all(found.map(async (f) => ({ uuid: f.record.uuid, name: f.record.metric_name, types: f.types, json: await findRecord(node, f, r.activity, r.latest) })));
-      return { rows, values: [], count: total };
+      return { rows: [], values: [], count: s.total };
+    case 'tags':
+      if (r.encode === true && r.latest === 0) return { rows: [], body: await findBody(s, r.activity), values: [], count: s.total };
+      return { rows: await findRows(node, s, r.activity, r.latest), values: [], count: s.total };
+    case 'tag_cats': {
+      const cats = account === undefined ? new Set<string>() : categoriesOf(s.index, account, s.ids);
+      for (const tag of checkTagsOf(s)) cats.add(tag.category);
+      return { rows: [], values: [...cats], count: 0 };
     }
-    case 'tag_cats':
-      return { rows: [], values: [...new Set(found.flatMap((f) => tagsOf(f).map((t) => t.category)))], count: 0 };
-    case 'tag_vals':
-      return { rows: [], values: tagValues(found, r.category), count: 0 };
+    case 'tag_vals': {
+      const vals = account === undefined ? new Set<string>() : valuesOf(s.index, account, s.ids, r.category);
+      for (const tag of checkTagsOf(s)) if ((r.category === undefined || tag.category === r.category) && tag.value !== null) vals.add(tag.value);
+      return { rows: [], values: [...vals], count: 0 };
+    }
   }
 }
 
-function tagValues(found: Found[], category: string | undefined): string[] {
-  const vals = new Set<string>();
-  for (const f of found) {
-    if (category === '__name') vals.add(f.metric.name.name);
-    for (const t of tagsOf(f)) if ((category === undefined || t.category === category) && t.value !== null) vals.add(t.value);
-  }
-  return [...vals];
-}
-
-/** A found metric's stream tags and its check's tags. */
-function tagsOf(f: Found): StreamTag[] {
-  return [...f.metric.name.tags, ...f.checkTags.map(checkTagOf)];
+/** The check tags of the checks the matches belong to. */
+function checkTagsOf(s: IdSearch): StreamTag[] {
+  if (s.checkTags.size === 0) return [];
+  const uuids = new Set(s.ids.map((id) => s.index.uuidOf(id)));
+  return [...uuids].flatMap((uuid) => (s.checkTags.get(uuid) ?? []).map(checkTagOf));
 }
 
 function merge(parts: FindPart[], limit: number | null): FindPart {
+  // One part (standalone) is already in order and within the limit.
+  if (parts.length === 1) return { ...parts[0]!, values: [...new Set(parts[0]!.values)].sort() };
   const rows = new Map<string, FindRow>();
   for (const p of parts) for (const row of p.rows) rows.set(`${row.uuid}\u0000${row.name}`, row);
   const sorted = [...rows.values()].sort((a, b) => a.uuid.localeCompare(b.uuid) || a.name.localeCompare(b.name));
@@ -150,33 +150,4 @@ export function parseQuery(raw: string | undefined): TagQuery {
     if (error instanceof TagQueryError) throw ferr('FER_ERR_BAD_QUERY', (error as Error).message);
     throw error;
   }
-}
-
-/** One search result record (interface §2.4). */
-async function findRecord(node: FerriteNode, f: Found, activity: boolean, latest: number): Promise<string> {
-  const head: Record<string, unknown> = {
-    uuid: f.record.uuid,
-    check_name: f.record.check_name,
-    check_tags: f.checkTags,
-    metric_name: f.record.metric_name,
-    category: 'reconnoiter',
-    type: f.types.join(','),
-    account_id: f.record.account_id,
-  };
-  if (activity) head.activity = f.activity;
-  const json = JSON.stringify(head);
-  if (latest === 0) return json;
-  return `${json.slice(0, -1)},"latest":${await latestJson(node, f, latest)}}`;
-}
-
-async function latestJson(node: FerriteNode, f: Found, latest: number): Promise<string> {
-  const tracked = await node.latestTracked(f.metric);
-  if (latest === 1 && !tracked) return '{}';
-  if (latest === 2 && !tracked) await node.trackLatest(f.metric);
-  const values = await node.latest(f.metric, f.types as ('numeric' | 'text' | 'histogram')[]);
-  const parts = Object.entries(values).map(([kind, rows]) => {
-    const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
-    return `${JSON.stringify(kind)}:[${cells.join(',')}]`;
-  });
-  return `{${parts.join(',')}}`;
 }

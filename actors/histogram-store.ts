@@ -9,6 +9,7 @@ import { CF, decodeU64, encodeU64, histogramDirtyKey, histogramDirtyPrefix, hist
 import type { Store, StoreBatch } from '../storage/rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricInfo } from './metric-info.js';
+import { maxOf, minOf } from '../model/extremes.js';
 
 /** Sealing is forced once this many submissions wait in memory. */
 const MAX_PENDING = 20_000;
@@ -218,8 +219,8 @@ export class HistogramStore {
   private async rollMetric(id: Buffer, idHex: string, starts: number[], now: number): Promise<void> {
     const batch = this.store.batch();
     const base = this.levels[0]!;
-    const lo = Math.min(...starts);
-    const hi = Math.max(...starts) + 1;
+    const lo = minOf(starts);
+    const hi = maxOf(starts) + 1;
     const stored = await this.stored(id, base.period, lo, hi);
     let finer = new Map<number, Histogram>();
     for (const start of starts) {

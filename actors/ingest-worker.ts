@@ -2,7 +2,7 @@
 // and canonicalises metric names, the per-sample work that does not need the node's state,
 // so it runs beside the main thread on another core (actors/ingest-pool.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import { parseCheckField } from '../model/check-field.js';
+import { checkNameProblem, parseCheckField } from '../model/check-field.js';
 import { IngestBatch, type Placed } from '../model/ingest-batch.js';
 import type { MetricResolution } from '../model/ingest-record.js';
 import { decodeMetricList, MetricListFormatError } from '../model/metric-list/decode.js';
@@ -36,6 +36,8 @@ function forget(): void {
 }
 
 function intern(accountId: AccountId, uuid: string, checkName: string, raw: string): MetricResolution<WorkerMetric> {
+  const tooLong = checkNameProblem(checkName);
+  if (tooLong !== null) return { ok: false, reason: tooLong };
   const parsed = canonicalizeMetricName(raw);
   if (!parsed.ok) return parsed;
   const key = metricKey(uuid, parsed.value.canonical);

@@ -1,6 +1,6 @@
 // Resolves submitted (check field, metric name) pairs to metrics, once each: parsing,
 // canonicalising and hashing happen on a metric's first sample, later samples hit a map.
-import { parseCheckField } from '../model/check-field.js';
+import { checkNameProblem, parseCheckField } from '../model/check-field.js';
 import type { MetricResolution } from '../model/ingest-record.js';
 import { canonicalizeMetricName } from '../model/metric-name.js';
 import { ownString } from '../model/own-string.js';
@@ -70,6 +70,8 @@ export class MetricRegistry {
   }
 
   private internUncached(accountId: AccountId, uuid: string, checkName: string, canonical: string): MetricResolution<MetricInfo> {
+    const tooLong = checkNameProblem(checkName);
+    if (tooLong !== null) return { ok: false, reason: tooLong };
     const parsed = canonicalizeMetricName(canonical);
     if (!parsed.ok) return parsed;
     const key = metricKey(uuid, parsed.value.canonical);

@@ -1,14 +1,17 @@
-// Tag search over the index (CF.index postings, CF.metrics name records): candidates come
-// from the smallest posting range the query's conjuncts name, and each candidate is then
-// checked with the full query. Check tags count as tags of every metric of their check.
-// Used by /find and by pattern and tag-query deletes.
-import { activeBetween, type ActivityWindow } from '../model/activity.js';
+// Tag search over the node's in-memory metric index (storage/metric-index): the query is
+// evaluated to a set of dense ids from posting lists (smallest part first), then the ids are
+// narrowed by liveness, ownership (in a cluster) and activity, counted, and only the ids
+// returned are resolved to names. Check tags count as tags of every metric of their check.
+// Used by /find (find-service.ts) and by tag-query and pattern deletes.
+import type { ActivityWindow } from '../model/activity.js';
 import { checkTagOf } from '../model/check-tags.js';
 import { tagSearchText } from '../model/metric-name.js';
-import { matches, matchTagQuery, postingSources, type MetricView, type PostingSource, type TagQuery } from '../model/tag-query/index.js';
-import type { AccountId } from '../model/types.js';
-import { CF, postingKey, postingMetricId, postingPrefix, postingValue, prefixEnd, typeKey } from '../storage/keys.js';
-import { decodeNameRecord, type NameRecord } from './name-record.js';
+import { metricKey } from '../model/metric-key.js';
+import type { TagQuery } from '../model/tag-query/index.js';
+import type { AccountId, MetricKey } from '../model/types.js';
+import type { MetricIndex } from '../storage/metric-index/metric-index.js';
+import { evaluate } from '../storage/metric-index/query-plan.js';
+import type { NameRecord } from './name-record.js';
 import type { MetricInfo } from './metric-info.js';
 import type { FerriteNode } from './node.js';
 
@@ -21,9 +24,21 @@ export interface SearchOptions {
   /** Stop after this many matches (null = no limit). */
   limit: number | null;
   /** When given, only metrics it accepts are results (and count toward the limit). */
-  keep?: (metric: MetricInfo) => boolean;
+  keep?: (metric: Pick<MetricInfo, 'key'>) => boolean;
   /** Epoch ms past which the search stops with what it has found (see `timedOut`). */
   deadline?: number;
+}
+
+/** Check uuid → the check's tags (canonical `category:value` text). */
+export type CheckTagsByUuid = ReadonlyMap<string, readonly string[]>;
+
+/** Matches as dense ids of `index`, in (uuid, name) order; `total` counts every match. */
+export interface IdSearch {
+  index: MetricIndex;
+  ids: number[];
+  total: number;
+  timedOut: boolean;
+  checkTags: CheckTagsByUuid;
 }
 
 export interface Found {
@@ -36,198 +51,112 @@ export interface Found {
   activity: ActivityWindow[];
 }
 
-const TYPE_ORDER = ['numeric', 'histogram', 'text'];
-/** Candidates are checked in chunks: a few native reads and one activity request per chunk. */
-const CHUNK = 512;
-/** Posting ids read from each source per turn when looking for the smallest. */
-const LOCKSTEP_BATCH = 256;
-/** Postings fetched per native iterator call. */
-const POSTING_SCAN_CAPACITY = 1024;
-/** Non-matching postings read in a row before the scan jumps past the rest of their value. */
-const RESEEK_AFTER = 256;
-
-export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
-  return (await searchAndCount(node, o, false)).found;
-}
-
-/** Matches in (uuid, name) order, every match counted in `total`; `timedOut` when the deadline cut the search short. */
-export interface SearchResult {
-  found: Found[];
-  total: number;
-  timedOut: boolean;
-}
+/** Matches looked at between two yields to the event loop, so other requests go on. */
+const CHUNK = 16_384;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Like searchMetrics, and `total` counts every match: with `countAll` the search goes on
- * past the limit only to count (the total find reports in x-svc-search-result-count).
+ * The matches: with `countAll` the search goes on past the limit only to count (the total
+ * find reports in x-svc-search-result-count).
  */
-export async function searchAndCount(node: FerriteNode, o: SearchOptions, countAll: boolean): Promise<SearchResult> {
-  const found: Found[] = [];
+export async function searchIds(node: FerriteNode, o: SearchOptions, countAll: boolean): Promise<IdSearch> {
+  const index = node.index;
+  const checkTags = await node.checkTags.forAccount(o.account);
+  const account = index.account(o.account);
+  const none: IdSearch = { index, ids: [], total: 0, timedOut: false, checkTags };
+  if (account === undefined) return none;
+  const matched = evaluate(o.query, {
+    categories: account.categories,
+    universe: account.all.view(),
+    bound: index.bound,
+    typesOf: (id) => index.typesOf(id),
+    activeBetween: (id, from, to) => index.activity.activeBetween(id, from, to),
+    checkTags: searchTextOf(checkTags),
+    nowSecs: Math.floor(Date.now() / 1000),
+  });
+  const ids: number[] = [];
   let total = 0;
   let timedOut = false;
-  const now = Math.floor(Date.now() / 1000);
-  const checkTags = await node.checkTags.forAccount(o.account);
-  for await (const chunk of candidateChunks(node, o.account, o.query, checkTags)) {
+  const ranged = o.activityStart !== null || o.activityEnd !== null;
+  const want = o.limit ?? Infinity;
+  for (let from = 0; from < matched.length; from += CHUNK) {
+    if (from > 0) await turn();
     if (o.deadline !== undefined && Date.now() > o.deadline) {
       timedOut = true;
       break;
     }
-    const loaded = await loadCandidates(node, chunk, checkTags);
-    const activity = await node.activityOf(loaded.map((c) => c.metric));
-    loaded.forEach((c, i) => {
-      const windows = activity[i]!;
-      const view: MetricView = { name: c.metric.name.name, checkUuid: c.metric.uuid, types: c.types, tags: c.tags, activity: windows };
-      if (o.keep !== undefined && !o.keep(c.metric)) return;
-      if (!matchTagQuery(o.query, view, now)) return;
-      if ((o.activityStart !== null || o.activityEnd !== null) && !activeBetween(windows, o.activityStart, o.activityEnd)) return;
+    const to = Math.min(matched.length, from + CHUNK);
+    for (let i = from; i < to; i++) {
+      const id = matched[i]!;
+      if (!index.isAlive(id)) continue;
+      if (o.keep !== undefined && !o.keep({ key: metricKey(index.uuidOf(id), index.canonicalOf(id)) as MetricKey })) continue;
+      if (ranged && !index.activity.activeBetween(id, o.activityStart, o.activityEnd)) continue;
       total++;
-      if (o.limit === null || found.length < o.limit) found.push({ metric: c.metric, record: c.record, checkTags: c.checkTags, types: c.types, activity: windows });
-    });
-    if (!countAll && o.limit !== null && found.length >= o.limit) break;
+      if (ids.length < want) ids.push(id);
+    }
+    if (!countAll && ids.length >= want) break;
   }
-  found.sort((a, b) => a.record.uuid.localeCompare(b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
-  return { found, total, timedOut };
+  return { index, ids: await sortByName(index, ids), total, timedOut, checkTags };
 }
 
 /**
- * Ids of metrics that may match, in chunks: the smallest posting range a conjunct names,
- * narrowed by the other exact conjuncts; with no usable conjunct, every metric of the account.
+ * Ids in (uuid, canonical name) order, as find has always listed them: grouped by check
+ * (a check's metrics are found together), the checks' uuids sorted, then names within each.
  */
-async function* candidateChunks(node: FerriteNode, account: AccountId, query: TagQuery, checkTags: CheckTagsByUuid): AsyncGenerator<Buffer[]> {
-  const sources = postingSources(query);
-  if (sources.length === 0) {
-    yield* postingBatches(node, account, { category: '__name', value: null, literalPrefix: '' });
-    return;
+async function sortByName(index: MetricIndex, ids: number[]): Promise<number[]> {
+  const byCheck = new Map<number, number[]>();
+  for (const id of ids) {
+    const check = index.checkOf(id);
+    const group = byCheck.get(check);
+    if (group === undefined) byCheck.set(check, [id]);
+    else group.push(id);
   }
-  const { index, ids } = await smallestSource(sources.map((s) => sourceBatches(node, account, s, checkTags)));
-  // A category some check carries as a check tag has no postings for it: it cannot narrow.
-  const checkCategories = new Set([...checkTags.values()].flat().map((t) => checkTagOf(t).category));
-  const exact = sources.filter((s, i) => i !== index && s.value?.kind === 'exact' && !checkCategories.has(s.category));
-  for (let i = 0; i < ids.length; i += CHUNK) yield await withPostings(node, account, exact, ids.slice(i, i + CHUNK));
+  // uuids are lower-case hex in one layout, where code unit order is collation order.
+  const uuids = [...byCheck.keys()].map((check) => ({ check, uuid: index.uuidOf(byCheck.get(check)![0]!) }));
+  uuids.sort((a, b) => (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0));
+  const out: number[] = [];
+  let run: { id: number; name: string }[] = [];
+  const flush = () => {
+    run.sort((a, b) => a.name.localeCompare(b.name));
+    for (const r of run) out.push(r.id);
+    run = [];
+  };
+  for (const [i, { check, uuid }] of uuids.entries()) {
+    // A uuid seen under two check names is one group for the name order.
+    if (i > 0 && uuids[i - 1]!.uuid !== uuid) {
+      const before = out.length;
+      flush();
+      if (Math.floor(out.length / CHUNK) !== Math.floor(before / CHUNK)) await turn();
+    }
+    for (const id of byCheck.get(check)!) run.push({ id, name: index.canonicalOf(id) });
+  }
+  flush();
+  return out;
 }
 
-type CheckTagsByUuid = ReadonlyMap<string, readonly string[]>;
-
-/**
- * The metrics a source names: its postings, then every metric of each check whose check
- * tags satisfy it (check tags have no postings of their own; the check's `__check_uuid`
- * posting lists its metrics).
- */
-async function* sourceBatches(node: FerriteNode, account: AccountId, source: PostingSource, checkTags: CheckTagsByUuid): AsyncGenerator<Buffer[]> {
-  yield* postingBatches(node, account, source);
+function searchTextOf(checkTags: CheckTagsByUuid): Map<string, [string, string][]> {
+  const out = new Map<string, [string, string][]>();
   for (const [uuid, tags] of checkTags) {
-    const hit = tags.some((text) => {
-      const tag = checkTagOf(text);
-      return tagSearchText(tag.category) === source.category && (source.value === null || matches(source.value, tagSearchText(tag.value ?? '')));
-    });
-    if (hit) yield* postingBatches(node, account, { category: '__check_uuid', value: { kind: 'exact', value: uuid }, literalPrefix: uuid });
+    out.set(
+      uuid,
+      tags.map((text) => {
+        const t = checkTagOf(text);
+        return [tagSearchText(t.category), tagSearchText(t.value ?? '')];
+      }),
+    );
   }
+  return out;
 }
 
-/**
- * Reads the sources in lock step, a batch from each in turn, until one runs out: that one
- * is complete and no larger than a batch more than the smallest, so a selective conjunct
- * bounds the work however broad the others are.
- */
-async function smallestSource(sources: AsyncGenerator<Buffer[]>[]): Promise<{ index: number; ids: Buffer[] }> {
-  const taken: Buffer[][] = sources.map(() => []);
-  try {
-    for (;;) {
-      for (let i = 0; i < sources.length; i++) {
-        const next = await sources[i]!.next();
-        if (next.done) return { index: i, ids: distinct(taken[i]!) };
-        taken[i]!.push(...next.value);
-      }
-    }
-  } finally {
-    await Promise.all(sources.map((s) => s.return(undefined)));
-  }
-}
-
-function distinct(ids: Buffer[]): Buffer[] {
-  const seen = new Set<string>();
-  return ids.filter((id) => {
-    const hex = id.toString('hex');
-    if (seen.has(hex)) return false;
-    seen.add(hex);
-    return true;
-  });
-}
-
-/** The ids that also hold every exact (category, value) of `exact`. */
-async function withPostings(node: FerriteNode, account: AccountId, exact: readonly PostingSource[], ids: Buffer[]): Promise<Buffer[]> {
-  for (const s of exact) {
-    const value = (s.value as { value: string }).value;
-    const held = await node.store.getMany(CF.index, ids.map((id) => postingKey(account, s.category, value, id)));
-    ids = ids.filter((_, i) => held[i] !== null);
-  }
-  return ids;
-}
-
-/**
- * Ids (in batches; an id may repeat) of the metrics whose `category` tag has a value the
- * source accepts. Postings are ordered by value, so a long run of a value that does not match
- * is skipped by restarting the scan after it.
- */
-async function* postingBatches(node: FerriteNode, account: AccountId, source: PostingSource): AsyncGenerator<Buffer[]> {
-  const { category, value } = source;
-  const categoryPrefix = postingPrefix(account, category);
-  const test = value === null || value.kind === 'exact' ? null : value;
-  let from = value?.kind === 'exact' ? postingPrefix(account, category, value.value) : Buffer.concat([categoryPrefix, Buffer.from(source.literalPrefix, 'utf8')]);
-  const end = prefixEnd(from);
-  let batch: Buffer[] = [];
-  let accepted: string | null = null;
-  let rejected: string | null = null;
-  let skipped = 0;
-  walk: for (;;) {
-    for await (const { key } of node.store.scan(CF.index, { gte: from, lt: end, capacity: POSTING_SCAN_CAPACITY })) {
-      if (test !== null) {
-        const v = postingValue(key, categoryPrefix.length);
-        if (v === rejected || (v !== accepted && !matches(test, v))) {
-          rejected = v;
-          // Reading on is cheaper than reopening the scan, up to a point.
-          if (++skipped < RESEEK_AFTER) continue;
-          from = prefixEnd(postingPrefix(account, category, v));
-          skipped = 0;
-          continue walk;
-        }
-        accepted = v;
-        skipped = 0;
-      }
-      batch.push(Buffer.from(postingMetricId(key)));
-      if (batch.length < LOCKSTEP_BATCH) continue;
-      yield batch;
-      batch = [];
-    }
-    break;
-  }
-  if (batch.length > 0) yield batch;
-}
-
-interface Candidate {
-  metric: MetricInfo;
-  record: NameRecord;
-  checkTags: string[];
-  types: string[];
-  tags: [string, string][];
-}
-
-/** Name records and data types of a chunk of ids, read in two native calls. */
-async function loadCandidates(node: FerriteNode, ids: Buffer[], checkTags: CheckTagsByUuid): Promise<Candidate[]> {
-  const [records, held] = await Promise.all([
-    node.store.getMany(CF.metrics, ids),
-    node.store.getMany(CF.index, ids.flatMap((id) => TYPE_ORDER.map((kind) => typeKey(id, kind)))),
-  ]);
-  const out: Candidate[] = [];
-  records.forEach((raw, i) => {
-    if (raw === null) return; // deleted since the posting was read
-    const record = decodeNameRecord(raw);
+/** Matching metrics, resolved (for deletes, which act on each). */
+export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
+  const { index, ids, checkTags } = await searchIds(node, o, false);
+  const out: Found[] = [];
+  for (const id of ids) {
+    const record: NameRecord = { account_id: index.accountIdOf(id) as AccountId, uuid: index.uuidOf(id), check_name: index.checkNameOf(id), metric_name: index.canonicalOf(id) };
     const resolved = node.registry.intern(record.account_id, record.uuid, record.check_name, record.metric_name);
-    if (!resolved.ok) return;
-    const types = TYPE_ORDER.filter((_, k) => held[i * TYPE_ORDER.length + k] !== null);
-    const ofCheck = [...(checkTags.get(record.uuid) ?? [])];
-    const tags = [...resolved.metric.name.tags, ...ofCheck.map(checkTagOf)].map((t) => [tagSearchText(t.category), tagSearchText(t.value ?? '')] as [string, string]);
-    out.push({ metric: resolved.metric, record, checkTags: ofCheck, types, tags });
-  });
+    if (!resolved.ok) continue;
+    out.push({ metric: resolved.metric, record, checkTags: [...(checkTags.get(record.uuid) ?? [])], types: [...index.typesOf(id)], activity: [...index.activity.windows(id)] });
+  }
   return out;
 }

@@ -15,9 +15,9 @@ import { parseMetricListBody, parseTsvBody } from './raw-bodies.js';
 import { IngestPool } from './ingest-pool.js';
 import type { Series } from '../model/series.js';
 import type { TextReadOptions, TextRow } from '../model/text-read.js';
-import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, postingKey, typeKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
+import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
 import { Store, type StoreBatch } from '../storage/rocks.js';
-import { encodeNameRecord, metricPostings } from './name-record.js';
+import { MetricIndex } from '../storage/metric-index/metric-index.js';
 import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './messages.js';
 import { portableIdentity, type MetricInfo, type PortableIdentity } from './metric-info.js';
 import { HistogramStore, type HistogramRow } from './histogram-store.js';
@@ -52,9 +52,8 @@ export interface JournaledCheckTags {
 }
 import { answerSamples } from './prometheus-source.js';
 
-/** `MetricInfo.stored` bits: the name record (and postings) and each data type's type record are on disk. */
-const STORED_NAME = 1;
-const STORED_KIND: Record<DataKind, number> = { numeric: 2, text: 4, histogram: 8 };
+/** `MetricInfo.stored`: the index holds the metric's name and numeric type durably. */
+const INDEXED_NUMERIC = 1;
 
 /** A checkpoint waits this long for a partition before calling it failed: in practice, wedged. */
 const CHECKPOINT_PATIENCE_MS = 3_600_000;
@@ -119,6 +118,8 @@ export class FerriteNode {
     private readonly replication: Replication | null,
     /** Requests to other nodes (remote streams, search fan-out); null unless clustered. */
     readonly rpc: Rpc | null,
+    /** Every metric this node stores: names, types, postings, activity (searches read it). */
+    readonly index: MetricIndex,
   ) {
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.checkpoints = new CheckpointHealth(log);
@@ -163,7 +164,9 @@ export class FerriteNode {
       histograms.push(await HistogramStore.open(p, store, config));
       rollups.push(await RollupStore.open(p, store, config));
     }
-    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication, rpc);
+    const { index, report } = await MetricIndex.load(store);
+    log.info({ ...report, perMillionS: report.metrics > 0 ? (report.ms / report.metrics) * 1000 : 0 }, 'metric index loaded');
+    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication, rpc, index);
     node.gossip.start();
     await node.replayJournal();
     if (replication !== null) await node.startReplication(replication);
@@ -345,10 +348,6 @@ export class FerriteNode {
     if (await this.knows(j.metric)) await this.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
   }
 
-  private remember(fresh: Map<MetricInfo, number>): void {
-    for (const [m, bits] of fresh) m.stored |= bits;
-  }
-
   private checkWritable(): void {
     if (this.stopping) throw ferr('FER_ERR_SHUTTING_DOWN');
     if (this.fault !== null) throw ferr('FER_ERR_OVERLOADED', 'a partition failed to store data; see the log');
@@ -365,10 +364,13 @@ export class FerriteNode {
     try {
       const batch = this.store.batch();
       if (samples.size > 0) batch.put(CF.journal, journalKey(seq), rawEntry ?? encodeJournalEntry([...samples.records()]));
-      const fresh = this.addIndexRecords(batch, samples);
+      const entries = indexEntries(samples);
+      const staged = this.index.stage(batch, entries);
       extend(batch);
       await batch.write();
-      this.remember(fresh);
+      this.index.apply(staged);
+      markIndexed(entries);
+      this.index.noteActivity(samples);
       if (samples.size > 0) this.dispatch(seq, samples);
     } catch (error) {
       throw error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
@@ -383,17 +385,14 @@ export class FerriteNode {
    */
   async recordMetric(metric: MetricInfo, kind: DataKind): Promise<void> {
     const batch = this.store.batch();
-    const fresh = this.addIndexRecords(batch, IngestBatch.of([{ kind, metric, ts: 0, value: null } as IngestRecord<MetricInfo>]));
+    const staged = this.index.stage(batch, [{ kind, metric }]);
     await batch.write();
-    this.remember(fresh);
+    this.index.apply(staged);
   }
 
   /** True when this node has ever stored the metric. */
   async knows(metric: MetricInfo): Promise<boolean> {
-    if ((metric.stored & STORED_NAME) !== 0) return true;
-    const found = (await this.store.get(CF.metrics, metric.id)) !== null;
-    if (found) metric.stored |= STORED_NAME;
-    return found;
+    return this.index.has(metric.id);
   }
 
   read(metric: MetricInfo, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
@@ -435,10 +434,10 @@ export class FerriteNode {
     if (!confirm) return 'found';
     for (const kind of DATA_KINDS) await this.deleteData(metric, kind, FOREVER, true);
     await this.ask<void>(metric.partition, (replyTo) => ({ type: 'forget', metric, replyTo }));
-    const batch = this.store.batch().delete(CF.metrics, metric.id).delete(CF.index, latestFlagKey(metric.id));
-    for (const kind of DATA_KINDS) batch.delete(CF.index, typeKey(metric.id, kind));
-    for (const [category, value] of metricPostings(metric)) batch.delete(CF.index, postingKey(metric.accountId, category, value, metric.id));
+    const batch = this.store.batch().delete(CF.index, latestFlagKey(metric.id));
+    this.index.stageRemove(batch, metric.id);
     await batch.write();
+    this.index.removed(metric.id);
     metric.stored = 0;
     return 'deleted';
   }
@@ -462,8 +461,9 @@ export class FerriteNode {
   }
 
   /** Replaces the metric's activity windows (an activity rebuild). */
-  setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
+  async setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
+    await this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
+    this.index.setActivity(metric.id, windows);
   }
 
   /** Numeric rollups per `spanMs` for period starts in [start, end) ms; `columns` (model/rollup/chunk.ts ids) are those the caller uses, default all. */
@@ -601,42 +601,15 @@ export class FerriteNode {
     for (const [p, part] of samples.parts) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, samples: part });
   }
 
-  /**
-   * Adds, to the journal batch, what the index must know before the write is acknowledged:
-   * the name record and postings of metrics new to this node, and each data type a metric
-   * shows for the first time (puts are idempotent, so after a restart they are simply redone).
-   * Returns the `stored` bits to set once the batch is written.
-   */
-  private addIndexRecords(batch: StoreBatch, samples: IngestBatch<MetricInfo>): Map<MetricInfo, number> {
-    const fresh = new Map<MetricInfo, number>();
-    const known = STORED_NAME | STORED_KIND.numeric;
-    for (const part of samples.parts.values()) {
-      // Per sample only a bit test: a metric and kind already on disk cost nothing more.
-      for (const m of part.metrics) if ((m.stored & known) !== known) this.stageIndexRecords(batch, fresh, m, 'numeric');
-      for (const r of part.others) this.stageIndexRecords(batch, fresh, r.metric, r.kind);
-    }
-    return fresh;
-  }
-
-  /** Stages the index records `m` lacks for `kind` (once per batch), noting the bits to set. */
-  private stageIndexRecords(batch: StoreBatch, fresh: Map<MetricInfo, number>, m: MetricInfo, kind: DataKind): void {
-    const bit = STORED_KIND[kind];
-    const have = m.stored | (fresh.get(m) ?? 0);
-    if ((have & bit) === 0) batch.put(CF.index, typeKey(m.id, kind), EMPTY);
-    if ((have & STORED_NAME) === 0) {
-      batch.put(CF.metrics, m.id, encodeNameRecord(m));
-      for (const [category, value] of metricPostings(m)) batch.put(CF.index, postingKey(m.accountId, category, value, m.id), EMPTY);
-    }
-    fresh.set(m, (fresh.get(m) ?? 0) | bit | STORED_NAME);
-  }
-
   private async replayJournal(): Promise<void> {
     const cut = await this.store.get(CF.state, STATE_KEY.journalCut);
     this.journalCut = cut === null ? 0 : decodeU64(cut);
     let last = this.journalCut - 1;
     for await (const { key, value } of this.store.scan(CF.journal, {})) {
       const seq = journalSeqOf(key);
-      this.dispatch(seq, this.replayed(decodeJournal(value), seq));
+      const samples = this.replayed(decodeJournal(value), seq);
+      this.index.noteActivity(samples);
+      this.dispatch(seq, samples);
       this.stats.journalEntriesReplayed++;
       last = seq;
     }
@@ -689,4 +662,28 @@ async function loadIdentity(store: Store, configured: string | null): Promise<st
     await store.batch().put(CF.state, STATE_KEY.nodeId, Buffer.from(identity)).write();
   }
   return identity;
+}
+
+/**
+ * What the index may not know yet of a write: each metric of the numeric columns not
+ * marked indexed (once per run of its samples), and every other record. The mark makes a
+ * known metric's sample cost a bit test, not a lookup.
+ */
+function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; kind: DataKind }[] {
+  const entries: { metric: MetricInfo; kind: DataKind }[] = [];
+  for (const part of samples.parts.values()) {
+    let last: MetricInfo | null = null;
+    for (const m of part.metrics) {
+      if (m === last || (m.stored & INDEXED_NUMERIC) !== 0) continue;
+      last = m;
+      entries.push({ metric: m, kind: 'numeric' });
+    }
+    for (const r of part.others) entries.push(r);
+  }
+  return entries;
+}
+
+/** Marks the numeric entries' metrics indexed, once their batch is durable and applied. */
+function markIndexed(entries: readonly { metric: MetricInfo; kind: DataKind }[]): void {
+  for (const e of entries) if (e.kind === 'numeric') e.metric.stored |= INDEXED_NUMERIC;
 }

@@ -22,7 +22,7 @@ function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<num
   };
 }
 
-export async function startFerrite(dataDir: string, extraArgs: string[] = []): Promise<Running> {
+export async function startFerrite(dataDir: string, extraArgs: string[] = [], readyTimeoutMs = 30_000): Promise<Running> {
   const port = await freePort();
   const bin = path.resolve(process.cwd(), 'bin/ferrite.js');
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server (NODE_OPTIONS refuses --cpu-prof).
@@ -31,7 +31,7 @@ export async function startFerrite(dataDir: string, extraArgs: string[] = []): P
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitHttp(`${url}/state`);
+  await waitHttp(`${url}/state`, readyTimeoutMs);
   return { name: 'ferrite', url, child, dataDir, stop: stopper(child, 'SIGTERM') };
 }
 

@@ -51,6 +51,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       ...(replication === null ? {} : { replication }),
       checkpoint: node.checkpoints.report(),
       admission: node.admission.report(),
+      index: node.index.report(),
       features: {
         'text:store': '1',
         'histogram:store': '1',

@@ -60,7 +60,7 @@ export async function findRoutes(app: FastifyInstance, opts: { node: FerriteNode
       for (const prefix of ['x-svc-', 'x-snowth-']) {
         void reply.header(`${prefix}search-result-count`, String(answer.count)).header(`${prefix}search-result-count-is-estimate`, estimate);
       }
-      return reply.type('application/json').send(`[${answer.rows.map((r) => r.json).join(',')}]`);
+      return reply.type('application/json').send(answer.body ?? `[${answer.rows.map((r) => r.json).join(',')}]`);
     });
     app.get(`${prefix}/tag_cats`, cats, async (req, reply) => reply.send((await answerFor(node, req, 'tag_cats', reply)).values));
     app.get(`${prefix}/tag_vals`, vals, async (req, reply) => reply.send((await answerFor(node, req, 'tag_vals', reply)).values));
@@ -84,6 +84,7 @@ async function answerFor(node: FerriteNode, req: FastifyRequest, kind: FindKind,
     down: [],
     verifyOwner: svcHeader(req, 'verify-owner')?.trim().toLowerCase() === 'true',
     deadline: requestDeadline(req),
+    encode: kind === 'tags',
     ...(q.category === undefined ? {} : { category: q.category }),
   };
   // x-svc-proxied: 1 (a peer, or a client that routes itself) asks this node alone.

@@ -14,7 +14,7 @@ import { GlobError } from '../model/graphite/glob.js';
 import { parseCarbonLine } from '../model/graphite/plaintext.js';
 import { TagExprError } from '../model/graphite/tag-expr.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';
-import { MAX_CELLS, MAX_PERIODS } from '../model/fetch/request.js';
+import { MAX_CELLS, MAX_EPOCH_S, MAX_PERIODS } from '../model/fetch/request.js';
 import type { AccountId } from '../model/types.js';
 import { advisoryLimit, tagQuery } from './find.js';
 import { ingestAndReply } from './ingest-reply.js';
@@ -152,7 +152,7 @@ function defaultStep(node: FerriteNode, rangeS: number): number {
 function seconds(raw: unknown, name: string): number {
   if (raw === undefined || raw === null || raw === '') throw ferr('FER_ERR_MISSING_PARAM', name);
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isFinite(n) || n < 0) throw ferr('FER_ERR_BAD_PARAM', name, `${JSON.stringify(raw)} is not epoch seconds`);
+  if (!Number.isFinite(n) || n < 0 || n > MAX_EPOCH_S) throw ferr('FER_ERR_BAD_PARAM', name, `${JSON.stringify(raw)} is not epoch seconds (0 to ${MAX_EPOCH_S})`);
   return Math.floor(n);
 }
 

@@ -12,6 +12,15 @@ export interface CheckRef {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CHECK_NAME = /^c_(\d+)_(\d+)::(.*)$/;
 const MAX_ACCOUNT = 2 ** 31 - 1;
+/** A check name is stored with every metric of its check; bounded like a canonical name (metric-name.ts). */
+export const MAX_CHECK_NAME_BYTES = 4094;
+
+/** Why a check name cannot be stored, or null when it can. */
+export function checkNameProblem(checkName: string): string | null {
+  if (checkName.length <= MAX_CHECK_NAME_BYTES / 3) return null;
+  const bytes = Buffer.byteLength(checkName, 'utf8');
+  return bytes > MAX_CHECK_NAME_BYTES ? `check name is ${bytes} bytes; at most ${MAX_CHECK_NAME_BYTES} are allowed` : null;
+}
 
 /** Lower-cases and validates a check uuid (8-4-4-4-12 hex); null when it is not one. */
 export function normalizeUuid(text: string): string | null {
@@ -39,6 +48,8 @@ export function parseCheckField(field: string, headerAccount: AccountId | null):
     return { ok: false, reason: `UUID field must be TARGET\`MODULE\`CHECKNAME\`UUID, got ${parts.length} parts` };
   }
   const checkName = parts[2]!;
+  const tooLong = checkNameProblem(checkName);
+  if (tooLong !== null) return { ok: false, reason: tooLong };
   const m = CHECK_NAME.exec(checkName);
   if (m === null) return { ok: false, reason: `check name '${checkName}' is not c_<account>_<bundle>::<module>` };
   const account = Number(m[1]);

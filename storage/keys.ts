@@ -168,34 +168,28 @@ const ACTIVITY = 0x61; // 'a'
 const LATEST_FLAG = 0x4c; // 'L'
 const CHECK_TAGS = 0x63; // 'c'
 
-/** `p | account (u32 BE) | category 0 value 0 | metric id`: a metric has this tag (value '' for a category alone). */
+/**
+ * `p | account (u32 BE) | category 0 value 0 | metric id`: a v1 posting. Postings now live in
+ * memory, derived from the name records (storage/metric-index); loading a v1 data dir drops
+ * these keys (V1_POSTINGS).
+ */
 export function postingKey(account: number, category: string, value: string, metricId: Buffer): Buffer {
-  return Buffer.concat([postingPrefix(account, category, value), metricId.subarray(0, METRIC_ID_BYTES)]);
-}
-
-export function postingPrefix(account: number, category: string, value?: string): Buffer {
   const head = Buffer.allocUnsafe(5);
   head[0] = POSTING;
   head.writeUInt32BE(account, 1);
-  const text = value === undefined ? `${category}\0` : `${category}\0${value}\0`;
-  return Buffer.concat([head, Buffer.from(text, 'utf8')]);
+  return Buffer.concat([head, Buffer.from(`${category}\0${value}\0`, 'utf8'), metricId.subarray(0, METRIC_ID_BYTES)]);
 }
 
-/** The metric id at the end of a posting key. */
-export const postingMetricId = (key: Buffer): Buffer => key.subarray(key.length - METRIC_ID_BYTES);
+/** Every v1 posting key. */
+export const V1_POSTINGS = { gte: Buffer.from([POSTING]), lt: Buffer.from([POSTING + 1]) };
 
-/** The value of a posting key found under `postingPrefix(account, category)`. */
-export function postingValue(key: Buffer, prefixLength: number): string {
-  return key.subarray(prefixLength, key.length - METRIC_ID_BYTES - 1).toString('utf8');
-}
+/** Every type key (`t`) and every activity key (`a`). */
+export const TYPE_KEYS = { gte: Buffer.from([TYPE]), lt: Buffer.from([TYPE + 1]) };
+export const ACTIVITY_KEYS = { gte: Buffer.from([ACTIVITY]), lt: Buffer.from([ACTIVITY + 1]) };
 
 /** `t | metric id | kind`: the metric holds data of this kind. */
 export function typeKey(metricId: Buffer, kind: string): Buffer {
   return Buffer.concat([Buffer.from([TYPE]), metricId.subarray(0, METRIC_ID_BYTES), Buffer.from(kind, 'utf8')]);
-}
-
-export function typePrefix(metricId: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([TYPE]), metricId.subarray(0, METRIC_ID_BYTES)]);
 }
 
 /** `a | metric id` → the metric's activity windows: (start s, end s) u64 BE pairs in time order. */

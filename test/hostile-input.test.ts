@@ -46,6 +46,21 @@ test('JSON nested beyond 64 levels is refused before it is parsed', async (t) =>
   t.regex(c.json.user_error.message, /nested deeper than 64 levels/);
 });
 
+test('a check name longer than a metric name may be is a 400, in JSON items and TSV check fields', async (t) => {
+  const long = 'c_123_1::' + 'z'.repeat(70_000);
+  for (const path of ['/write/text', '/histogram/write']) {
+    const value = path === '/write/text' ? '"hi"' : '"AAHVAAAB"';
+    const item = (checkName: string) => `[{"metric":"m","id":"${UUID}","offset":${path === '/write/text' ? '"1700000000"' : '1700000000'},"period":60,"value":${value},"histogram":${value},"check_name":"${checkName}"}]`;
+    const r = await post(path, item(long));
+    t.is(r.status, 400, path);
+    t.regex(JSON.stringify(r.json), /check name is 70009 bytes; at most 4094/, path);
+    t.is((await post(path, item('c_123_1::ok'))).status, 200, path);
+  }
+  const tsv = await fetch(n.url + '/raw', { method: 'PUT', body: `M\t1700000000.000\tt\`m\`${long}\`${UUID}\tlong.check\tn\t1\n` });
+  t.is(tsv.status, 400);
+  t.regex(await tsv.text(), /check name is 70009 bytes/);
+});
+
 test('a CAQL expression nested thousands deep is a user error', async (t) => {
   for (const query of ['('.repeat(3000) + '1' + ')'.repeat(3000), '-'.repeat(3000) + '1', 'not '.repeat(3000) + '1', '2^'.repeat(3000) + '2']) {
     const r = await fetch(`${n.url}/extension/lua/caql_v1`, { method: 'POST', body: JSON.stringify({ query, start: 0, end: 60 }) });

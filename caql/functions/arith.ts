@@ -5,6 +5,7 @@ import { CaqlUserError } from '../errors.js';
 import type { Invocation } from '../evaluate.js';
 import { constant, numeric, widen, type NumericStream, type Stream } from '../stream.js';
 import { finite, requireNumeric, withValues, type CaqlFunction } from './types.js';
+import { maxOf, minOf } from '../../model/extremes.js';
 
 type Binary = (a: number, b: number) => number;
 
@@ -171,8 +172,8 @@ export const ARITH: Record<string, CaqlFunction> = {
   'each:mod': each((a, x) => a % x),
   'stats:sum': stats('sum', (p) => p.reduce((a, b) => a + b, 0)),
   'stats:mean': stats('mean', (p) => p.reduce((a, b) => a + b, 0) / p.length),
-  'stats:max': stats('max', (p) => Math.max(...p)),
-  'stats:min': stats('min', (p) => Math.min(...p)),
+  'stats:max': stats('max', (p) => maxOf(p)),
+  'stats:min': stats('min', (p) => minOf(p)),
   'stats:count': stats('count', (p) => p.length),
 };
 for (const [name, { combine }] of Object.entries(OPS)) ARITH[`op:${name}`] = op(name, combine);

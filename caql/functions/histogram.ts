@@ -8,6 +8,7 @@ import { CaqlUserError } from '../errors.js';
 import type { Invocation } from '../evaluate.js';
 import { widen, type Grid, type HistogramStream, type Stream } from '../stream.js';
 import { requireHistogram, requireNumeric, withValues, type CaqlFunction } from './types.js';
+import { maxOf, minOf } from '../../model/extremes.js';
 
 const create: CaqlFunction = async (inv) => {
   const inputs = (await inv.sources()).map((s) => requireNumeric(inv.name, s));
@@ -61,8 +62,8 @@ type Aggregate = (values: number[]) => number;
 const AGGREGATES: Record<string, Aggregate> = {
   sum: (v) => v.reduce((a, b) => a + b, 0),
   mean: (v) => v.reduce((a, b) => a + b, 0) / v.length,
-  max: (v) => Math.max(...v),
-  min: (v) => Math.min(...v),
+  max: (v) => maxOf(v),
+  min: (v) => minOf(v),
   count: (v) => v.length,
 };
 

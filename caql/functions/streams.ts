@@ -5,6 +5,7 @@ import { CaqlUserError } from '../errors.js';
 import { numeric, type Stream } from '../stream.js';
 import { commonTags } from './arith.js';
 import { requireHistogram, requireNumeric, withValues, type CaqlFunction } from './types.js';
+import { maxOf, minOf } from '../../model/extremes.js';
 
 /** `label(fmt…)`: format i labels stream i; the last format repeats. */
 const label: CaqlFunction = async (inv) => {
@@ -52,8 +53,8 @@ function rank(highest: boolean): CaqlFunction {
 
 const SCORES: Record<string, (v: number[]) => number | null> = {
   mean: (v) => (v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length),
-  max: (v) => (v.length === 0 ? null : Math.max(...v)),
-  min: (v) => (v.length === 0 ? null : Math.min(...v)),
+  max: (v) => (v.length === 0 ? null : maxOf(v)),
+  min: (v) => (v.length === 0 ? null : minOf(v)),
 };
 
 const COMPARE: Record<string, (a: number, x: number) => boolean> = {

@@ -10,6 +10,7 @@ import { histogramQuantileOf, mapFloats, MATH_FUNCTIONS, roundTo } from './insta
 import { KEEPS_NAME, RANGE_FUNCTIONS } from './range-functions.js';
 import type { PromSource } from './source.js';
 import { labelsKey, lastAtOrBefore, timeAt, typeName, withoutName, type Cell, type Grid, type RangeSeries, type Value, type VSeries } from './values.js';
+import { maxOf, minOf } from '../extremes.js';
 
 export interface EvalOptions {
   source: PromSource;
@@ -86,7 +87,7 @@ class Evaluator {
   private async selector(s: Selector, grid: Grid): Promise<Value> {
     const times = this.evalTimes(grid, s.offsetMs, s.at);
     const lookback = this.opts.lookbackMs;
-    const data = await this.read(s, Math.min(...times) - lookback, Math.max(...times));
+    const data = await this.read(s, minOf(times) - lookback, maxOf(times));
     const series = data.map((d): VSeries => {
       const values = times.map((t): Cell => {
         const i = lastAtOrBefore(d.samples.ts, t);
@@ -100,7 +101,7 @@ class Evaluator {
 
   private async matrix(m: MatrixSelector, grid: Grid): Promise<Value> {
     const ends = this.evalTimes(grid, m.selector.offsetMs, m.selector.at);
-    const data = await this.read(m.selector, Math.min(...ends) - m.rangeMs, Math.max(...ends));
+    const data = await this.read(m.selector, minOf(ends) - m.rangeMs, maxOf(ends));
     const series = data.map((d): RangeSeries => {
       const ts: number[] = [];
       const values: RangeSeries['values'] = [];
@@ -120,8 +121,8 @@ class Evaluator {
     const ends = this.evalTimes(grid, q.offsetMs, q.at);
     const step = q.stepMs ?? DEFAULT_SUBQUERY_STEP_MS;
     if (step <= 0) throw new PromQLError('zero or negative subquery step');
-    const first = Math.floor((Math.min(...ends) - q.rangeMs) / step) + 1;
-    const last = Math.floor(Math.max(...ends) / step);
+    const first = Math.floor((minOf(ends) - q.rangeMs) / step) + 1;
+    const last = Math.floor(maxOf(ends) / step);
     const inner: Grid = { startMs: first * step, stepMs: step, count: Math.max(0, last - first + 1) };
     if (inner.count > MAX_STEPS * 10) throw new PromQLError(`the subquery needs ${inner.count} evaluation steps; use a larger step`);
     const v = inner.count === 0 ? ({ kind: 'vector', series: [] } as Value) : await this.eval(q.expr, inner);

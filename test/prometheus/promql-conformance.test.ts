@@ -187,6 +187,14 @@ test('a range query: rate(c{job="a"}[30s]) every 30 s is 1 at each step', async 
   t.deepEqual((v as Extract<Value, { kind: 'vector' }>).series.map((s) => s.values), [[1, 1]]);
 });
 
+test('a range query of 500k steps evaluates (selectors and ranges no longer spread the grid into call arguments)', async (t) => {
+  const count = 500_000;
+  for (const query of ['g', 'rate(c{job="a"}[30s])']) {
+    const v = await evaluate(parsePromQL(query), { startMs: 0, stepMs: 1, count }, { source, lookbackMs: 300 * S, queryStartMs: 0, queryEndMs: count });
+    t.is(v.kind, 'vector', query);
+  }
+});
+
 const ERRORS: [string, RegExp][] = [
   ['predict_linear(g[1m], 60)', /function "predict_linear" is not supported/],
   ['foo(g)', /unknown function with name "foo"/],

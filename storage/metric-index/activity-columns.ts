@@ -1,0 +1,75 @@
+// Activity windows of every metric, in memory, by dense id: the one window most metrics
+// have in two columns, the rest in a map. Kept by the same rules as model/activity (5-minute
+// slices, windows less than 8 hours apart coalesce), so a search filters and reports
+// activity without asking the partitions that persist it.
+import { ACTIVITY_COALESCE_S, ACTIVITY_SLICE_S, activitySlice, mergeActivity, type ActivityWindow } from '../../model/activity.js';
+
+const NONE: readonly ActivityWindow[] = [];
+
+export class ActivityColumns {
+  /** start and end (epoch s) of a metric's only window; end 0 = no window or see `more`. */
+  private start = new Uint32Array(1024);
+  private end = new Uint32Array(1024);
+  private readonly more = new Map<number, ActivityWindow[]>();
+
+  /** Notes a sample at `ms` for metric `id`. */
+  note(id: number, ms: number): void {
+    if (id >= this.end.length) this.grow(id);
+    const s = activitySlice(ms);
+    const a = this.start[id]!;
+    const b = this.end[id]!;
+    if (b !== 0) {
+      if (s >= a && s + ACTIVITY_SLICE_S <= b) return;
+      // One window and a slice it coalesces with (model/activity's rule, both ways round).
+      if (s >= a ? s <= b + ACTIVITY_COALESCE_S : a <= s + ACTIVITY_SLICE_S + ACTIVITY_COALESCE_S) {
+        this.start[id] = Math.min(a, s);
+        this.end[id] = Math.max(b, s + ACTIVITY_SLICE_S);
+        return;
+      }
+      this.set(id, mergeActivity([[a, b]], [s]));
+      return;
+    }
+    const list = this.more.get(id);
+    this.set(id, mergeActivity(list ?? [], [s]));
+  }
+
+  windows(id: number): readonly ActivityWindow[] {
+    if (id >= this.end.length) return NONE;
+    const b = this.end[id]!;
+    if (b !== 0) return [[this.start[id]!, b]];
+    return this.more.get(id) ?? NONE;
+  }
+
+  /** Replaces a metric's windows (loaded from disk, or an activity rebuild). */
+  set(id: number, windows: readonly ActivityWindow[]): void {
+    if (id >= this.end.length) this.grow(id);
+    this.more.delete(id);
+    this.start[id] = 0;
+    this.end[id] = 0;
+    if (windows.length === 1) {
+      this.start[id] = windows[0]![0];
+      this.end[id] = windows[0]![1];
+    } else if (windows.length > 1) this.more.set(id, windows.map(([a, b]) => [a, b] as const));
+  }
+
+  /** True when a window of `id` overlaps [from, to] (either may be null: unbounded). */
+  activeBetween(id: number, from: number | null, to: number | null): boolean {
+    for (const [a, b] of this.windows(id)) if ((from === null || b >= from) && (to === null || a <= to)) return true;
+    return false;
+  }
+
+  get bytes(): number {
+    return this.start.byteLength + this.end.byteLength;
+  }
+
+  private grow(id: number): void {
+    let size = this.end.length;
+    while (size <= id) size *= 2;
+    const start = new Uint32Array(size);
+    const end = new Uint32Array(size);
+    start.set(this.start);
+    end.set(this.end);
+    this.start = start;
+    this.end = end;
+  }
+}

@@ -1,0 +1,539 @@
+// The metric index (DESIGN.md "Next shape": one home, one writer, in the journal batch).
+// Every metric this node stores gets a dense integer id when it is first indexed; its name
+// record (CF.metrics) carries the id, so it is reused after a restart. In memory, by dense
+// id: the 16-byte storage id (with an open-addressing table to find a metric's dense id),
+// account, check, canonical name (one UTF-8 arena), data types and activity windows; per
+// (account, category) a sorted term dictionary whose terms hold sorted posting lists.
+// Searches (query-plan.ts) run on these alone; names are decoded only for final results.
+import type { ActivityWindow } from '../../model/activity.js';
+import type { IngestBatch, Placed } from '../../model/ingest-batch.js';
+import { tagSearchText } from '../../model/metric-name.js';
+import { ACTIVITY_KEYS, CF, METRIC_ID_BYTES, TYPE_KEYS, typeKey, V1_POSTINGS } from '../keys.js';
+import type { Store, StoreBatch } from '../rocks.js';
+import { ActivityColumns } from './activity-columns.js';
+import { IdList } from './id-sets.js';
+import { decodeNameRecord, encodeNameRecord, type NameRecordFields } from './name-record.js';
+import { NO_VALUE, TermDictionary } from './term-dictionary.js';
+
+export type IndexKind = 'numeric' | 'text' | 'histogram';
+
+/** What the index needs to know of a metric (actors' MetricInfo has it). */
+export interface IndexableMetric {
+  /** 16-byte storage id. */
+  id: Buffer;
+  accountId: number;
+  uuid: string;
+  checkName: string;
+  name: { canonical: string; name: string; tags: readonly { category: string; value: string | null }[] };
+}
+
+/** Type bits, in the order find reports types. */
+export const KIND_BITS: Readonly<Record<IndexKind, number>> = { numeric: 1, histogram: 2, text: 4 };
+const KIND_NAMES: readonly (readonly string[])[] = Array.from({ length: 8 }, (_, bits) => (['numeric', 'histogram', 'text'] as const).filter((k) => (bits & KIND_BITS[k]) !== 0));
+const KIND_TEXTS: readonly string[] = KIND_NAMES.map((names) => names.join(','));
+
+const enum State {
+  Free = 0,
+  /** Assigned in a batch not yet written: not searchable. */
+  Pending = 1,
+  Alive = 2,
+  Dead = 3,
+}
+
+const EMPTY = Buffer.alloc(0);
+/** Compact posting lists once this share of indexed ids is dead. */
+const COMPACT_DEAD_SHARE = 0.25;
+
+export interface AccountIndex {
+  /** Every id indexed in the account (dead ones until the next compaction). */
+  readonly all: IdList;
+  readonly categories: Map<string, TermDictionary>;
+}
+
+/** What one batch adds to the index, applied once the batch is written. */
+export interface StagedIndex {
+  fresh: { id: number; metric: IndexableMetric }[];
+  types: number[];
+}
+
+export interface IndexLoadReport {
+  metrics: number;
+  migrated: number;
+  /** Wall-clock and CPU time of the load. */
+  ms: number;
+  cpuMs: number;
+}
+
+export class MetricIndex {
+  private size = 0;
+  private capacity = 0;
+  private storageIds = new Uint8Array(0);
+  private storageIds32 = new Uint32Array(0);
+  private state = new Uint8Array(0);
+  private typeBits = new Uint8Array(0);
+  private accountOf = new Uint32Array(0);
+  private checkOfId = new Uint32Array(0);
+  private nameStart = new Uint32Array(0);
+  private nameLength = new Uint16Array(0);
+  private names = Buffer.alloc(0);
+  private namesUsed = 0;
+  private table = new Int32Array(0);
+  private readonly checks: { uuid: string; checkName: string }[] = [];
+  private readonly checkIds = new Map<string, number | number[]>();
+  private readonly accounts = new Map<number, AccountIndex>();
+  /** During a load ids are posted in storage id order: lists are appended to, and sorted once at the end. */
+  private bulk = false;
+  readonly activity = new ActivityColumns();
+  private dead = 0;
+  private alive = 0;
+  /** How the last load went (for /state). */
+  loaded: IndexLoadReport = { metrics: 0, migrated: 0, ms: 0, cpuMs: 0 };
+  /** Ids in the lookup table (pending, alive). */
+  private linked = 0;
+
+  private constructor(private readonly store: Store) {
+    this.grow(1024);
+  }
+
+  /** Builds the index from the name records, type keys and activity keys on disk. */
+  static async load(store: Store): Promise<{ index: MetricIndex; report: IndexLoadReport }> {
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const index = new MetricIndex(store);
+    index.bulk = true;
+    const v1: { storageId: Buffer; fields: NameRecordFields }[] = [];
+    for await (const { key, value } of store.scan(CF.metrics, { capacity: 4096 })) {
+      const r = decodeNameRecord(value);
+      if (r.denseId === null) v1.push({ storageId: Buffer.from(key), fields: r });
+      else index.restore(r.denseId, key, r, splitCanonical(r.canonical));
+    }
+    for (const { storageId, fields } of v1) index.restore(index.size, storageId, fields, splitCanonical(fields.canonical));
+    index.endBulk();
+    await index.loadTypes();
+    await index.loadActivity();
+    if (v1.length > 0) await index.migrate(v1.map((m) => m.storageId));
+    const cpu = process.cpuUsage(cpu0);
+    index.loaded = { metrics: index.alive, migrated: v1.length, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
+    return { index, report: index.loaded };
+  }
+
+  /** The dense id of a stored metric (-1: not indexed here). */
+  lookup(storageId: Buffer): number {
+    const id = this.find(storageId);
+    return id >= 0 && this.state[id] === State.Alive ? id : -1;
+  }
+
+  has(storageId: Buffer): boolean {
+    return this.lookup(storageId) >= 0;
+  }
+
+  /**
+   * Adds to `batch` what must be durable with it: the name record of each metric new to the
+   * index (or still pending in a batch not yet written) and a type key for each data type a
+   * metric shows for the first time. Call `apply` once the batch is written.
+   */
+  stage(batch: StoreBatch, records: Iterable<{ metric: IndexableMetric; kind: IndexKind }>): StagedIndex {
+    const staged: StagedIndex = { fresh: [], types: [] };
+    const named = new Set<number>();
+    const typed = new Map<number, number>();
+    let last: IndexableMetric | null = null;
+    let id = -1;
+    for (const r of records) {
+      const m = r.metric;
+      if (m !== last) {
+        last = m;
+        id = this.find(m.id);
+        if (id < 0) id = this.assign(m);
+        if (this.state[id] === State.Pending && !named.has(id)) {
+          named.add(id);
+          staged.fresh.push({ id, metric: m });
+          batch.put(CF.metrics, m.id, encodeNameRecord(id, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical }));
+        }
+      }
+      const bit = KIND_BITS[r.kind];
+      if ((this.typeBits[id]! & bit) !== 0) continue;
+      const bits = typed.get(id) ?? 0;
+      if ((bits & bit) !== 0) continue;
+      typed.set(id, bits | bit);
+      batch.put(CF.index, typeKey(m.id, r.kind), EMPTY);
+      staged.types.push(id, bit);
+    }
+    return staged;
+  }
+
+  /** Makes what `stage` wrote searchable (its batch is durable). */
+  apply(staged: StagedIndex): void {
+    for (const { id, metric } of staged.fresh) {
+      if (this.state[id] !== State.Pending) continue;
+      this.post(id, metric.accountId, metric.name.name, metric.uuid, metric.name.tags);
+    }
+    for (let i = 0; i < staged.types.length; i += 2) this.typeBits[staged.types[i]!]! |= staged.types[i + 1]!;
+  }
+
+  /** Notes each sample's timestamp in its metric's activity windows (a lookup per run of one metric). */
+  noteActivity(samples: IngestBatch<Placed & { id: Buffer }>): void {
+    for (const part of samples.parts.values()) {
+      let last: { id: Buffer } | null = null;
+      let id = -1;
+      for (let i = 0; i < part.length; i++) {
+        const m = part.metrics[i]!;
+        if (m !== last) {
+          last = m;
+          id = this.lookup(m.id);
+        }
+        if (id >= 0) this.activity.note(id, part.ts[i]!);
+      }
+      for (const r of part.others) {
+        const other = this.lookup(r.metric.id);
+        if (other >= 0) this.activity.note(other, r.ts);
+      }
+    }
+  }
+
+  setActivity(storageId: Buffer, windows: readonly ActivityWindow[]): void {
+    const id = this.lookup(storageId);
+    if (id >= 0) this.activity.set(id, windows);
+  }
+
+  /** Adds the deletes of a metric's index records to `batch`; call `removed` once it is written. */
+  stageRemove(batch: StoreBatch, storageId: Buffer): void {
+    batch.delete(CF.metrics, storageId);
+    for (const kind of Object.keys(KIND_BITS)) batch.delete(CF.index, typeKey(storageId, kind));
+  }
+
+  /** Forgets a metric: it leaves every search at once, and data written later starts a fresh metric. */
+  removed(storageId: Buffer): void {
+    const id = this.find(storageId);
+    if (id < 0) return;
+    if (this.state[id] === State.Alive) {
+      this.alive--;
+      this.dead++;
+    }
+    this.state[id] = State.Dead;
+    this.activity.set(id, []);
+    this.unlink(storageId);
+    this.linked--;
+    if (this.dead > 1000 && this.dead > COMPACT_DEAD_SHARE * (this.alive + this.dead)) this.compact();
+  }
+
+  // ---- reads for searches ----
+
+  account(accountId: number): AccountIndex | undefined {
+    return this.accounts.get(accountId);
+  }
+
+  /** Larger than every dense id. */
+  get bound(): number {
+    return this.size;
+  }
+
+  isAlive(id: number): boolean {
+    return this.state[id] === State.Alive;
+  }
+
+  /** The data types comma-joined, as find's `type` field shows them. */
+  typeTextOf(id: number): string {
+    return KIND_TEXTS[this.typeBits[id]! & 7]!;
+  }
+
+  typesOf(id: number): readonly string[] {
+    return KIND_NAMES[this.typeBits[id]! & 7]!;
+  }
+
+  accountIdOf(id: number): number {
+    return this.accountOf[id]!;
+  }
+
+  uuidOf(id: number): string {
+    return this.checks[this.checkOfId[id]!]!.uuid;
+  }
+
+  checkNameOf(id: number): string {
+    return this.checks[this.checkOfId[id]!]!.checkName;
+  }
+
+  canonicalOf(id: number): string {
+    const start = this.nameStart[id]!;
+    return this.names.toString('utf8', start, start + this.nameLength[id]!);
+  }
+
+  /** The UTF-8 length of the canonical name. */
+  canonicalByteLength(id: number): number {
+    return this.nameLength[id]!;
+  }
+
+  /** Copies the canonical name's UTF-8 bytes into `target` at `at`; returns the bytes copied. */
+  copyCanonical(id: number, target: Buffer, at: number): number {
+    const start = this.nameStart[id]!;
+    return this.names.copy(target, at, start, start + this.nameLength[id]!);
+  }
+
+  /** The check (uuid and check name) of `id`, as a small integer shared by the check's metrics. */
+  checkOf(id: number): number {
+    return this.checkOfId[id]!;
+  }
+
+  storageIdOf(id: number): Buffer {
+    return Buffer.from(this.storageIds.subarray(id * METRIC_ID_BYTES, (id + 1) * METRIC_ID_BYTES));
+  }
+
+  /** For /state: metrics searchable, bytes of the per-id columns (posting lists not included), the last load. */
+  report(): Record<string, number> {
+    const columnBytes =
+      this.storageIds.byteLength + this.state.byteLength + this.typeBits.byteLength + this.accountOf.byteLength + this.checkOfId.byteLength + this.nameStart.byteLength + this.nameLength.byteLength + this.names.byteLength + this.table.byteLength + this.activity.bytes;
+    return { metrics: this.alive, dead: this.dead, accounts: this.accounts.size, column_bytes: columnBytes, load_ms: Math.round(this.loaded.ms), load_cpu_ms: Math.round(this.loaded.cpuMs), loaded_metrics: this.loaded.metrics };
+  }
+
+  // ---- internals ----
+
+  /** A new pending dense id for `m`. */
+  private assign(m: IndexableMetric): number {
+    const id = this.size;
+    this.place(id, m.id, m.accountId, m.uuid, m.checkName, m.name.canonical);
+    this.state[id] = State.Pending;
+    return id;
+  }
+
+  /** Fills the columns of `id` and links its storage id. */
+  private place(id: number, storageId: Uint8Array, accountId: number, uuid: string, checkName: string, canonical: string): void {
+    if (id >= this.capacity) this.grow(Math.max(this.capacity * 2, id + 1));
+    // Ids restored from disk come in storage id order, not dense id order.
+    if (id >= this.size) this.size = id + 1;
+    this.storageIds.set(storageId.subarray(0, METRIC_ID_BYTES), id * METRIC_ID_BYTES);
+    this.accountOf[id] = accountId;
+    this.checkOfId[id] = this.checkId(uuid, checkName);
+    this.appendName(id, canonical);
+    this.link(id);
+    this.linked++;
+  }
+
+  private restore(id: number, storageId: Uint8Array, r: NameRecordFields, split: SplitName): void {
+    if (id < this.size && this.state[id] !== State.Free) throw new Error(`BUG: dense id ${id} is in two name records`);
+    this.place(id, storageId, r.accountId, r.uuid, r.checkName, r.canonical);
+    this.post(id, r.accountId, split.name, r.uuid, split.tags);
+  }
+
+  /** Makes `id` searchable under its name, check and stream tags. */
+  private post(id: number, accountId: number, name: string, uuid: string, tags: readonly { category: string; value: string | null }[]): void {
+    const account = this.accountIndex(accountId);
+    this.addTo(account.all, id);
+    this.addTo(dictionary(account, '__name').term(name).ids, id);
+    this.addTo(dictionary(account, '__check_uuid').term(uuid).ids, id);
+    for (const tag of tags) {
+      const category = searchText(tag.category);
+      const dict = dictionary(account, category);
+      if (category !== tag.category) dict.spelling = tag.category;
+      const key = tag.value === null ? NO_VALUE : searchText(tag.value);
+      const term = dict.term(key);
+      if (tag.value !== null && key !== tag.value) term.spelling = tag.value;
+      this.addTo(term.ids, id);
+    }
+    this.state[id] = State.Alive;
+    this.alive++;
+  }
+
+  private endBulk(): void {
+    this.bulk = false;
+    for (const account of this.accounts.values()) {
+      account.all.sortUnique();
+      for (const dict of account.categories.values()) for (const term of dict.all()) term.ids.sortUnique();
+    }
+  }
+
+  private addTo(list: IdList, id: number): void {
+    if (this.bulk) list.push(id);
+    else list.add(id);
+  }
+
+  private accountIndex(accountId: number): AccountIndex {
+    let a = this.accounts.get(accountId);
+    if (a === undefined) this.accounts.set(accountId, (a = { all: new IdList(), categories: new Map() }));
+    return a;
+  }
+
+  private checkId(uuid: string, checkName: string): number {
+    const last = this.checks[this.checks.length - 1];
+    if (last !== undefined && last.uuid === uuid && last.checkName === checkName) return this.checks.length - 1;
+    // By uuid (a check almost always has one name, kept as a bare number), then by name.
+    const same = this.checkIds.get(uuid);
+    const known = same === undefined ? [] : typeof same === 'number' ? [same] : same;
+    for (const c of known) if (this.checks[c]!.checkName === checkName) return c;
+    const c = this.checks.length;
+    this.checks.push({ uuid, checkName });
+    this.checkIds.set(uuid, known.length === 0 ? c : [...known, c]);
+    return c;
+  }
+
+  private appendName(id: number, canonical: string): void {
+    const bytes = Buffer.byteLength(canonical, 'utf8');
+    if (this.namesUsed + bytes > this.names.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.names.length * 2, this.namesUsed + bytes, 64 * 1024));
+      this.names.copy(next, 0, 0, this.namesUsed);
+      this.names = next;
+    }
+    this.nameStart[id] = this.namesUsed;
+    this.nameLength[id] = bytes;
+    this.namesUsed += this.names.write(canonical, this.namesUsed, 'utf8');
+  }
+
+  // Open addressing (linear probing) over the storage ids: slot → dense id + 1 (0 = empty).
+
+  /** The dense id of the storage id at `offset` of `key` (-1: none). */
+  private find(key: Buffer, offset = 0): number {
+    const mask = this.table.length - 1;
+    for (let slot = key.readUInt32LE(offset) & mask; ; slot = (slot + 1) & mask) {
+      const v = this.table[slot]!;
+      if (v === 0) return -1;
+      if (this.sameStorageId(v - 1, key, offset)) return v - 1;
+    }
+  }
+
+  private sameStorageId(id: number, key: Buffer, offset = 0): boolean {
+    const at = id * 4;
+    const ids = this.storageIds32;
+    return ids[at] === key.readUInt32LE(offset) && ids[at + 1] === key.readUInt32LE(offset + 4) && ids[at + 2] === key.readUInt32LE(offset + 8) && ids[at + 3] === key.readUInt32LE(offset + 12);
+  }
+
+  /** Like lookup, for the storage id inside an index key (`t` or `a`, right after the tag byte). */
+  private lookupInKey(key: Buffer): number {
+    const id = this.find(key, 1);
+    return id >= 0 && this.state[id] === State.Alive ? id : -1;
+  }
+
+  private link(id: number): void {
+    if ((this.linked + 1) * 2 > this.table.length) this.rehash(this.table.length * 2);
+    const mask = this.table.length - 1;
+    let slot = this.storageIds32[id * 4]! & mask;
+    while (this.table[slot] !== 0) slot = (slot + 1) & mask;
+    this.table[slot] = id + 1;
+  }
+
+  private unlink(storageId: Buffer): void {
+    const mask = this.table.length - 1;
+    let slot = storageId.readUInt32LE(0) & mask;
+    while (this.table[slot] !== 0 && !this.sameStorageId(this.table[slot]! - 1, storageId)) slot = (slot + 1) & mask;
+    if (this.table[slot] === 0) return;
+    // Backward-shift deletion: later entries of the probe run move up so lookups still find them.
+    let hole = slot;
+    for (let next = (hole + 1) & mask; this.table[next] !== 0; next = (next + 1) & mask) {
+      const home = this.storageIds32[(this.table[next]! - 1) * 4]! & mask;
+      const movable = hole <= next ? home <= hole || home > next : home <= hole && home > next;
+      if (!movable) continue;
+      this.table[hole] = this.table[next]!;
+      hole = next;
+    }
+    this.table[hole] = 0;
+  }
+
+  private rehash(slots: number): void {
+    const old = this.table;
+    this.table = new Int32Array(slots);
+    const mask = slots - 1;
+    for (const v of old) {
+      if (v === 0) continue;
+      let slot = this.storageIds32[(v - 1) * 4]! & mask;
+      while (this.table[slot] !== 0) slot = (slot + 1) & mask;
+      this.table[slot] = v;
+    }
+  }
+
+  private grow(capacity: number): void {
+    const copy = <T extends Uint8Array | Uint16Array | Uint32Array>(old: T, make: (n: number) => T, per = 1): T => {
+      const next = make(capacity * per);
+      next.set(old as never);
+      return next;
+    };
+    this.storageIds = copy(this.storageIds, (n) => new Uint8Array(n), METRIC_ID_BYTES);
+    this.storageIds32 = new Uint32Array(this.storageIds.buffer);
+    this.state = copy(this.state, (n) => new Uint8Array(n));
+    this.typeBits = copy(this.typeBits, (n) => new Uint8Array(n));
+    this.accountOf = copy(this.accountOf, (n) => new Uint32Array(n));
+    this.checkOfId = copy(this.checkOfId, (n) => new Uint32Array(n));
+    this.nameStart = copy(this.nameStart, (n) => new Uint32Array(n));
+    this.nameLength = copy(this.nameLength, (n) => new Uint16Array(n));
+    this.capacity = capacity;
+    if (this.table.length < capacity * 2) this.rehash(nextPowerOfTwo(capacity * 2));
+  }
+
+  /** Drops dead ids from every posting list, and terms left empty. */
+  private compact(): void {
+    const keep = (id: number) => this.state[id] === State.Alive;
+    for (const account of this.accounts.values()) {
+      account.all.compact(keep);
+      for (const dict of account.categories.values()) {
+        for (const term of dict.all()) term.ids.compact(keep);
+        dict.dropEmpty();
+      }
+    }
+    this.dead = 0;
+  }
+
+  private async loadTypes(): Promise<void> {
+    // The kinds differ in their first letter: numeric, histogram, text.
+    const bits: Record<number, number> = { 0x6e: KIND_BITS.numeric, 0x68: KIND_BITS.histogram, 0x74: KIND_BITS.text };
+    for await (const { key } of this.store.scan(CF.index, { ...TYPE_KEYS, capacity: 4096 })) {
+      const id = this.lookupInKey(key);
+      const bit = bits[key[1 + METRIC_ID_BYTES]!];
+      if (id >= 0 && bit !== undefined) this.typeBits[id]! |= bit;
+    }
+  }
+
+  private async loadActivity(): Promise<void> {
+    for await (const { key, value } of this.store.scan(CF.index, { ...ACTIVITY_KEYS, capacity: 4096 })) {
+      const id = this.lookupInKey(key);
+      if (id < 0) continue;
+      const windows: ActivityWindow[] = [];
+      // u64 BE epoch seconds: the high words are 0 until 2106.
+      for (let at = 0; at + 16 <= value.length; at += 16) windows.push([value.readUInt32BE(at) * 2 ** 32 + value.readUInt32BE(at + 4), value.readUInt32BE(at + 8) * 2 ** 32 + value.readUInt32BE(at + 12)]);
+      this.activity.set(id, windows);
+    }
+  }
+
+  /** Rewrites v1 name records with their new dense ids and drops the v1 posting keys. */
+  private async migrate(storageIds: Buffer[]): Promise<void> {
+    for (let i = 0; i < storageIds.length; i += 10_000) {
+      const batch = this.store.batch();
+      for (const storageId of storageIds.slice(i, i + 10_000)) {
+        const id = this.lookup(storageId);
+        batch.put(CF.metrics, storageId, encodeNameRecord(id, { accountId: this.accountOf[id]!, uuid: this.uuidOf(id), checkName: this.checkNameOf(id), canonical: this.canonicalOf(id) }));
+      }
+      await batch.write();
+    }
+    await this.store.batch().deleteRange(CF.index, V1_POSTINGS.gte, V1_POSTINGS.lt).write();
+  }
+}
+
+function dictionary(account: AccountIndex, category: string): TermDictionary {
+  let d = account.categories.get(category);
+  if (d === undefined) account.categories.set(category, (d = new TermDictionary()));
+  return d;
+}
+
+function searchText(text: string): string {
+  return text.startsWith('b"') ? tagSearchText(text) : text;
+}
+
+interface SplitName {
+  name: string;
+  tags: { category: string; value: string | null }[];
+}
+
+/** A canonical name's metric name and stream tags (canonical names are already validated and sorted). */
+export function splitCanonical(canonical: string): SplitName {
+  const open = canonical.indexOf('|ST[');
+  if (open === -1) return { name: canonical, tags: [] };
+  const tags = canonical
+    .slice(open + 4, canonical.length - 1)
+    .split(',')
+    .map((text) => {
+      const colon = text.indexOf(':');
+      return colon === -1 ? { category: text, value: null } : { category: text.slice(0, colon), value: text.slice(colon + 1) };
+    });
+  return { name: canonical.slice(0, open), tags };
+}
+
+function nextPowerOfTwo(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}

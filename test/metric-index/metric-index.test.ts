@@ -1,0 +1,204 @@
+// The metric index against real RocksDB: what stage+apply indexes is found by every query
+// form exactly as matching each metric would find it, survives a reload with the same dense
+// ids, forgets removed metrics, and upgrades a data dir written before dense ids.
+import test from 'ava';
+import fc from 'fast-check';
+import { rmSync } from 'node:fs';
+import { canonicalizeMetricName } from '../../model/metric-name.js';
+import { placeMetric } from '../../model/metric-key.js';
+import { matchTagQuery, parseTagQuery, type MetricView } from '../../model/tag-query/index.js';
+import type { MetricKey } from '../../model/types.js';
+import { CF, postingKey, typeKey, V1_POSTINGS } from '../../storage/keys.js';
+import { MetricIndex, type IndexableMetric, type IndexKind } from '../../storage/metric-index/metric-index.js';
+import { evaluate } from '../../storage/metric-index/query-plan.js';
+import { Store } from '../../storage/rocks.js';
+import { tempDir } from '../helpers/node.js';
+
+const ACCOUNT = 3;
+const NOW = 1_700_000_000;
+
+function metric(uuid: string, raw: string, accountId = ACCOUNT): IndexableMetric {
+  const name = canonicalizeMetricName(raw);
+  if (!name.ok) throw new Error(name.reason);
+  return { id: placeMetric(`${uuid}-${name.value.canonical}` as MetricKey, 1).id, accountId, uuid, checkName: 'c_3_1::t', name: name.value };
+}
+
+async function withStore(run: (store: Store, dir: string) => Promise<void>): Promise<void> {
+  const dir = tempDir();
+  const store = await Store.open(dir);
+  try {
+    await run(store, dir);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function index(store: Store, metrics: { m: IndexableMetric; kind: IndexKind }[]): Promise<MetricIndex> {
+  const { index } = await MetricIndex.load(store);
+  const batch = store.batch();
+  const staged = index.stage(
+    batch,
+    metrics.map(({ m, kind }) => ({ metric: m, kind })),
+  );
+  await batch.write();
+  index.apply(staged);
+  return index;
+}
+
+function search(ix: MetricIndex, query: string, checkTags = new Map<string, [string, string][]>()): string[] {
+  const account = ix.account(ACCOUNT);
+  if (account === undefined) return [];
+  const ids = evaluate(parseTagQuery(query), {
+    categories: account.categories,
+    universe: account.all.view(),
+    bound: ix.bound,
+    typesOf: (id) => ix.typesOf(id),
+    activeBetween: (id, from, to) => ix.activity.activeBetween(id, from, to),
+    checkTags,
+    nowSecs: NOW,
+  });
+  return [...ids].filter((id) => ix.isAlive(id)).map((id) => ix.canonicalOf(id)).sort();
+}
+
+const UUIDS = ['0a2a3f6c-0000-4000-8000-000000000001', '0a2a3f6c-0000-4000-8000-000000000002'];
+const NAMES = ['cpu', 'cpu.user', 'mem', 'disk`io', 'n1', 'n10'];
+const VALUES = ['a', 'ab', 'b', 'h1', 'h10', 'h2', 'x:y', ''];
+const KINDS: IndexKind[] = ['numeric', 'text', 'histogram'];
+
+const arbMetric = fc.record({
+  uuid: fc.constantFrom(...UUIDS),
+  name: fc.constantFrom(...NAMES),
+  tags: fc.array(fc.tuple(fc.constantFrom('host', 'role', 'dc'), fc.option(fc.constantFrom(...VALUES), { nil: null })), { maxLength: 3 }),
+  kind: fc.constantFrom(...KINDS),
+});
+
+const arbLeaf = fc.oneof(
+  fc.constantFrom('__name:cpu', '__name:cpu*', '__name:/^n1/', '__name:[exact]n1', 'host', 'host:h1*', 'host:/h[12]$/', 'role:a', 'role:', 'dc:*', '*:h1', 'ho*:a*', '__type:text', '__type:numeric', '/^(r|d)/:b', `__check_uuid:${UUIDS[0]}`, '__activity:1699990000-1700000100', 'host:[graphite]h?'),
+);
+const arbQuery: fc.Arbitrary<string> = fc.letrec<{ q: string }>((tie) => ({
+  q: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    arbLeaf.map((l) => `and(${l})`),
+    fc.array(fc.oneof(arbLeaf, tie('q')), { minLength: 1, maxLength: 3 }).map((a) => `and(${a.join(',')})`),
+    fc.array(fc.oneof(arbLeaf, tie('q')), { minLength: 1, maxLength: 3 }).map((a) => `or(${a.join(',')})`),
+    fc.oneof(arbLeaf, tie('q')).map((a) => `and(not(${a}))`),
+  ),
+})).q;
+
+test('every query form finds exactly the metrics matching it one by one', async (t) => {
+  await withStore(async (store) => {
+    const spec = fc.sample(arbMetric, { numRuns: 120, seed: 42 });
+    const entries = spec.map((s) => {
+      const tags = s.tags.map(([c, v]) => (v === null ? c : `${c}:${v}`));
+      return { m: metric(s.uuid, tags.length ? `${s.name}|ST[${tags.join(',')}]` : s.name), kind: s.kind };
+    });
+    const ix = await index(store, entries);
+    const views = new Map<string, MetricView>();
+    const types = new Map<string, Set<string>>();
+    const keyOf = (m: IndexableMetric) => `${m.uuid}-${m.name.canonical}`;
+    for (const { m, kind } of entries) {
+      (types.get(keyOf(m)) ?? types.set(keyOf(m), new Set()).get(keyOf(m))!).add(kind);
+      ix.activity.note(ix.lookup(m.id), (NOW - 60) * 1000);
+    }
+    for (const { m } of entries) {
+      const kinds = ['numeric', 'histogram', 'text'].filter((k) => types.get(keyOf(m))!.has(k));
+      const tags = m.name.tags.map((tag) => [tag.category, tag.value ?? ''] as [string, string]);
+      views.set(keyOf(m), { name: m.name.name, checkUuid: m.uuid, types: kinds, tags, activity: [[1_699_999_800, 1_700_000_100]] });
+    }
+    const checkTags = new Map<string, [string, string][]>([[UUIDS[1]!, [['dc', 'b']]]]);
+    fc.assert(
+      fc.property(arbQuery, (q) => {
+        t.deepEqual(search(ix, q, checkTags), canonicalsOf(views, parseTagQuery(q), checkTags), q);
+      }),
+      { numRuns: 300, seed: 7 },
+    );
+  });
+});
+
+/** Canonical names of the views a query matches (check tags joined to their check's metrics). */
+function canonicalsOf(views: Map<string, MetricView>, query: ReturnType<typeof parseTagQuery>, checkTags: Map<string, [string, string][]>): string[] {
+  return [...views.entries()]
+    .filter(([, v]) => matchTagQuery(query, { ...v, tags: [...v.tags, ...(checkTags.get(v.checkUuid) ?? [])] }, NOW))
+    .map(([key]) => key.slice(37))
+    .sort();
+}
+
+test('dense ids, names and types survive a reload; removed metrics are gone for good', async (t) => {
+  await withStore(async (store) => {
+    const a = metric(UUIDS[0]!, 'cpu|ST[host:a]');
+    const b = metric(UUIDS[0]!, 'mem|ST[host:b]');
+    const c = metric(UUIDS[1]!, 'cpu|ST[host:b64,role:b"Zm9vIGJhcg=="]');
+    const first = await index(store, [
+      { m: a, kind: 'numeric' },
+      { m: b, kind: 'text' },
+      { m: b, kind: 'numeric' },
+      { m: c, kind: 'histogram' },
+    ]);
+    const ids = [a, b, c].map((m) => first.lookup(m.id));
+    t.deepEqual(ids, [0, 1, 2]);
+    const batch = store.batch();
+    first.stageRemove(batch, a.id);
+    await batch.write();
+    first.removed(a.id);
+    t.false(first.has(a.id));
+    t.deepEqual(search(first, 'and(__name:cpu)'), [c.name.canonical]);
+
+    const { index: again, report } = await MetricIndex.load(store);
+    t.is(report.metrics, 2);
+    t.deepEqual([b, c].map((m) => again.lookup(m.id)), [1, 2]);
+    t.false(again.has(a.id));
+    t.deepEqual(again.typesOf(1), ['numeric', 'text']);
+    t.is(again.canonicalOf(2), c.name.canonical);
+    t.is(again.uuidOf(2), UUIDS[1]);
+    t.deepEqual(search(again, 'and(role:foo bar)'), [c.name.canonical], 'encoded values are searched decoded');
+    // A new metric continues after the highest id on disk.
+    const d = metric(UUIDS[1]!, 'disk');
+    const batch2 = store.batch();
+    again.apply(again.stage(batch2, [{ metric: d, kind: 'numeric' }]));
+    await batch2.write();
+    t.is(again.lookup(d.id), 3);
+  });
+});
+
+test('a metric staged in a batch that was never written is not searchable, and a later batch names it again', async (t) => {
+  await withStore(async (store) => {
+    const { index: ix } = await MetricIndex.load(store);
+    const m = metric(UUIDS[0]!, 'cpu');
+    const lost = store.batch();
+    ix.stage(lost, [{ metric: m, kind: 'numeric' }]);
+    lost.discard();
+    t.false(ix.has(m.id));
+    t.deepEqual(search(ix, 'and(__name:cpu)'), []);
+    const batch = store.batch();
+    const staged = ix.stage(batch, [{ metric: m, kind: 'numeric' }]);
+    t.is(staged.fresh.length, 1);
+    await batch.write();
+    ix.apply(staged);
+    t.deepEqual(search(ix, 'and(__name:cpu)'), ['cpu']);
+    t.is((await MetricIndex.load(store)).report.metrics, 1);
+  });
+});
+
+test('a data dir from before dense ids (JSON name records, posting and type keys) is upgraded on load', async (t) => {
+  await withStore(async (store) => {
+    const old = [metric(UUIDS[0]!, 'cpu|ST[host:a]'), metric(UUIDS[1]!, 'mem')];
+    const batch = store.batch();
+    for (const m of old) {
+      batch.put(CF.metrics, m.id, Buffer.from(JSON.stringify({ account_id: ACCOUNT, uuid: m.uuid, check_name: m.checkName, metric_name: m.name.canonical })));
+      batch.put(CF.index, postingKey(ACCOUNT, '__name', m.name.name, m.id), Buffer.alloc(0));
+      batch.put(CF.index, typeKey(m.id, 'numeric'), Buffer.alloc(0));
+    }
+    await batch.write();
+    const { index: ix, report } = await MetricIndex.load(store);
+    t.is(report.migrated, 2);
+    t.deepEqual(search(ix, 'and(__name:*)'), ['cpu|ST[host:a]', 'mem']);
+    t.deepEqual(ix.typesOf(ix.lookup(old[0]!.id)), ['numeric']);
+    let postings = 0;
+    for await (const _ of store.scan(CF.index, V1_POSTINGS)) postings++;
+    t.is(postings, 0, 'v1 posting keys are dropped');
+    const { index: again, report: second } = await MetricIndex.load(store);
+    t.is(second.migrated, 0);
+    t.deepEqual(old.map((m) => again.lookup(m.id)), old.map((m) => ix.lookup(m.id)));
+  });
+});
