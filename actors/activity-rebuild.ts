@@ -15,7 +15,7 @@ const FOREVER = Number.MAX_SAFE_INTEGER;
 export async function rebuildActivity(node: FerriteNode, metric: MetricInfo): Promise<ActivityWindow[]> {
   const slices = new Set<number>();
   for (const kind of ['numeric', 'text'] as const) {
-    for (const ts of (await node.read(metric, kind, 0, FOREVER)).ts) slices.add(activitySlice(ts));
+    for (const ts of (await node.partitions.read(metric, kind, 0, FOREVER)).ts) slices.add(activitySlice(ts));
   }
   const finestRollup = node.config.rollups[0]?.period;
   if (finestRollup !== undefined) for await (const ts of storedPeriodStarts(node.store, metric, finestRollup)) slices.add(activitySlice(ts));

@@ -40,7 +40,7 @@ export function runFetch(node: FerriteNode, plan: FetchPlan, deadline = Infinity
 /** A numeric stream's cells (NaN: no value), read here or by the owner. */
 async function streamCells(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<StreamCells> {
   const metric = streamMetric(node, s, path);
-  if (!node.owns(metric)) {
+  if (!node.routing.owns(metric)) {
     const column = await streamColumn(node, plan, s, path);
     return { tags: column.tags, cells: column.values as (number | null)[] };
   }
@@ -49,7 +49,7 @@ async function streamCells(node: FerriteNode, plan: FetchPlan, s: StreamSpec, pa
 }
 
 function numericSlots(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array> {
-  return node.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch', numericColumns(s.transform.name)).then((slots) => numericValues(s.transform.name, slots));
+  return node.partitions.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch', numericColumns(s.transform.name)).then((slots) => numericValues(s.transform.name, slots));
 }
 
 const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });
@@ -79,9 +79,9 @@ function streamMetric(node: FerriteNode, s: StreamSpec, path: string): MetricInf
 
 async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
   const metric = streamMetric(node, s, path);
-  if (node.owns(metric)) return localColumn(node, plan, s, metric);
+  if (node.routing.owns(metric)) return localColumn(node, plan, s, metric);
   const request: StreamRequest = { plan: { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, stream: s };
-  const wire = await node.askOwners<WireColumn>(metric, 'stream', request);
+  const wire = await node.routing.askOwners<WireColumn>(metric, 'stream', request);
   return columnFromWire(wire);
 }
 
@@ -120,7 +120,7 @@ async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, me
 async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<(Histogram | null)[]> {
   const levels = node.config.histogramRollups.map((l) => l.period);
   const exact = [...levels].reverse().find((p) => plan.periodMs % (p * SECOND) === 0 && plan.startMs % (p * SECOND) === 0);
-  const rows = await node.readHistograms(metric, exact ?? levels[0]!, plan.startMs, endOf(plan) - 1);
+  const rows = await node.partitions.readHistograms(metric, exact ?? levels[0]!, plan.startMs, endOf(plan) - 1);
   const slots = new Array<Histogram | null>(plan.count).fill(null);
   for (const [ts, h] of rows) {
     const i = slotOf(plan, ts);
@@ -131,7 +131,7 @@ async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: Fetch
 }
 
 async function textSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<TextSlots> {
-  const rows = await node.readText(metric, { start: plan.startMs, end: endOf(plan), specificRange: true, lead: false });
+  const rows = await node.partitions.readText(metric, { start: plan.startMs, end: endOf(plan), specificRange: true, lead: false });
   const slots: TextSlots = Array.from({ length: plan.count }, () => []);
   for (const [ts, v] of rows) if (v !== null) slots[slotOf(plan, ts)]?.push([ts, v]);
   return slots;

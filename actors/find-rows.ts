@@ -105,7 +105,7 @@ async function latestJson(node: FerriteNode, index: MetricIndex, id: number, lat
   const tracked = await node.latestTracked(metric);
   if (latest === 1 && !tracked) return '{}';
   if (latest === 2 && !tracked) await node.trackLatest(metric);
-  const values = await node.latest(metric, index.typesOf(id) as ('numeric' | 'text' | 'histogram')[]);
+  const values = await node.partitions.latest(metric, index.typesOf(id) as ('numeric' | 'text' | 'histogram')[]);
   const parts = Object.entries(values).map(([kind, rows]) => {
     const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
     return `${JSON.stringify(kind)}:[${cells.join(',')}]`;

@@ -89,8 +89,8 @@ export function answerFind(node: FerriteNode, payload: unknown): Promise<FindPar
  */
 async function localFind(node: FerriteNode, r: FindRequest, localOnly: boolean): Promise<FindPart> {
   const down = new Set(r.down);
-  const firstLiveOwner = (m: Pick<MetricInfo, 'key'>) => node.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
-  const keep = localOnly ? (r.verifyOwner ? (m: Pick<MetricInfo, 'key'>) => node.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
+  const firstLiveOwner = (m: Pick<MetricInfo, 'key'>) => node.routing.ownersOf(m).find((o) => !down.has(o.id))?.id === node.identity;
+  const keep = localOnly ? (r.verifyOwner ? (m: Pick<MetricInfo, 'key'>) => node.routing.owns(m) : undefined) : node.rpc === null ? undefined : firstLiveOwner;
   // tags and count report every match in `count`, also when the advisory limit cuts the rows.
   const counted = r.kind === 'tags' || r.kind === 'count';
   const options = { account: r.account, query: parseQuery(r.query), activityStart: r.activityStart, activityEnd: r.activityEnd, limit: r.kind === 'count' ? 0 : r.limit, keep, ...(r.deadline ? { deadline: r.deadline } : {}) };

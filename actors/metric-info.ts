@@ -8,10 +8,17 @@ export interface MetricInfo extends MetricIdentity {
   idHex: string;
   partition: number;
   /**
-   * What of this metric's index records this node has written (bits kept by actors/node.ts):
-   * checked per sample, so a known metric costs the write path nothing.
+   * The metric's dense id in this node's metric index once its name and numeric type are
+   * durable there, else -1 (kept by actors/node.ts): checked per sample, so a known metric
+   * costs the write path one comparison, not an index lookup.
    */
-  stored: number;
+  indexId: number;
+}
+
+/** A metric not yet seen by the index; every MetricInfo is built here, so all share one shape. */
+export function newMetricInfo(identity: MetricIdentity, id: Buffer, idHex: string, partition: number): MetricInfo {
+  const { key, accountId, uuid, checkName, name } = identity;
+  return { key, accountId, uuid, checkName, name, id, idHex, partition, indexId: -1 };
 }
 
 /** Enough of a metric to find its data: what rollup markers on disk can rebuild. */

@@ -6,7 +6,7 @@ import { canonicalizeMetricName } from '../model/metric-name.js';
 import { ownString } from '../model/own-string.js';
 import { metricKey, placeMetric } from '../model/metric-key.js';
 import type { AccountId, MetricKey } from '../model/types.js';
-import type { MetricInfo } from './metric-info.js';
+import { newMetricInfo, type MetricInfo } from './metric-info.js';
 
 /** Bound on cached (field, name) spellings; past it the cache starts over. */
 const MAX_SPELLINGS = 1_000_000;
@@ -78,7 +78,7 @@ export class MetricRegistry {
     let info = this.byKey.get(key);
     if (info === undefined) {
       const { id, partition } = placeMetric(key, this.partitions);
-      info = { key, accountId, uuid, checkName, name: parsed.value, id, idHex: id.toString('hex'), partition, stored: 0 };
+      info = newMetricInfo({ key, accountId, uuid, checkName, name: parsed.value }, id, id.toString('hex'), partition);
       this.byKey.set(key, info);
     }
     return { ok: true, metric: info };
@@ -88,10 +88,10 @@ export class MetricRegistry {
    * A metric an ingest worker already canonicalised and placed (actors/ingest-pool.ts):
    * interned by its key without repeating that work.
    */
-  adopt(m: Omit<MetricInfo, 'id' | 'stored'>): MetricInfo {
+  adopt(m: Omit<MetricInfo, 'id' | 'indexId'>): MetricInfo {
     let info = this.byKey.get(m.key);
     if (info === undefined) {
-      info = { ...m, id: Buffer.from(m.idHex, 'hex'), stored: 0 };
+      info = newMetricInfo(m, Buffer.from(m.idHex, 'hex'), m.idHex, m.partition);
       this.byKey.set(m.key, info);
     }
     return info;
@@ -109,7 +109,7 @@ export class MetricRegistry {
     if (known !== undefined) return { ok: true, metric: known };
     const { id, partition } = placeMetric(key, this.partitions);
     const accountId = 0 as AccountId;
-    return { ok: true, metric: { key, accountId, uuid, checkName: '', name: parsed.value, id, idHex: id.toString('hex'), partition, stored: 0 } };
+    return { ok: true, metric: newMetricInfo({ key, accountId, uuid, checkName: '', name: parsed.value }, id, id.toString('hex'), partition) };
   }
 
   private resolveUncached(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<MetricInfo> {

@@ -1,48 +1,39 @@
-// The node: routes records to partition actors, keeps the ingest journal, answers
-// reads by asking the owning partition. It is a plain object in front of the actors,
-// not an actor itself: serialising every ingest request through one mailbox would
-// allow only one journal write in flight and cap ingest far below the target.
-import { randomUUID } from 'node:crypto';
-import nact from 'nact';
+// The node: ingest → journal → dispatch to the partitions, and what must stay in step with
+// the journal (the metric index, replication, checkpoints, deletes). Start-up is
+// actors/boot.ts; reads go to `partitions` (actors/partitions.ts), ownership to `routing`.
+// It is a plain object in front of the actors, not an actor itself: serialising every
+// ingest request through one mailbox would allow only one journal write in flight.
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { ActivityWindow } from '../model/activity.js';
+import type { CheckTagScope, CheckTagUpdate } from '../model/check-tags.js';
 import type { FerriteConfig } from '../model/config.js';
 import { ferr, FerriteError } from '../model/errors.js';
-import type { DataKind, IngestRecord } from '../model/ingest-record.js';
-import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal } from '../model/journal-entry.js';
 import { IngestBatch } from '../model/ingest-batch.js';
-import { parseMetricListBody, parseTsvBody } from './raw-bodies.js';
-import { IngestPool } from './ingest-pool.js';
-import type { Series } from '../model/series.js';
-import type { TextReadOptions, TextRow } from '../model/text-read.js';
-import { CF, decodeU64, encodeU64, journalKey, latestFlagKey, journalSeqOf, sealSeqKey, STATE_KEY } from '../storage/keys.js';
-import { Store, type StoreBatch } from '../storage/rocks.js';
-import { MetricIndex } from '../storage/metric-index/metric-index.js';
-import type { DeleteOutcome, LatestValues, PartitionMsg, Reply } from './messages.js';
-import { portableIdentity, type MetricInfo, type PortableIdentity } from './metric-info.js';
-import { HistogramStore, type HistogramRow } from './histogram-store.js';
-import { MetricRegistry } from './metric-registry.js';
-import { RollupStore, type RollupEngine, type RollupSlots } from './rollup-store.js';
+import type { DataKind, IngestRecord } from '../model/ingest-record.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry } from '../model/journal-entry.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../model/rollup/accumulator.js';
-import { sweepRetention } from './retention.js';
-import { Tombstones } from './tombstones.js';
-import { spawnPartition, type PartitionRef } from './partition.js';
-import { natsFor, readTopologyFile, topologyFor } from './topology-file.js';
-import { Gossip } from '../transport/gossip.js';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { buildRing, type Ring } from '../model/topology/index.js';
-import type { BufferValue } from './window-buffer.js';
-import { Replication, type AppliedUpdate, type JournaledDelete, type JournaledRollups, type Outgoing } from './replication.js';
-import { JournalStream, type AppliedReport, type JournalEnvelope, type JournalOp } from '../transport/journal-stream.js';
-import type { TopologyNode } from '../model/topology/index.js';
-import type { JournalEntry } from '../model/journal-entry.js';
-import { Rpc } from '../transport/rpc.js';
+import type { Ring } from '../model/topology/index.js';
 import { CheckTagStore } from '../storage/check-tags.js';
-import type { CheckTagScope, CheckTagUpdate } from '../model/check-tags.js';
-import { answerStreamRequest } from './fetch-engine.js';
-import { answerFind } from './find-service.js';
-import { CheckpointHealth } from './checkpoint-health.js';
+import { CF, decodeU64, encodeU64, journalKey, journalSeqOf, latestFlagKey, STATE_KEY } from '../storage/keys.js';
+import type { MetricIndex } from '../storage/metric-index/metric-index.js';
+import type { Store, StoreBatch } from '../storage/rocks.js';
+import { Gossip } from '../transport/gossip.js';
+import type { JournalEnvelope, JournalOp } from '../transport/journal-stream.js';
+import type { Rpc } from '../transport/rpc.js';
 import { IngestAdmission } from './admission.js';
+import { CheckpointHealth } from './checkpoint-health.js';
+import { ClusterRouting } from './cluster-routing.js';
+import { IngestPool } from './ingest-pool.js';
+import type { DeleteOutcome } from './messages.js';
+import { portableIdentity, type MetricInfo, type PortableIdentity } from './metric-info.js';
+import { MetricRegistry } from './metric-registry.js';
+import type { PartitionDeps } from './partition-core.js';
+import { Partitions } from './partitions.js';
+import { parseMetricListBody, parseTsvBody } from './raw-bodies.js';
+import type { AppliedUpdate, JournaledDelete, JournaledRollups, Outgoing, Replication } from './replication.js';
+import { sweepRetention } from './retention.js';
+import type { Tombstones } from './tombstones.js';
 
 /** A check tag update journaled to every other node. */
 export interface JournaledCheckTags {
@@ -50,21 +41,12 @@ export interface JournaledCheckTags {
   uuid: string;
   update: CheckTagUpdate;
 }
-import { answerSamples } from './prometheus-source.js';
 
-/** `MetricInfo.stored`: the index holds the metric's name and numeric type durably. */
-const INDEXED_NUMERIC = 1;
 
-/** A checkpoint waits this long for a partition before calling it failed: in practice, wedged. */
-const CHECKPOINT_PATIENCE_MS = 3_600_000;
-/** Partition queries wait this long; a partition slower than this is overloaded. */
-const QUERY_TIMEOUT_MS = 60_000;
 const EMPTY = Buffer.alloc(0);
 const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
 /** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
 const FOREVER = Number.MAX_SAFE_INTEGER;
-/** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
-const PROBE_TIMEOUT_MS = 2_000;
 /** Journal entries truncated between compactions of the journal column family. */
 const JOURNAL_COMPACT_EVERY = 5_000;
 
@@ -76,11 +58,44 @@ export interface NodeStats {
   journalRecordsApplied: number;
 }
 
+/** What actors/boot.ts opens and wires before a node can be built. */
+export interface NodeParts {
+  config: FerriteConfig;
+  store: Store;
+  identity: string;
+  /** The ring of the current topology (a ring of one when standalone). */
+  ring: Ring;
+  log: Logger;
+  /** The cluster transport; null on a standalone node. */
+  nats: NatsConnection | null;
+  /** Replication to other owners; null unless the topology has several nodes. */
+  replication: Replication | null;
+  /** Requests to other nodes (remote streams, search fan-out); null unless clustered. */
+  rpc: Rpc | null;
+  /** Every metric this node stores: names, types, postings, activity (searches read it). */
+  index: MetricIndex;
+  tombstones: Tombstones;
+  /** Partition p's stores and state, index p. */
+  partitionDeps: PartitionDeps[];
+}
+
 export class FerriteNode {
+  readonly config: FerriteConfig;
+  readonly store: Store;
+  readonly identity: string;
+  readonly ring: Ring;
+  readonly rpc: Rpc | null;
+  readonly index: MetricIndex;
+  private readonly log: Logger;
+  private readonly nats: NatsConnection | null;
+  private readonly replication: Replication | null;
+  private readonly tombstones: Tombstones;
   readonly registry: MetricRegistry;
   readonly stats: NodeStats = { recordsIngested: 0, requestsIngested: 0, journalEntriesReplayed: 0, journalRecordsApplied: 0 };
-  private readonly partitions: PartitionRef[] = [];
-  private readonly system: any;
+  /** The partition actors, and every question they answer. */
+  readonly partitions: Partitions;
+  /** Who owns a metric, and asking its owners. */
+  readonly routing: ClusterRouting;
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the partitions. */
   private readonly inflight = new Set<number>();
@@ -101,87 +116,38 @@ export class FerriteNode {
   /** Load shedding for writes (http/server.ts asks it before a write body is read). */
   readonly admission: IngestAdmission;
 
-  private constructor(
-    readonly config: FerriteConfig,
-    readonly store: Store,
-    readonly identity: string,
-    /** The ring of the current topology (a ring of one when standalone). */
-    readonly ring: Ring,
-    private readonly log: Logger,
-    sealSeqs: number[],
-    histograms: HistogramStore[],
-    rollups: RollupStore[],
-    private readonly tombstones: Tombstones,
-    /** The cluster transport; null on a standalone node. */
-    private readonly nats: NatsConnection | null,
-    /** Replication to other owners; null unless the topology has several nodes. */
-    private readonly replication: Replication | null,
-    /** Requests to other nodes (remote streams, search fan-out); null unless clustered. */
-    readonly rpc: Rpc | null,
-    /** Every metric this node stores: names, types, postings, activity (searches read it). */
-    readonly index: MetricIndex,
-  ) {
+  constructor(parts: NodeParts) {
+    const { config, store, identity, ring, log, nats, replication, rpc, index, tombstones } = parts;
+    this.config = config;
+    this.store = store;
+    this.identity = identity;
+    this.ring = ring;
+    this.log = log;
+    this.nats = nats;
+    this.replication = replication;
+    this.rpc = rpc;
+    this.index = index;
+    this.tombstones = tombstones;
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.checkpoints = new CheckpointHealth(log);
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
     this.checkTags = new CheckTagStore(store);
     this.registry = new MetricRegistry(config.partitions);
     this.ingestPool = new IngestPool(this.registry, config.ingestWorkers, config.partitions);
-    this.system = nact.start();
-    for (let index = 0; index < config.partitions; index++) {
-      const deps = { index, store, config, sealSeq: sealSeqs[index] ?? 0, histograms: histograms[index]!, rollups: rollups[index]!, tombstones, now: Date.now };
-      this.partitions.push(spawnPartition(this.system, deps, { onFault: (p, e) => this.onPartitionFault(p, e), onApplied: (n) => this.admission.applied(n) }));
-    }
+    this.routing = new ClusterRouting(identity, ring, this.gossip, replication, rpc, config.peerTimeoutMs);
+    const hooks = { onFault: (p: number, e: unknown) => this.onPartitionFault(p, e), onApplied: (n: number) => this.admission.applied(n) };
+    this.partitions = new Partitions(parts.partitionDeps, hooks, () => this.nextSeq);
   }
 
-  /** Opens the data directory, replays the journal, and starts the checkpoint timer. */
-  static async start(config: FerriteConfig, log: Logger): Promise<FerriteNode> {
-    const fromFile = readTopologyFile(config);
-    const store = await Store.open(config.dataDir);
-    const identity = await loadIdentity(store, config.nodeId);
-    let ring: Ring;
-    let nats: NatsConnection | null = null;
-    let replication: Replication | null = null;
-    let rpc: Rpc | null = null;
-    try {
-      ring = buildRing(topologyFor(config, fromFile, identity));
-      nats = await natsFor(config, ring.topology, identity);
-      if (nats !== null && ring.topology.nodes.length > 1) {
-        replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
-        rpc = new Rpc(nats, ring.topology.hash, identity);
-      }
-    } catch (error) {
-      await nats?.close();
-      await store.close();
-      throw error;
-    }
-    const sealSeqs: number[] = [];
-    const histograms: HistogramStore[] = [];
-    const rollups: RollupStore[] = [];
-    for (let p = 0; p < config.partitions; p++) {
-      const raw = await store.get(CF.state, sealSeqKey(p));
-      sealSeqs.push(raw === null ? 0 : decodeU64(raw));
-      histograms.push(await HistogramStore.open(p, store, config));
-      rollups.push(await RollupStore.open(p, store, config));
-    }
-    const { index, report } = await MetricIndex.load(store);
-    log.info({ ...report, perMillionS: report.metrics > 0 ? (report.ms / report.metrics) * 1000 : 0 }, 'metric index loaded');
-    const node = new FerriteNode(config, store, identity, ring, log, sealSeqs, histograms, rollups, await Tombstones.load(store), nats, replication, rpc, index);
-    node.gossip.start();
-    await node.replayJournal();
-    if (replication !== null) await node.startReplication(replication);
-    rpc?.serve({
-      stream: (p) => answerStreamRequest(node, p),
-      find: (p) => answerFind(node, p),
-      prom_samples: (p) => answerSamples(node, p),
-      applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
-    });
-    if (rpc !== null) replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
-    node.checkpointTimer = setInterval(() => void node.checkpoint(), config.checkpointIntervalMs);
-    node.checkpointTimer.unref();
-    node.retentionTimer = setInterval(() => void node.sweepRetention(), config.retentionSweepIntervalMs);
-    node.retentionTimer.unref();
-    return node;
+  /** Replays the journal, joins the cluster journal, and starts the checkpoint and retention timers. */
+  async begin(): Promise<void> {
+    this.gossip.start();
+    await this.replayJournal();
+    if (this.replication !== null) await this.startReplication(this.replication);
+    this.checkpointTimer = setInterval(() => void this.checkpoint(), this.config.checkpointIntervalMs);
+    this.checkpointTimer.unref();
+    this.retentionTimer = setInterval(() => void this.sweepRetention(), this.config.retentionSweepIntervalMs);
+    this.retentionTimer.unref();
   }
 
   /**
@@ -237,38 +203,6 @@ export class FerriteNode {
     replication.journal.reportApplied(envelope.sender, replication.appliedReport(envelope.incarnation));
   }
 
-  /** True unless this node is a cluster member that is not among the metric's owners. */
-  owns(metric: Pick<MetricInfo, 'key'>): boolean {
-    return this.replication?.owns(metric) ?? true;
-  }
-
-  /** The metric's owners, primary first (this node alone when standalone). */
-  ownersOf(metric: Pick<MetricInfo, 'key'>): TopologyNode[] {
-    if (this.replication === null) return this.ring.topology.nodes.filter((n) => n.id === this.identity);
-    const ids = this.replication.ownersOf(metric);
-    return ids.map((id) => this.ring.topology.nodes.find((n) => n.id === id)!);
-  }
-
-  /** The metric's owners, those gossip has heard from recently first. */
-  liveOwners(metric: Pick<MetricInfo, 'key'>): TopologyNode[] {
-    const owners = this.ownersOf(metric);
-    return [...owners.filter((o) => this.gossip.isAlive(o.id)), ...owners.filter((o) => !this.gossip.isAlive(o.id))];
-  }
-
-  /** Asks the metric's owners in turn (live ones first), each for up to peerTimeoutMs, until one answers `op`. */
-  async askOwners<T>(metric: MetricInfo, op: string, payload: unknown): Promise<T> {
-    const problems: string[] = [];
-    for (const owner of this.liveOwners(metric)) {
-      if (owner.id === this.identity || this.rpc === null) continue;
-      try {
-        return await this.rpc.call<T>(owner.id, op, payload, this.config.peerTimeoutMs);
-      } catch (error) {
-        problems.push((error as Error).message);
-      }
-    }
-    throw ferr('FER_ERR_NO_OWNER', metric.name.canonical, problems.join('; ') || 'no other owner');
-  }
-
   /** Replication figures for /state (null when standalone). */
   async replicationState(): Promise<Record<string, unknown> | null> {
     const r = this.replication;
@@ -292,9 +226,9 @@ export class FerriteNode {
   async writeNnt(metric: MetricInfo, records: [number, RollupAccumulator][]): Promise<void> {
     const doc: JournaledRollups = { ...portableIdentity(metric), records: records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')]) };
     await this.journalToOtherOwners(metric, 'nnt', doc, records.length);
-    if (!this.owns(metric)) return;
+    if (!this.routing.owns(metric)) return;
     await this.recordMetric(metric, 'numeric');
-    await this.writeRollups(metric, records);
+    await this.partitions.writeRollups(metric, records);
   }
 
   /**
@@ -333,7 +267,7 @@ export class FerriteNode {
     const j = this.journaledDoc<JournaledRollups>(body);
     if (j === null) return;
     await this.recordMetric(j.metric, 'numeric');
-    await this.writeRollups(j.metric, j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
+    await this.partitions.writeRollups(j.metric, j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
   }
 
   private async applyJournaledCheckTags(body: Uint8Array): Promise<void> {
@@ -345,7 +279,7 @@ export class FerriteNode {
   private async applyJournaledDelete(body: Uint8Array): Promise<void> {
     const j = this.journaledDoc<JournaledDelete>(body);
     if (j === null) return; // nothing such can be stored here
-    if (await this.knows(j.metric)) await this.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
+    if (await this.knows(j.metric)) await this.partitions.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
   }
 
   private checkWritable(): void {
@@ -369,7 +303,7 @@ export class FerriteNode {
       extend(batch);
       await batch.write();
       this.index.apply(staged);
-      markIndexed(entries);
+      this.markIndexed(entries);
       this.index.noteActivity(samples);
       if (samples.size > 0) this.dispatch(seq, samples);
     } catch (error) {
@@ -377,6 +311,11 @@ export class FerriteNode {
     } finally {
       this.inflight.delete(seq);
     }
+  }
+
+  /** Notes the dense ids of the numeric entries' metrics, once their batch is durable and applied. */
+  private markIndexed(entries: readonly { metric: MetricInfo; kind: DataKind }[]): void {
+    for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.lookup(e.metric.id);
   }
 
   /**
@@ -395,19 +334,6 @@ export class FerriteNode {
     return this.index.has(metric.id);
   }
 
-  read(metric: MetricInfo, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'read', metric, kind, start, end, replyTo }));
-  }
-
-  readText(metric: MetricInfo, options: TextReadOptions): Promise<TextRow[]> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'readText', metric, options, replyTo }));
-  }
-
-  /** The two most recent samples of each kind (histograms excepted). */
-  latest(metric: MetricInfo, kinds: DataKind[]): Promise<LatestValues> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'latest', metric, kinds, replyTo }));
-  }
-
   /** True when latest values are tracked for the metric (config `implicitLatest`, or find latest=2). */
   async latestTracked(metric: MetricInfo): Promise<boolean> {
     return this.config.implicitLatest || (await this.store.get(CF.index, latestFlagKey(metric.id))) !== null;
@@ -418,74 +344,33 @@ export class FerriteNode {
   }
 
   /**
-   * Deletes the metric's `kind` data stamped before `before` ms (histograms: in the given
-   * rollup periods, null = all), or with `confirm` false only reports whether there is any.
-   */
-  deleteData(metric: MetricInfo, kind: DataKind, before: number, confirm: boolean, periods: number[] | null = null): Promise<DeleteOutcome> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'delete', metric, kind, before, seq: this.nextSeq, confirm, periods, replyTo }));
-  }
-
-  /**
    * Full delete: every data type at every time and rollup, then the name record, postings,
    * types, activity and latest flag. Tombstones keep journal replay from resurrecting it;
    * data written afterwards starts a fresh metric.
    */
   async fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome> {
     if (!confirm) return 'found';
-    for (const kind of DATA_KINDS) await this.deleteData(metric, kind, FOREVER, true);
-    await this.ask<void>(metric.partition, (replyTo) => ({ type: 'forget', metric, replyTo }));
+    for (const kind of DATA_KINDS) await this.partitions.deleteData(metric, kind, FOREVER, true);
+    await this.partitions.forget(metric);
     const batch = this.store.batch().delete(CF.index, latestFlagKey(metric.id));
     this.index.stageRemove(batch, metric.id);
     await batch.write();
     this.index.removed(metric.id);
-    metric.stored = 0;
+    metric.indexId = -1;
     return 'deleted';
-  }
-
-  /** Activity windows of each metric (unflushed activity included), in the order given. */
-  async activityOf(metrics: MetricInfo[]): Promise<ActivityWindow[][]> {
-    const byPartition = new Map<number, number[]>();
-    metrics.forEach((m, i) => {
-      const list = byPartition.get(m.partition) ?? [];
-      list.push(i);
-      byPartition.set(m.partition, list);
-    });
-    const out = new Array<ActivityWindow[]>(metrics.length);
-    await Promise.all(
-      [...byPartition].map(async ([p, indexes]) => {
-        const windows = await this.ask<ActivityWindow[][]>(p, (replyTo) => ({ type: 'activity', metrics: indexes.map((i) => metrics[i]!), replyTo }));
-        indexes.forEach((i, k) => (out[i] = windows[k]!));
-      }),
-    );
-    return out;
   }
 
   /** Replaces the metric's activity windows (an activity rebuild). */
   async setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
-    await this.ask(metric.partition, (replyTo) => ({ type: 'setActivity', metric, windows, replyTo }));
+    await this.partitions.setActivity(metric, windows);
     this.index.setActivity(metric.id, windows);
-  }
-
-  /** Numeric rollups per `spanMs` for period starts in [start, end) ms; `columns` (model/rollup/chunk.ts ids) are those the caller uses, default all. */
-  readRollups(metric: MetricInfo, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'readRollups', metric, spanMs, start, end, engine, columns, replyTo }));
-  }
-
-  /** Stores rollup records (from /write/nnt) durably, then rebuilds the coarser levels. */
-  writeRollups(metric: MetricInfo, records: [number, RollupAccumulator][]): Promise<void> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'writeRollups', metric, records, replyTo }));
-  }
-
-  /** Histograms per `period` s for period starts in [start, end] ms (inclusive). */
-  readHistograms(metric: MetricInfo, period: number, start: number, end: number): Promise<HistogramRow[]> {
-    return this.ask(metric.partition, (replyTo) => ({ type: 'readHistograms', metric, period, start, end, replyTo }));
   }
 
   /** Seals every open buffer and truncates the journal behind it. */
   async flush(): Promise<void> {
     await this.checkpointRunning;
     const dispatched = this.dispatchedWatermark();
-    const lows = await Promise.all(this.partitions.map((_, p) => this.ask<number>(p, (replyTo) => ({ type: 'sealAll', replyTo }))));
+    const lows = await this.partitions.sealAll();
     await this.truncateJournal(dispatched, lows);
   }
 
@@ -520,7 +405,7 @@ export class FerriteNode {
         await this.store.compact(CF.journal);
       }
     } finally {
-      nact.stop(this.system);
+      this.partitions.stop();
       await this.ingestPool.stop();
       await this.store.close();
     }
@@ -533,15 +418,7 @@ export class FerriteNode {
       this.checkpoints.started();
       try {
         const dispatched = this.dispatchedWatermark();
-        const lows = await Promise.all(
-          this.partitions.map((_, p) =>
-            // A checkpoint waits for a busy partition as long as it takes (a timeout would only
-            // queue another checkpoint behind it); /state shows how long one has been running.
-            this.ask<number>(p, (replyTo) => ({ type: 'checkpoint', journalCut: this.journalCut, replyTo }), CHECKPOINT_PATIENCE_MS).catch((error: unknown) => {
-              throw new Error(`partition ${p}: ${(error as Error).message}`, { cause: error });
-            }),
-          ),
-        );
+        const lows = await this.partitions.checkpoint(this.journalCut);
         await this.truncateJournal(dispatched, lows);
         this.checkpoints.succeeded();
       } catch (error) {
@@ -598,7 +475,7 @@ export class FerriteNode {
 
   private dispatch(seq: number, samples: IngestBatch<MetricInfo>): void {
     this.admission.dispatched(samples.size);
-    for (const [p, part] of samples.parts) nact.dispatch(this.partitions[p]!, { type: 'apply', seq, samples: part });
+    this.partitions.apply(seq, samples);
   }
 
   private async replayJournal(): Promise<void> {
@@ -634,34 +511,12 @@ export class FerriteNode {
     return entry.records.map((r) => ({ ...r, metric: metrics[r.metric]! }) as IngestRecord<MetricInfo>);
   }
 
-  private ask<T>(partition: number, build: (replyTo: any) => PartitionMsg, timeoutMs = QUERY_TIMEOUT_MS): Promise<T> {
-    return (nact.query(this.partitions[partition]!, build, timeoutMs) as Promise<Reply<T>>).then(
-      (reply) => {
-        if (reply.ok) return reply.value;
-        throw reply.error;
-      },
-      (error: unknown) => {
-        throw ferr('FER_ERR_OVERLOADED', `partition ${partition} did not answer: ${String(error)}`);
-      },
-    );
-  }
-
   private onPartitionFault(partition: number, error: unknown): void {
     // Data the partition failed to take is still in the journal; refusing further writes
     // keeps it there until an operator restarts the node, which replays it.
     this.fault ??= error;
     this.log.error({ err: error, partition }, 'partition failed to apply records; refusing writes until restart');
   }
-}
-
-async function loadIdentity(store: Store, configured: string | null): Promise<string> {
-  const stored = await store.get(CF.state, STATE_KEY.nodeId);
-  if (stored !== null && configured === null) return stored.toString('utf8');
-  const identity = configured ?? randomUUID();
-  if (stored === null || stored.toString('utf8') !== identity) {
-    await store.batch().put(CF.state, STATE_KEY.nodeId, Buffer.from(identity)).write();
-  }
-  return identity;
 }
 
 /**
@@ -674,7 +529,7 @@ function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; k
   for (const part of samples.parts.values()) {
     let last: MetricInfo | null = null;
     for (const m of part.metrics) {
-      if (m === last || (m.stored & INDEXED_NUMERIC) !== 0) continue;
+      if (m === last || m.indexId >= 0) continue;
       last = m;
       entries.push({ metric: m, kind: 'numeric' });
     }
@@ -683,7 +538,3 @@ function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; k
   return entries;
 }
 
-/** Marks the numeric entries' metrics indexed, once their batch is durable and applied. */
-function markIndexed(entries: readonly { metric: MetricInfo; kind: DataKind }[]): void {
-  for (const e of entries) if (e.kind === 'numeric') e.metric.stored |= INDEXED_NUMERIC;
-}

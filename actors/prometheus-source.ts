@@ -74,8 +74,8 @@ export async function readSamples(node: FerriteNode, ref: SeriesRef, startMs: nu
   const found = node.registry.lookup(ref.uuid, ref.name);
   if (!found.ok) return { ts: [], values: [] };
   const metric = found.metric;
-  if (node.owns(metric)) return localSamples(node, metric, ref.kind, startMs, endMs);
-  const wire = await node.askOwners<WireSamples>(metric, 'prom_samples', { uuid: ref.uuid, name: ref.name, kind: ref.kind, startMs, endMs });
+  if (node.routing.owns(metric)) return localSamples(node, metric, ref.kind, startMs, endMs);
+  const wire = await node.routing.askOwners<WireSamples>(metric, 'prom_samples', { uuid: ref.uuid, name: ref.name, kind: ref.kind, startMs, endMs });
   return fromWire(wire);
 }
 
@@ -83,11 +83,11 @@ async function localSamples(node: FerriteNode, metric: MetricInfo, kind: SeriesR
   if (!(await node.knows(metric))) return { ts: [], values: [] };
   if (kind === 'histogram') {
     const period = node.config.histogramRollups[0]!.period;
-    const rows = await node.readHistograms(metric, period, startMs, endMs);
+    const rows = await node.partitions.readHistograms(metric, period, startMs, endMs);
     return { ts: rows.map((r) => r[0]), values: rows.map((r) => r[1]) };
   }
   // `read` takes [start, end); samples at endMs count.
-  const rows = await node.read(metric, 'numeric', startMs, endMs + 1);
+  const rows = await node.partitions.read(metric, 'numeric', startMs, endMs + 1);
   const values = rows.values.map((v): PromValue | null => (v === null || typeof v === 'string' ? null : Number.isFinite(Number(v)) ? Number(v) : null));
   return { ts: rows.ts, values };
 }

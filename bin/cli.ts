@@ -3,7 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { pino, type Logger } from 'pino';
 import { CarbonListener } from '../http/carbon-listener.js';
 import type { AccountId } from '../model/types.js';
-import { FerriteNode } from '../actors/node.js';
+import { startNode } from '../actors/boot.js';
+import type { FerriteNode } from '../actors/node.js';
 import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
 import { TopologyError } from '../model/topology/index.js';
@@ -76,7 +77,7 @@ program
 
 async function serve(config: FerriteConfig): Promise<void> {
   const log = pino({ level: config.logLevel });
-  const node = await FerriteNode.start(config, log);
+  const node = await startNode(config, log);
   const app = buildServer(node, log);
   const address = await app.listen({ host: config.host, port: config.port });
   const carbon = await startCarbon(node, log, config);

@@ -1,6 +1,7 @@
 // CAQL tokens: numbers, strings ('…', "…", p'…' percent-encoded), durations (`5m`,
 // `1d 6h`), `:`-segmented names, operators and punctuation; `//` comments are skipped.
 import { CaqlSyntaxError } from './ast.js';
+import { lookupTable } from '../model/lookup-table.js';
 
 export type Token =
   | { kind: 'number'; value: number; at: number }
@@ -10,7 +11,7 @@ export type Token =
   | { kind: 'punct'; value: string; at: number }
   | { kind: 'end'; at: number };
 
-const UNIT_SECONDS: Record<string, number> = {};
+const UNIT_SECONDS: Record<string, number> = lookupTable({});
 for (const [names, s] of [
   [['s', 'sec', 'second', 'seconds'], 1],
   [['m', 'M', 'min', 'minute', 'minutes'], 60],

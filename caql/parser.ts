@@ -2,9 +2,10 @@
 // binding loosest and unary `!`/`-` tightest. Operators become `op:*` calls.
 import { CaqlSyntaxError, type Expr, type Literal, type Query } from './ast.js';
 import { tokenize, type Token } from './lexer.js';
+import { lookupTable } from '../model/lookup-table.js';
 
 /** Binary operators: binding power and function, loosest first (§3.2). */
-const BINARY: Record<string, { power: number; fn: string }> = {
+const BINARY: Record<string, { power: number; fn: string }> = lookupTable({
   or: { power: 3, fn: 'op:or' },
   and: { power: 4, fn: 'op:and' },
   '==': { power: 5, fn: 'op:eq' },
@@ -19,7 +20,7 @@ const BINARY: Record<string, { power: number; fn: string }> = {
   '/': { power: 7, fn: 'op:div2' },
   '%': { power: 7, fn: 'op:mod' },
   '^': { power: 8, fn: 'op:exp' },
-};
+});
 const COMPARISON_POWER = 5;
 /** Names that are values, not calls (§2). */
 export const CONSTANTS = new Set(['VIEW_RANGE', 'VIEW_PERIOD', 'VIEW_PERIOD_SECONDS', 'VIEW_PERIOD_MINUTES', 'VIEW_RANGE_SECONDS', 'VIEW_RANGE_MINUTES']);

@@ -60,7 +60,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       const text = (req.query as Query).query;
       const selection = await select(node, account, tagQuery(text), advisoryLimit(req, null));
       const elsewhere = await storedElsewhere(node, account, text!, selection);
-      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
+      return sendResults(reply, selection, (m) => node.partitions.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
     const single = deleteSchema(`Delete the ${kind} data of one metric, or of the check's metrics matching a \`*\` pattern`, { params: metricPath });
     app.delete(`/${word}/:uuid/*`, { schema: single }, async (req, reply) => {
@@ -71,18 +71,18 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       if (!name.includes('*')) {
         const metric = metricFromPath(node, uuid, name);
         if (everywhere) await node.journalDelete(metric, kind, before, periods);
-        if (!node.owns(metric)) {
+        if (!node.routing.owns(metric)) {
           if (everywhere) return reply.send([]);
           return reply.send([{ metric_name: metric.name.canonical, delete_result: 'not local', payload: '' }]);
         }
         if (!(await node.knows(metric))) throw ferr('FER_ERR_METRIC_NOT_FOUND', metric.name.canonical);
-        await node.deleteData(metric, kind, before, true, periods);
+        await node.partitions.deleteData(metric, kind, before, true, periods);
         return reply.send([]);
       }
       const account = requiredAccount(req);
       const selection = await selectPattern(node, account, uuid, name, advisoryLimit(req, null));
       const elsewhere = (await storedElsewhere(node, account, checkQueryText(uuid), selection)).filter((r) => globTest(name)(r.metric_name));
-      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
+      return sendResults(reply, selection, (m) => node.partitions.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
     if (word === 'raw') continue;
     app.delete(`/${word}/:uuid`, { schema: deleteSchema(`Delete the ${kind} data of every metric of a check`, { params: checkPath }) }, async (req, reply) => {
@@ -92,7 +92,7 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
       const uuid = (req.params as { uuid: string }).uuid;
       const selection = await select(node, account, checkQuery(uuid), null);
       const elsewhere = await storedElsewhere(node, account, checkQueryText(uuid), selection);
-      return sendResults(reply, selection, (m) => node.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
+      return sendResults(reply, selection, (m) => node.partitions.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
     });
   }
 

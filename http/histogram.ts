@@ -55,7 +55,7 @@ export async function histogramRoutes(app: FastifyInstance, opts: { node: Ferrit
     if (period <= 0) throw ferr('FER_ERR_BAD_PARAM', 'period', 'must be a positive number of seconds');
     if (end < start) throw ferr('FER_ERR_BAD_PARAM', 'end', `${end} is before start ${start}`);
     const metric = await knownMetricFromPath(node, p.uuid, p['*']);
-    const rows = await node.readHistograms(metric, period, start * 1000, end * 1000);
+    const rows = await node.partitions.readHistograms(metric, period, start * 1000, end * 1000);
     return reply.send(rows.map(([ts, h]) => [ts / 1000, period, h.toLabelCounts()]));
   });
 }

@@ -28,8 +28,8 @@ export function proxyToOwner(node: FerriteNode, segments: MetricSegments = uuidA
     if (node.ring.topology.nodes.length === 1 || svcHeader(req, 'proxied')?.trim() === '1') return;
     const { uuid, name } = segments(req);
     const metric = metricFromPath(node, uuid, name);
-    if (node.owns(metric)) return;
-    await forward(node, req, reply, node.liveOwners(metric), metric.name.canonical);
+    if (node.routing.owns(metric)) return;
+    await forward(node, req, reply, node.routing.liveOwners(metric), metric.name.canonical);
   };
 }
 

@@ -60,7 +60,7 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     const start = requiredSecMs(query, 'start_ts');
     const end = requiredSecMs(query, 'end_ts');
     const metric = await knownMetricFromPath(node, uuid, name);
-    const rows = await node.read(metric, 'numeric', start, end);
+    const rows = await node.partitions.read(metric, 'numeric', start, end);
     return reply.type('application/json').send(rowsJson(rows.ts, rows.values as NumericValue[], numberJson));
   });
 }

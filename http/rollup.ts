@@ -61,7 +61,7 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     periodLimit(start, end, span, 'rollup_span');
     const metric = await knownMetricFromPath(node, uuid, name);
     // Tuples are aligned to the span (interface §4.4).
-    const rows = await node.readRollups(metric, span, start - (start % span), end, engine, rollupTypeColumns(type));
+    const rows = await node.partitions.readRollups(metric, span, start - (start % span), end, engine, rollupTypeColumns(type));
     return reply.type('application/json').send(rollupTuplesJson(rows, type));
   });
 
@@ -113,7 +113,7 @@ export async function readLegacyNumeric(node: FerriteNode, r: LegacyNumericRead)
   const type = parseRollupType(r.type);
   if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${r.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
   const metric = await knownMetricFromPath(node, r.uuid, r.metric);
-  return rollupTuplesJson(await node.readRollups(metric, span, start - (start % span), end, 'dispatch', rollupTypeColumns(type)), type);
+  return rollupTuplesJson(await node.partitions.readRollups(metric, span, start - (start % span), end, 'dispatch', rollupTypeColumns(type)), type);
 }
 
 /**

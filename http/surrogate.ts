@@ -27,7 +27,7 @@ export async function surrogateRoutes(app: FastifyInstance, opts: { node: Ferrit
     const rebuilt: Record<string, unknown>[] = [];
     for (const { at, metric } of metrics) {
       // In a cluster each owner rebuilds its own copy; a non-owner holds nothing to rebuild from.
-      if (!node.owns(metric)) misdirected++;
+      if (!node.routing.owns(metric)) misdirected++;
       else if (!(await node.knows(metric))) errors.push({ at, reason: `metric ${metric.name.canonical} is not stored on this node` });
       else rebuilt.push({ check_uuid: metric.uuid, metric_name: metric.name.canonical, activity: await rebuildActivity(node, metric) });
     }

@@ -71,7 +71,7 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
       lead: booleanParam(query, 'lead', true),
     };
     const metric = await knownMetricFromPath(node, params.uuid, params['*']);
-    return reply.send(await node.readText(metric, options));
+    return reply.send(await node.partitions.readText(metric, options));
   });
 }
 

@@ -3,8 +3,9 @@
 // `X-Snowth-Deadline: <epoch seconds>`, which supersedes the timeout.
 import { ferr } from './errors.js';
 import type { EpochMs } from './types.js';
+import { lookupTable } from './lookup-table.js';
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, sec: 1000, m: 60_000, min: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = lookupTable({ ms: 1, s: 1000, sec: 1000, m: 60_000, min: 60_000, h: 3_600_000 });
 
 /** Milliseconds of a timeout header, or null when it has no amount and unit. */
 export function parseTimeoutMs(text: string): number | null {

@@ -1,14 +1,15 @@
 // Times in /find activity parameters (irondb-reference §2.2): epoch seconds, or
 // `[now|<epoch>] [<+|-> <duration>]` such as `now`, `-1d`, `+10s`, `now - 1h 5s`,
 // `10000 + 1 h 5 s`. A missing base means now.
+import { lookupTable } from './lookup-table.js';
 
-const UNIT_SECONDS: Record<string, number> = {
+const UNIT_SECONDS: Record<string, number> = lookupTable({
   s: 1, sec: 1, secs: 1, second: 1, seconds: 1,
   m: 60, min: 60, mins: 60, minute: 60, minutes: 60,
   h: 3600, hr: 3600, hrs: 3600, hour: 3600, hours: 3600,
   d: 86400, day: 86400, days: 86400,
   w: 604800, wk: 604800, week: 604800, weeks: 604800,
-};
+});
 
 /** `1h 5s`, `1h5s`, `1 h 5 s` → seconds, or null. */
 export function parseDurationSeconds(text: string): number | null {

@@ -61,6 +61,21 @@ test('a check name longer than a metric name may be is a 400, in JSON items and 
   t.regex(await tsv.text(), /check name is 70009 bytes/);
 });
 
+test('names of Object.prototype members are unknown names, not functions', async (t) => {
+  for (const name of ['valueOf', 'constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+    const legacy = await getJson(`${n.url}/read/1700000000/1700000120/60/${UUID}/${name}/canary`);
+    t.is(legacy.status, 400, `/read type ${name}`);
+    const rollup = await getJson(`${n.url}/rollup/${UUID}/canary?start_ts=1700000000&end_ts=1700000120&rollup_span=60s&type=${name}`);
+    t.is(rollup.status, 400, `/rollup type ${name}`);
+    const fetched = await post('/fetch', fetchBody({ streams: [{ ...stream, transform: name }] }));
+    t.is(fetched.status, 400, `/fetch transform ${name}`);
+    const reduced = await post('/fetch', fetchBody({ reduce: [{ label: 'x', method: name }] }));
+    t.is(reduced.status, 400, `/fetch reduce ${name}`);
+    const q = await caql(`metric:average("${UUID}", "canary") | ${name}()`);
+    t.is(q.status, 400, `CAQL function ${name}`);
+  }
+});
+
 test('a CAQL expression nested thousands deep is a user error', async (t) => {
   for (const query of ['('.repeat(3000) + '1' + ')'.repeat(3000), '-'.repeat(3000) + '1', 'not '.repeat(3000) + '1', '2^'.repeat(3000) + '2']) {
     const r = await fetch(`${n.url}/extension/lua/caql_v1`, { method: 'POST', body: JSON.stringify({ query, start: 0, end: 60 }) });

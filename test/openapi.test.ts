@@ -3,7 +3,7 @@
 // same schemas validate requests with ferrite's own error codes.
 import test from 'ava';
 import { pino } from 'pino';
-import { FerriteNode } from '../actors/node.js';
+import { startNode as bootNode } from '../actors/boot.js';
 import { buildServer } from '../http/server.js';
 import { EPOCH_S_PATTERN, SEC_MS_PATTERN, UUID_PATTERN } from '../http/schemas.js';
 import { normalizeUuid } from '../model/check-field.js';
@@ -29,7 +29,7 @@ const openapiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}').replace(/\*/
 test('every route is in the document, including one registered without a schema', async (t) => {
   const dataDir = tempDir();
   const log = pino({ level: 'silent' });
-  const node = await FerriteNode.start(resolveConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', partitions: 2, dataDir }), log);
+  const node = await bootNode(resolveConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', partitions: 2, dataDir }), log);
   const app = buildServer(node, log);
   const routes: { method: string; url: string }[] = [];
   app.addHook('onRoute', (r) => {

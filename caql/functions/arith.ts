@@ -6,10 +6,11 @@ import type { Invocation } from '../evaluate.js';
 import { constant, numeric, widen, type NumericStream, type Stream } from '../stream.js';
 import { finite, requireNumeric, withValues, type CaqlFunction } from './types.js';
 import { maxOf, minOf } from '../../model/extremes.js';
+import { lookupTable } from '../../model/lookup-table.js';
 
 type Binary = (a: number, b: number) => number;
 
-const OPS: Record<string, { combine: Binary; unary?: (a: number) => number }> = {
+const OPS: Record<string, { combine: Binary; unary?: (a: number) => number }> = lookupTable({
   sum: { combine: (a, b) => a + b },
   sub: { combine: (a, b) => a - b },
   prod: { combine: (a, b) => a * b },
@@ -25,7 +26,7 @@ const OPS: Record<string, { combine: Binary; unary?: (a: number) => number }> = 
   lt: { combine: (a, b) => Number(a < b) },
   and: { combine: (a, b) => Number(a !== 0 && b !== 0) },
   or: { combine: (a, b) => Number(a !== 0 || b !== 0) },
-};
+});
 
 /**
  * `op:<name>`: with an `x` argument it replaces the second input. Sources pair up slot by
@@ -155,7 +156,7 @@ const fillForward: CaqlFunction = async (inv) => {
 
 const pass: CaqlFunction = (inv) => inv.sources();
 
-export const ARITH: Record<string, CaqlFunction> = {
+export const ARITH: Record<string, CaqlFunction> = lookupTable({
   pass,
   counter,
   delay,
@@ -175,5 +176,5 @@ export const ARITH: Record<string, CaqlFunction> = {
   'stats:max': stats('max', (p) => maxOf(p)),
   'stats:min': stats('min', (p) => minOf(p)),
   'stats:count': stats('count', (p) => p.length),
-};
+});
 for (const [name, { combine }] of Object.entries(OPS)) ARITH[`op:${name}`] = op(name, combine);

@@ -9,6 +9,7 @@ import type { Invocation } from '../evaluate.js';
 import { widen, type Grid, type HistogramStream, type Stream } from '../stream.js';
 import { requireHistogram, requireNumeric, withValues, type CaqlFunction } from './types.js';
 import { maxOf, minOf } from '../../model/extremes.js';
+import { lookupTable } from '../../model/lookup-table.js';
 
 const create: CaqlFunction = async (inv) => {
   const inputs = (await inv.sources()).map((s) => requireNumeric(inv.name, s));
@@ -59,13 +60,13 @@ const percentile: CaqlFunction = async (inv) => {
 };
 
 type Aggregate = (values: number[]) => number;
-const AGGREGATES: Record<string, Aggregate> = {
+const AGGREGATES: Record<string, Aggregate> = lookupTable({
   sum: (v) => v.reduce((a, b) => a + b, 0),
   mean: (v) => v.reduce((a, b) => a + b, 0) / v.length,
   max: (v) => maxOf(v),
   min: (v) => minOf(v),
   count: (v) => v.length,
-};
+});
 
 /** Slot i's window, as indexes into the widened grid's values. */
 type WindowOf = (i: number, wide: Grid, offset: number) => [number, number];
@@ -114,7 +115,7 @@ function aggregateWindows(inv: Invocation, s: Stream, aggregate: string, span: W
   );
 }
 
-export const HISTOGRAMS: Record<string, CaqlFunction> = {
+export const HISTOGRAMS: Record<string, CaqlFunction> = lookupTable({
   histogram: create,
   'histogram:create': create,
   'histogram:merge': merge,
@@ -123,7 +124,7 @@ export const HISTOGRAMS: Record<string, CaqlFunction> = {
   'histogram:rate': transform('rate'),
   'histogram:mean': transform('mean'),
   'histogram:stddev': transform('stddev'),
-};
+});
 for (const kind of ['window', 'rolling'] as const) {
   for (const aggregate of [...Object.keys(AGGREGATES), 'merge']) HISTOGRAMS[`${kind}:${aggregate}`] = windowed(kind, aggregate);
 }

@@ -4,5 +4,6 @@ import { HISTOGRAMS } from './histogram.js';
 import { SELECT } from './select.js';
 import { STREAMS } from './streams.js';
 import type { CaqlFunction } from './types.js';
+import { lookupTable } from '../../model/lookup-table.js';
 
-export const FUNCTIONS: Readonly<Record<string, CaqlFunction>> = { ...SELECT, ...ARITH, ...STREAMS, ...HISTOGRAMS };
+export const FUNCTIONS: Readonly<Record<string, CaqlFunction>> = lookupTable({ ...SELECT, ...ARITH, ...STREAMS, ...HISTOGRAMS });

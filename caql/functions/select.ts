@@ -6,11 +6,12 @@ import { CaqlUserError } from '../errors.js';
 import type { Invocation } from '../evaluate.js';
 import type { FetchStream, Stream } from '../stream.js';
 import type { CaqlFunction } from './types.js';
+import { lookupTable } from '../../model/lookup-table.js';
 
 const DEFAULT_LIMIT = 1000;
 const MAX_LIMIT = 3000;
 /** Find/metric variants → fetch transform (numeric kinds) or histogram. */
-const KINDS: Record<string, string> = {
+const KINDS: Record<string, string> = lookupTable({
   average: 'average',
   count: 'count',
   sum: 'sum',
@@ -20,7 +21,7 @@ const KINDS: Record<string, string> = {
   derivative: 'derivative',
   derivative_stddev: 'derivative_stddev',
   histogram: 'none',
-};
+});
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The tag query of `find(name_pattern, [tag_query])`: a lone full tag query stands as is. */
@@ -70,7 +71,7 @@ function shifted(inv: Invocation) {
   return offset === null ? inv.grid : { ...inv.grid, startS: inv.grid.startS - Math.round(offset / inv.grid.periodS) * inv.grid.periodS };
 }
 
-export const SELECT: Record<string, CaqlFunction> = { find: find('average'), metric: metric('average') };
+export const SELECT: Record<string, CaqlFunction> = lookupTable({ find: find('average'), metric: metric('average') });
 for (const kind of Object.keys(KINDS)) {
   SELECT[`find:${kind}`] = find(kind);
   SELECT[`metric:${kind}`] = metric(kind);

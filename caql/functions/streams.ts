@@ -6,6 +6,7 @@ import { numeric, type Stream } from '../stream.js';
 import { commonTags } from './arith.js';
 import { requireHistogram, requireNumeric, withValues, type CaqlFunction } from './types.js';
 import { maxOf, minOf } from '../../model/extremes.js';
+import { lookupTable } from '../../model/lookup-table.js';
 
 /** `label(fmt…)`: format i labels stream i; the last format repeats. */
 const label: CaqlFunction = async (inv) => {
@@ -51,20 +52,20 @@ function rank(highest: boolean): CaqlFunction {
   };
 }
 
-const SCORES: Record<string, (v: number[]) => number | null> = {
+const SCORES: Record<string, (v: number[]) => number | null> = lookupTable({
   mean: (v) => (v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length),
   max: (v) => (v.length === 0 ? null : maxOf(v)),
   min: (v) => (v.length === 0 ? null : minOf(v)),
-};
+});
 
-const COMPARE: Record<string, (a: number, x: number) => boolean> = {
+const COMPARE: Record<string, (a: number, x: number) => boolean> = lookupTable({
   gt: (a, x) => a > x,
   geq: (a, x) => a >= x,
   eq: (a, x) => a === x,
   neq: (a, x) => a !== x,
   leq: (a, x) => a <= x,
   lt: (a, x) => a < x,
-};
+});
 
 /** `filter:<all|any>[:not]:<op>(x)` and `…:missing()`: keep whole streams. */
 function streamFilter(quantifier: 'all' | 'any', negate: boolean, test: string): CaqlFunction {
@@ -118,7 +119,7 @@ function groupBy(method: 'sum' | 'mean' | 'merge'): CaqlFunction {
   };
 }
 
-export const STREAMS: Record<string, CaqlFunction> = {
+export const STREAMS: Record<string, CaqlFunction> = lookupTable({
   label,
   tag,
   'tag:add': tag,
@@ -127,7 +128,7 @@ export const STREAMS: Record<string, CaqlFunction> = {
   'group_by:sum': groupBy('sum'),
   'group_by:mean': groupBy('mean'),
   'group_by:merge': groupBy('merge'),
-};
+});
 for (const test of Object.keys(COMPARE)) {
   STREAMS[`filter:values:${test}`] = valueFilter(false, test);
   STREAMS[`filter:values:not:${test}`] = valueFilter(true, test);

@@ -1,6 +1,7 @@
 // Histogram fetch transforms (interface §4.3): a slot's merged histogram to a number, or
 // passed through by `none`. Parameters arrive as strings and are checked up front.
 import type { Histogram } from '../histogram/index.js';
+import { lookupTable } from '../lookup-table.js';
 
 /** What a transform's single parameter must be. */
 export type ParamRule = 'none' | 'number' | 'percent' | 'ratio';
@@ -13,7 +14,7 @@ export interface HistogramTransform {
 const count = (h: Histogram) => Number(h.sampleCount());
 const fn = (param: ParamRule, apply: HistogramTransform['apply']): HistogramTransform => ({ param, apply });
 
-export const HISTOGRAM_TRANSFORMS: Record<string, HistogramTransform | null> = {
+export const HISTOGRAM_TRANSFORMS: Record<string, HistogramTransform | null> = lookupTable({
   none: null,
   count: fn('none', count),
   rate: fn('none', (h, _p, periodS) => count(h) / periodS),
@@ -29,7 +30,7 @@ export const HISTOGRAM_TRANSFORMS: Record<string, HistogramTransform | null> = {
   mean: fn('none', (h) => h.approxMean()),
   average: fn('none', (h) => h.approxMean()),
   stddev: fn('none', (h) => h.approxStddev()),
-};
+});
 
 /** A numeric cell: null for a slot without data and for NaN (e.g. a quantile of nothing). */
 export function histogramCell(t: HistogramTransform, h: Histogram | null, param: number, periodS: number): number | null {

@@ -3,8 +3,9 @@
 import { emptyAccumulator, type RollupAccumulator } from '../rollup/accumulator.js';
 import { FIELD_SPECS, fieldColumn, fieldColumns, type FieldSpec } from '../rollup/fields.js';
 import { RollupSlots } from '../rollup/slots.js';
+import { lookupTable } from '../lookup-table.js';
 
-export const NUMERIC_TRANSFORMS: Record<string, FieldSpec> = {
+export const NUMERIC_TRANSFORMS: Record<string, FieldSpec> = lookupTable({
   average: FIELD_SPECS.value,
   /** The plain sum of the slot's measurements. */
   sum: { q: 'value', stat: 'sum' },
@@ -14,7 +15,7 @@ export const NUMERIC_TRANSFORMS: Record<string, FieldSpec> = {
   derivative: FIELD_SPECS.derivative,
   derivative_stddev: FIELD_SPECS.derivative_stddev,
   stddev: FIELD_SPECS.stddev,
-};
+});
 
 /** The rollup chunk columns a transform reads. */
 export const numericColumns = (name: string): number[] => fieldColumns(NUMERIC_TRANSFORMS[name]!, true);

@@ -4,6 +4,7 @@ import { Histogram } from '../histogram/index.js';
 import { commonTags, type Column, type HistogramColumn, type NumericColumn } from './column.js';
 import { FetchRequestError } from './errors.js';
 import type { StreamKind } from './transforms.js';
+import { lookupTable } from '../lookup-table.js';
 
 export type ReduceMethod = 'pass' | 'mean' | 'sum' | 'merge' | 'groupby_mean' | 'groupby_sum' | 'groupby_merge' | 'topk';
 
@@ -38,7 +39,7 @@ const one = (kind: StreamKind) => (): StreamKind[] => [kind];
 /** The label of a reduced stream: the reduce's label, else its method. */
 export const nameOf = (spec: ReduceSpec): string => (spec.label === '' ? spec.method : spec.label);
 
-export const REDUCE_METHODS: Record<string, Reducer> = {
+export const REDUCE_METHODS: Record<string, Reducer> = lookupTable({
   pass: { accepts: ['numeric', 'histogram', 'text'], output: (k) => k, check: noParams, apply: (c) => c },
   mean: { accepts: NUMERIC, output: one('numeric'), check: noParams, apply: (c, s, n) => [foldCells(nameOf(s), 'mean', numericCells(c), n)] },
   sum: { accepts: NUMERIC, output: one('numeric'), check: noParams, apply: (c, s, n) => [foldCells(nameOf(s), 'sum', numericCells(c), n)] },
@@ -47,7 +48,7 @@ export const REDUCE_METHODS: Record<string, Reducer> = {
   groupby_sum: { accepts: NUMERIC, output: one('numeric'), check: categories, apply: (c, s, n) => groupBy(c, s).map(([label, g]) => foldCells(label, 'sum', numericCells(g), n)) },
   groupby_merge: { accepts: NUMERIC_OR_HISTOGRAM, output: one('histogram'), check: categories, apply: (c, s, n) => groupBy(c, s).map(([label, g]) => histogram(label, g, mergeAcross(g, n))) },
   topk: { accepts: NUMERIC_OR_HISTOGRAM, output: (k) => k, check: (p, f) => void topkParams(p, f), apply: (c, s) => topk(c, topkParams(s.params, 'method_params')) },
-};
+});
 
 export function applyReducers(columns: Column[], steps: readonly ReduceSpec[], count: number): Column[] {
   return steps.reduce((cols, step) => REDUCE_METHODS[step.method]!.apply(cols, step, count), columns);

@@ -1,6 +1,7 @@
 // Text fetch transforms (interface §4.3). Every transform but `none` counts entries per
 // slot, so a slot without entries is 0, not null. Cumulative forms start at zero at the
 // first requested slot, and the window's first entry is never a transition.
+import { lookupTable } from '../lookup-table.js';
 
 /** A text sample: epoch ms and its value. */
 export type TextEntry = [number, string];
@@ -41,7 +42,7 @@ const cumulative = (xs: number[]): number[] => {
 const perSecond = (xs: number[], periodS: number): number[] => xs.map((x) => x / periodS);
 const increments = (xs: number[]): number[] => xs.map((x, i) => x - (i === 0 ? 0 : xs[i - 1]!));
 
-export const TEXT_TRANSFORMS: Record<string, ((c: SlotCounts, periodS: number) => number[]) | null> = {
+export const TEXT_TRANSFORMS: Record<string, ((c: SlotCounts, periodS: number) => number[]) | null> = lookupTable({
   none: null,
   count: (c) => c.count,
   count_cumulative: (c) => cumulative(c.count),
@@ -53,7 +54,7 @@ export const TEXT_TRANSFORMS: Record<string, ((c: SlotCounts, periodS: number) =
   rate_distinct: (c, p) => perSecond(c.distinct, p),
   rate_distinct_cumulative: (c, p) => perSecond(increments(c.distinctCumulative), p),
   rate_transition: (c, p) => perSecond(c.transitions, p),
-};
+});
 
 /** The numeric column of a counting transform over the slots. */
 export function textCounts(name: string, slots: TextSlots, periodS: number): number[] {

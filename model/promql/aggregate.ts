@@ -5,6 +5,7 @@ import type { Labels } from '../prometheus/types.js';
 import { PromQLError } from './ast.js';
 import { quantileOf } from './range-functions.js';
 import { labelsKey, METRIC_NAME, type Cell, type VSeries } from './values.js';
+import { lookupTable } from '../lookup-table.js';
 
 export const AGGREGATIONS = new Set(['sum', 'avg', 'min', 'max', 'count', 'stddev', 'stdvar', 'group', 'topk', 'bottomk', 'quantile']);
 
@@ -32,7 +33,7 @@ function sum(values: Cell[]): Cell {
   return onFloats((v) => v.reduce((a, b) => a + b, 0))(values);
 }
 
-const REDUCERS: Record<string, Reducer> = {
+const REDUCERS: Record<string, Reducer> = lookupTable({
   sum,
   avg: onFloats(mean),
   min: onFloats((v) => v.reduce((a, b) => (b < a || Number.isNaN(a) ? b : a))),
@@ -41,7 +42,7 @@ const REDUCERS: Record<string, Reducer> = {
   group: () => 1,
   stddev: onFloats((v) => Math.sqrt(variance(v))),
   stdvar: onFloats(variance),
-};
+});
 
 /** `params[i]`: the aggregation's parameter (k, φ) at step i. */
 export function aggregate(op: string, series: VSeries[], grouping: string[], without: boolean, steps: number, params: number[]): VSeries[] {

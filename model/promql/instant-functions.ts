@@ -3,8 +3,9 @@
 import { Histogram } from '../histogram/index.js';
 import type { Labels } from '../prometheus/types.js';
 import { labelsKey, withoutName, type Cell, type VSeries } from './values.js';
+import { lookupTable } from '../lookup-table.js';
 
-export const MATH_FUNCTIONS: Record<string, (x: number) => number> = {
+export const MATH_FUNCTIONS: Record<string, (x: number) => number> = lookupTable({
   abs: Math.abs,
   ceil: Math.ceil,
   floor: Math.floor,
@@ -14,7 +15,7 @@ export const MATH_FUNCTIONS: Record<string, (x: number) => number> = {
   log10: Math.log10,
   sqrt: Math.sqrt,
   sgn: (x) => (Number.isNaN(x) ? NaN : Math.sign(x)),
-};
+});
 
 /** Applies `f` to every float of the series (histograms drop out; so do steps where `f` gives undefined), dropping the metric name. */
 export function mapFloats(series: VSeries[], f: (x: number, step: number) => number | undefined): VSeries[] {

@@ -6,17 +6,18 @@ import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@prometheus-io/lezer-promql';
 import type { LabelMatcher, MatcherType } from '../prometheus/types.js';
 import { PromQLError, type AtModifier, type BinaryOp, type Expr, type Selector, type VectorMatching } from './ast.js';
+import { lookupTable } from '../lookup-table.js';
 
 const EXPR_NODES = new Set([
   'AggregateExpr', 'BinaryExpr', 'FunctionCall', 'MatrixSelector', 'NumberDurationLiteral', 'OffsetExpr', 'AnchoredExpr', 'SmoothedExpr',
   'ParenExpr', 'StringLiteral', 'SubqueryExpr', 'UnaryExpr', 'VectorSelector', 'StepInvariantExpr',
 ]);
-const BINARY_OPS: Record<string, BinaryOp> = {
+const BINARY_OPS: Record<string, BinaryOp> = lookupTable({
   Pow: '^', Mul: '*', Div: '/', Mod: '%', Atan2: 'atan2', Add: '+', Sub: '-', Eql: '==', Neq: '!=', Gtr: '>', Lss: '<', Gte: '>=', Lte: '<=',
   And: 'and', Or: 'or', Unless: 'unless',
-};
-const MATCH_OPS: Record<string, MatcherType> = { EqlSingle: '=', Neq: '!=', EqlRegex: '=~', NeqRegex: '!~' };
-const UNIT_MS: Record<string, number> = { y: 365 * 86400_000, w: 7 * 86400_000, d: 86400_000, h: 3600_000, m: 60_000, s: 1000, ms: 1 };
+});
+const MATCH_OPS: Record<string, MatcherType> = lookupTable({ EqlSingle: '=', Neq: '!=', EqlRegex: '=~', NeqRegex: '!~' });
+const UNIT_MS: Record<string, number> = lookupTable({ y: 365 * 86400_000, w: 7 * 86400_000, d: 86400_000, h: 3600_000, m: 60_000, s: 1000, ms: 1 });
 
 export function parsePromQL(text: string): Expr {
   if (text.trim() === '') throw new PromQLError('no expression found in input');
@@ -238,7 +239,7 @@ export function parseNumber(raw: string): number {
   return sign * v;
 }
 
-const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"' };
+const ESCAPES: Record<string, string> = lookupTable({ a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"' });
 
 /** A string literal as Go unquotes it: `"…"` and `'…'` with escapes, `` `…` `` raw. */
 export function unquote(lit: string): string {

@@ -4,6 +4,7 @@
 // sum_over_time merge the window's histograms.
 import { Histogram } from '../histogram/index.js';
 import type { PromValue } from '../prometheus/types.js';
+import { lookupTable } from '../lookup-table.js';
 
 export interface Window {
   ts: readonly number[];
@@ -134,7 +135,7 @@ const minOf = (v: number[]): number => v.reduce((a, b) => (b < a || Number.isNaN
 const maxOf = (v: number[]): number => v.reduce((a, b) => (b > a || Number.isNaN(a) ? b : a));
 
 /** Functions of one range vector (quantile_over_time's φ comes as `param`). */
-export const RANGE_FUNCTIONS: Record<string, RangeFunction> = {
+export const RANGE_FUNCTIONS: Record<string, RangeFunction> = lookupTable({
   rate: (w) => (histograms(w).length > 0 ? histogramIncrease(w) : extrapolated(w, true, true)),
   increase: (w) => (histograms(w).length > 0 ? histogramIncrease(w) : extrapolated(w, true, false)),
   delta: (w) => extrapolated(w, false, false),
@@ -153,7 +154,7 @@ export const RANGE_FUNCTIONS: Record<string, RangeFunction> = {
   quantile_over_time: (w, q) => overFloats((v) => quantileOf(q, v))(w, q),
   changes: overFloats((v) => v.slice(1).filter((x, i) => x !== v[i] && !(Number.isNaN(x) && Number.isNaN(v[i]!))).length),
   resets: overFloats((v) => v.slice(1).filter((x, i) => x < v[i]!).length),
-};
+});
 
 /** Range functions whose result keeps the metric name. */
 export const KEEPS_NAME = new Set(['last_over_time']);

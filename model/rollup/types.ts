@@ -2,10 +2,11 @@
 import { rollupFields, type RollupAccumulator, type RollupFields } from './accumulator.js';
 import { FIELD_SPECS, fieldColumn, fieldColumns } from './fields.js';
 import type { RollupSlots } from './slots.js';
+import { lookupTable } from '../lookup-table.js';
 
 export type RollupType = keyof RollupFields | 'all';
 
-const ALIASES: Record<string, RollupType> = {
+const ALIASES: Record<string, RollupType> = lookupTable({
   count: 'count',
   average: 'value',
   derive: 'derivative',
@@ -22,7 +23,7 @@ const ALIASES: Record<string, RollupType> = {
   derivative2_stddev: 'derivative2_stddev',
   counter2_stddev: 'counter2_stddev',
   all: 'all',
-};
+});
 
 export const ROLLUP_TYPE_NAMES = Object.keys(ALIASES);
 

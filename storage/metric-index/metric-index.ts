@@ -170,17 +170,15 @@ export class MetricIndex {
     for (let i = 0; i < staged.types.length; i += 2) this.typeBits[staged.types[i]!]! |= staged.types[i + 1]!;
   }
 
-  /** Notes each sample's timestamp in its metric's activity windows (a lookup per run of one metric). */
-  noteActivity(samples: IngestBatch<Placed & { id: Buffer }>): void {
+  /**
+   * Notes each sample's timestamp in its metric's activity windows. A metric's `indexId`
+   * (its dense id here, or -1 when the caller does not know it) saves the lookup.
+   */
+  noteActivity(samples: IngestBatch<Placed & { id: Buffer; indexId: number }>): void {
     for (const part of samples.parts.values()) {
-      let last: { id: Buffer } | null = null;
-      let id = -1;
       for (let i = 0; i < part.length; i++) {
         const m = part.metrics[i]!;
-        if (m !== last) {
-          last = m;
-          id = this.lookup(m.id);
-        }
+        const id = m.indexId >= 0 ? m.indexId : this.lookup(m.id);
         if (id >= 0) this.activity.note(id, part.ts[i]!);
       }
       for (const r of part.others) {

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { FerriteNode } from '../../actors/node.js';
+import { startNode as bootNode } from '../../actors/boot.js';
+import type { FerriteNode } from '../../actors/node.js';
 import { buildServer } from '../../http/server.js';
 import { resolveConfig, type FerriteConfig } from '../../model/config.js';
 
@@ -24,7 +25,7 @@ export function tempDir(prefix = 'ferrite-test-'): string {
 export async function startNode(overrides: Partial<FerriteConfig> = {}, dataDir = tempDir()): Promise<TestNode> {
   const config = resolveConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', partitions: 4, ...overrides, dataDir });
   const log = pino({ level: config.logLevel });
-  const node = await FerriteNode.start(config, log);
+  const node = await bootNode(config, log);
   const app = buildServer(node, log);
   const address = await app.listen({ host: config.host, port: 0 });
   return {

@@ -1,0 +1,89 @@
+// Start-up (DESIGN.md "Next shape"): open the data directory, join the cluster transport,
+// load every store, build the node and wire the cluster's requests to their answerers.
+// What a running node does is actors/node.ts; how it stops is FerriteNode.stop.
+import { randomUUID } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { FerriteConfig } from '../model/config.js';
+import { buildRing, type Ring } from '../model/topology/index.js';
+import { CF, decodeU64, sealSeqKey, STATE_KEY } from '../storage/keys.js';
+import { MetricIndex } from '../storage/metric-index/metric-index.js';
+import { Store } from '../storage/rocks.js';
+import { JournalStream, type AppliedReport } from '../transport/journal-stream.js';
+import { Rpc } from '../transport/rpc.js';
+import { answerStreamRequest } from './fetch-engine.js';
+import { answerFind } from './find-service.js';
+import { HistogramStore } from './histogram-store.js';
+import { FerriteNode } from './node.js';
+import type { PartitionDeps } from './partition-core.js';
+import { answerSamples } from './prometheus-source.js';
+import { Replication } from './replication.js';
+import { RollupStore } from './rollup-store.js';
+import { Tombstones } from './tombstones.js';
+import { natsFor, readTopologyFile, topologyFor } from './topology-file.js';
+
+/** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/** Opens the data directory, replays the journal, joins the cluster and starts the timers. */
+export async function startNode(config: FerriteConfig, log: Logger): Promise<FerriteNode> {
+  const fromFile = readTopologyFile(config);
+  const store = await Store.open(config.dataDir);
+  const identity = await loadIdentity(store, config.nodeId);
+  let ring: Ring;
+  let nats: NatsConnection | null = null;
+  let replication: Replication | null = null;
+  let rpc: Rpc | null = null;
+  try {
+    ring = buildRing(topologyFor(config, fromFile, identity));
+    nats = await natsFor(config, ring.topology, identity);
+    if (nats !== null && ring.topology.nodes.length > 1) {
+      replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
+      rpc = new Rpc(nats, ring.topology.hash, identity);
+    }
+  } catch (error) {
+    await nats?.close();
+    await store.close();
+    throw error;
+  }
+  const tombstones = await Tombstones.load(store);
+  const partitionDeps = await openPartitions(store, config, tombstones);
+  const { index, report } = await MetricIndex.load(store);
+  log.info({ ...report, perMillionS: report.metrics > 0 ? (report.ms / report.metrics) * 1000 : 0 }, 'metric index loaded');
+  const node = new FerriteNode({ config, store, identity, ring, log, nats, replication, rpc, index, tombstones, partitionDeps });
+  await node.begin();
+  if (rpc !== null) {
+    rpc.serve({
+      stream: (p) => answerStreamRequest(node, p),
+      find: (p) => answerFind(node, p),
+      prom_samples: (p) => answerSamples(node, p),
+      applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
+    });
+    replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
+  }
+  return node;
+}
+
+/** Each partition's stores and the journal sequence its sealed data reaches. */
+async function openPartitions(store: Store, config: FerriteConfig, tombstones: Tombstones): Promise<PartitionDeps[]> {
+  const deps: PartitionDeps[] = [];
+  for (let index = 0; index < config.partitions; index++) {
+    const raw = await store.get(CF.state, sealSeqKey(index));
+    const sealSeq = raw === null ? 0 : decodeU64(raw);
+    const histograms = await HistogramStore.open(index, store, config);
+    const rollups = await RollupStore.open(index, store, config);
+    deps.push({ index, store, config, sealSeq, histograms, rollups, tombstones, now: Date.now });
+  }
+  return deps;
+}
+
+/** The node id: configured, else the one this data directory was given, else a new uuid. */
+async function loadIdentity(store: Store, configured: string | null): Promise<string> {
+  const stored = await store.get(CF.state, STATE_KEY.nodeId);
+  if (stored !== null && configured === null) return stored.toString('utf8');
+  const identity = configured ?? randomUUID();
+  if (stored === null || stored.toString('utf8') !== identity) {
+    await store.batch().put(CF.state, STATE_KEY.nodeId, Buffer.from(identity)).write();
+  }
+  return identity;
+}
