@@ -13,16 +13,22 @@ export interface MetricInfo extends MetricIdentity {
    * costs the write path one comparison, not an index lookup.
    */
   indexId: number;
+  /**
+   * True while this node holds no sealed block of the metric, so a read need not look for
+   * one. Known only for metrics first indexed by this process (actors/node.ts sets it), and
+   * cleared by the partition before it seals the first block.
+   */
+  unsealed: boolean;
 }
 
 /** A metric not yet seen by the index; every MetricInfo is built here, so all share one shape. */
 export function newMetricInfo(identity: MetricIdentity, id: Buffer, idHex: string, partition: number): MetricInfo {
   const { key, accountId, uuid, checkName, name } = identity;
-  return { key, accountId, uuid, checkName, name, id, idHex, partition, indexId: -1 };
+  return { key, accountId, uuid, checkName, name, id, idHex, partition, indexId: -1, unsealed: false };
 }
 
 /** Enough of a metric to find its data: what rollup markers on disk can rebuild. */
-export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'>;
+export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'> & Partial<Pick<MetricInfo, 'unsealed'>>;
 
 /** The fields that name a metric on every node (storage ids and partitions are node-local). */
 export interface PortableIdentity {

@@ -302,7 +302,8 @@ export class FerriteNode {
       const staged = this.index.stage(batch, entries);
       extend(batch);
       await batch.write();
-      this.index.apply(staged);
+      // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
+      for (const m of this.index.apply(staged)) m.unsealed = true;
       this.markIndexed(entries);
       this.index.noteActivity(samples);
       if (samples.size > 0) this.dispatch(seq, samples);

@@ -21,6 +21,9 @@ import type { BufferValue, WindowBuffer } from './window-buffer.js';
 import { OpenBuffers, type MetricState } from './open-buffers.js';
 import { activitySlice } from '../model/activity.js';
 
+/** What a scan of the blocks of a metric that has none yields. */
+const NO_BLOCKS: readonly { key: Buffer; value: Buffer }[] = [];
+
 export interface PartitionDeps {
   index: number;
   store: Store;
@@ -210,11 +213,7 @@ export class PartitionCore {
     };
     let current: { window: number; parts: Series<BufferValue>[] } | null = null;
     let done = false;
-    const scan = this.deps.store.scan(layout.cf, {
-      gte: blockKeyFloor(metric.id, 0),
-      lt: blockKeyFloor(metric.id, limit),
-      reverse: true,
-    });
+    const scan = metric.unsealed === true ? NO_BLOCKS : this.deps.store.scan(layout.cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, limit), reverse: true });
     for await (const { key, value } of scan) {
       const window = blockWindowOf(key);
       if (current !== null && current.window !== window) {
@@ -273,6 +272,7 @@ export class PartitionCore {
     batch.deleteRange(layout.cf, range.gte, range.lt);
     const kept = sliceSeries(this.normalize(kind, concatSeries(parts)), cut, Number.MAX_SAFE_INTEGER);
     if (kept.ts.length === 0) return;
+    metric.unsealed = false;
     batch.put(layout.cf, blockKey(metric.id, window, ++this.sealSeq), layout.encode(kept));
     batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(this.sealSeq));
   }
@@ -294,6 +294,7 @@ export class PartitionCore {
   private async readBlocks(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>[]> {
     const layout = LAYOUT[kind];
     const parts: Series<BufferValue>[] = [];
+    if (metric.unsealed === true) return parts;
     const scan = this.deps.store.scan(layout.cf, {
       gte: blockKeyFloor(metric.id, start - (start % this.span)),
       lt: blockKeyFloor(metric.id, Math.min(end, Number.MAX_SAFE_INTEGER)),
@@ -315,6 +316,7 @@ export class PartitionCore {
       for (const { state, buffer } of buffers) {
         const layout = LAYOUT[buffer.kind];
         const samples = this.normalize(buffer.kind, buffer.series());
+        state.info.unsealed = false; // before the block exists: a read must look for it from now on
         batch.put(layout.cf, blockKey(state.info.id, buffer.windowStart, ++seq), layout.encode(samples));
         if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, state.info.idHex, buffer.windowStart);
       }

@@ -51,8 +51,8 @@ export interface AccountIndex {
 }
 
 /** What one batch adds to the index, applied once the batch is written. */
-export interface StagedIndex {
-  fresh: { id: number; metric: IndexableMetric }[];
+export interface StagedIndex<M extends IndexableMetric = IndexableMetric> {
+  fresh: { id: number; metric: M }[];
   types: number[];
 }
 
@@ -132,11 +132,11 @@ export class MetricIndex {
    * index (or still pending in a batch not yet written) and a type key for each data type a
    * metric shows for the first time. Call `apply` once the batch is written.
    */
-  stage(batch: StoreBatch, records: Iterable<{ metric: IndexableMetric; kind: IndexKind }>): StagedIndex {
-    const staged: StagedIndex = { fresh: [], types: [] };
+  stage<M extends IndexableMetric>(batch: StoreBatch, records: Iterable<{ metric: M; kind: IndexKind }>): StagedIndex<M> {
+    const staged: StagedIndex<M> = { fresh: [], types: [] };
     const named = new Set<number>();
     const typed = new Map<number, number>();
-    let last: IndexableMetric | null = null;
+    let last: M | null = null;
     let id = -1;
     for (const r of records) {
       const m = r.metric;
@@ -161,13 +161,16 @@ export class MetricIndex {
     return staged;
   }
 
-  /** Makes what `stage` wrote searchable (its batch is durable). */
-  apply(staged: StagedIndex): void {
+  /** Makes what `stage` wrote searchable (its batch is durable); the metrics new to the index. */
+  apply<M extends IndexableMetric>(staged: StagedIndex<M>): M[] {
+    const named: M[] = [];
     for (const { id, metric } of staged.fresh) {
       if (this.state[id] !== State.Pending) continue;
       this.post(id, metric.accountId, metric.name.name, metric.uuid, metric.name.tags);
+      named.push(metric);
     }
     for (let i = 0; i < staged.types.length; i += 2) this.typeBits[staged.types[i]!]! |= staged.types[i + 1]!;
+    return named;
   }
 
   /**
