@@ -47,8 +47,9 @@ async function ferriteCount(url: string, o: Options, start: number): Promise<num
         reduce: [{ label: 'sum', method: 'sum' }],
       };
       const res = await fetch(`${url}/fetch`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-      const doc = (await res.json()) as { data: (number | null)[][] };
-      total += doc.data[0]?.[0] ?? 0;
+      // A busy node may answer 503/504 while it catches up: that chunk counts as not yet readable.
+      const doc = (await res.json()) as { data?: (number | null)[][] };
+      total += res.ok ? (doc.data?.[0]?.[0] ?? 0) : 0;
     }
   };
   await Promise.all(Array.from({ length: 4 }, worker));

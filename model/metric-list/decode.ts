@@ -85,10 +85,16 @@ class UuidMemo {
   textOf(bytes: Uint8Array | null): string | null {
     if (bytes === null) return null;
     const last = this.bytes;
-    if (last !== null && last.length === bytes.length && last.every((b, i) => b === bytes[i])) return this.text;
+    if (last !== null && sameBytes(last, bytes)) return this.text;
     this.bytes = bytes;
     return (this.text = uuidText(bytes));
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function envelope(r: SafeReader, metric: Table, layout: MetricListLayout, uuids: UuidMemo): Envelope {
@@ -103,7 +109,7 @@ function envelope(r: SafeReader, metric: Table, layout: MetricListLayout, uuids:
     uuidBytes = v === null ? null : r.bytesOf(v);
   }
   return {
-    ts: tsAt === 0 ? 0 : Number(r.u64(tsAt)),
+    ts: tsAt === 0 ? 0 : r.u64Number(tsAt),
     checkName: r.string(metric, 1) ?? '',
     accountId: accountAt === 0 ? 0 : r.i32(accountAt),
     checkUuid: uuids.textOf(uuidBytes),
@@ -121,13 +127,102 @@ export function uuidText(bytes: Uint8Array | null): string | null {
 }
 
 function nameWithTags(r: SafeReader, value: Table, nameSlot: number, tagsSlot: number): string {
+  return NAMES.lookup(r, value, nameSlot, tagsSlot) ?? decodeNameWithTags(r, value, nameSlot, tagsSlot);
+}
+
+function decodeNameWithTags(r: SafeReader, value: Table, nameSlot: number, tagsSlot: number): string {
   const name = r.string(value, nameSlot) ?? '';
   const tags = r.vector(value, tagsSlot, 4);
-  if (tags === null || tags.length === 0) return name;
-  const list: string[] = [];
-  for (let i = 0; i < tags.length; i++) list.push(r.stringAt(r.deref(tags.start + 4 * i)));
-  return `${name}|ST[${list.join(',')}]`;
+  const full = tags === null || tags.length === 0 ? name : `${name}|ST[${Array.from({ length: tags.length }, (_, i) => r.stringAt(r.deref(tags.start + 4 * i))).join(',')}]`;
+  NAMES.remember(r, full);
+  return full;
 }
+
+/**
+ * Names by their bytes on the wire (the name string, then each stream tag string): a name seen
+ * before costs a hash and a compare of its bytes instead of a UTF-8 decode per string and a
+ * join, and comes back as the same string, whose hash the resolver's maps already know.
+ * Bytes equal to ones that decoded as valid UTF-8 are valid, so a hit needs no validation.
+ */
+class NameMemo {
+  private static readonly MAX_ENTRIES = 100_000;
+  private static readonly MAX_SEGMENTS = 64;
+  private readonly byHash = new Map<number, { raw: Uint32Array; name: string }>();
+  /** The last lookup's segments (start, length pairs) and hash, for `remember`. */
+  private readonly segments = new Int32Array(2 * (NameMemo.MAX_SEGMENTS + 1));
+  private count = 0;
+  private hash = 0;
+
+  lookup(r: SafeReader, value: Table, nameSlot: number, tagsSlot: number): string | undefined {
+    this.count = 0;
+    const nameAt = r.field(value, nameSlot, 4);
+    if (nameAt === 0) return undefined;
+    this.add(r, r.deref(nameAt));
+    const tags = r.vector(value, tagsSlot, 4);
+    if (tags !== null) {
+      if (tags.length > NameMemo.MAX_SEGMENTS) return (this.count = 0), undefined;
+      for (let i = 0; i < tags.length; i++) this.add(r, r.deref(tags.start + 4 * i));
+    }
+    this.hash = this.hashOf(r.bytes);
+    const known = this.byHash.get(this.hash);
+    return known !== undefined && this.same(r.bytes, known.raw) ? known.name : undefined;
+  }
+
+  /** Keeps `name` for the bytes the last `lookup` saw. */
+  remember(r: SafeReader, name: string): void {
+    if (this.count === 0) return;
+    if (this.byHash.size >= NameMemo.MAX_ENTRIES) this.byHash.clear();
+    this.byHash.set(this.hash, { raw: this.concat(r.bytes), name });
+    this.count = 0;
+  }
+
+  private add(r: SafeReader, target: number): void {
+    this.segments[2 * this.count] = r.stringBytesAt(target);
+    this.segments[2 * this.count + 1] = r.u32(target);
+    this.count++;
+  }
+
+  /** FNV-1a over each segment's length and bytes (lengths keep "a" + "b" apart from "ab"). */
+  private hashOf(bytes: Uint8Array): number {
+    let h = 0x811c9dc5;
+    for (let s = 0; s < this.count; s++) {
+      const start = this.segments[2 * s]!;
+      const length = this.segments[2 * s + 1]!;
+      h = Math.imul(h ^ length, 0x01000193);
+      for (let i = start; i < start + length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+    }
+    return h >>> 0;
+  }
+
+  /** `raw` holds each segment as its length (one u32 slot) then its bytes (see `concat`). */
+  private same(bytes: Uint8Array, raw: Uint32Array): boolean {
+    let k = 0;
+    for (let s = 0; s < this.count; s++) {
+      const start = this.segments[2 * s]!;
+      const length = this.segments[2 * s + 1]!;
+      if (raw[k++] !== length) return false;
+      for (let i = start; i < start + length; i++) if (raw[k++] !== bytes[i]) return false;
+    }
+    return k === raw.length;
+  }
+
+  private concat(bytes: Uint8Array): Uint32Array {
+    let size = 0;
+    for (let s = 0; s < this.count; s++) size += 1 + this.segments[2 * s + 1]!;
+    const raw = new Uint32Array(size);
+    let k = 0;
+    for (let s = 0; s < this.count; s++) {
+      const start = this.segments[2 * s]!;
+      const length = this.segments[2 * s + 1]!;
+      raw[k++] = length;
+      raw.set(bytes.subarray(start, start + length), k);
+      k += length;
+    }
+    return raw;
+  }
+}
+
+const NAMES = new NameMemo();
 
 /** v1 MetricValue: name 0, timestamp 1, value_type 2, value 3, generation 4, stream_tags 5. */
 function v1Sample(r: SafeReader, value: Table, env: Envelope, out: DecodedMetricList): void {
@@ -158,7 +253,7 @@ function push(r: SafeReader, out: DecodedMetricList, env: Envelope, name: string
     return;
   }
   const tsAt = r.field(t, s.ts, 8);
-  const own = tsAt === 0 ? 0 : Number(r.u64(tsAt));
+  const own = tsAt === 0 ? 0 : r.u64Number(tsAt);
   const typeAt = r.field(t, s.type, 1);
   const type = typeAt === 0 ? 0 : r.u8(typeAt);
   const genAt = r.field(t, s.generation, 2);

@@ -72,6 +72,11 @@ export class SafeReader {
     this.need(at, 8, 'ulong');
     return this.view.getBigUint64(at, true);
   }
+  /** A ulong as the nearest double, without allocating a BigInt (timestamps: one per sample). */
+  u64Number(at: number): number {
+    this.need(at, 8, 'ulong');
+    return this.view.getUint32(at + 4, true) * 2 ** 32 + this.view.getUint32(at, true);
+  }
   f64(at: number): number {
     this.need(at, 8, 'double');
     return this.view.getFloat64(at, true);
@@ -131,6 +136,12 @@ export class SafeReader {
     const text = this.decodeString(target);
     this.strings.set(target, text);
     return text;
+  }
+
+  /** Where the bytes of the string at `target` start (its length is `u32(target)`), checked. */
+  stringBytesAt(target: number): number {
+    this.need(target + 4, this.u32(target) + 1, 'string (with its NUL)');
+    return target + 4;
   }
 
   private decodeString(target: number): string {
