@@ -60,8 +60,9 @@ async function vmCount(url: string, o: Options, start: number): Promise<number> 
   const at = start + o.points * STEP_S;
   const q = encodeURIComponent(`sum(count_over_time({__name__=~"bench_metric_.*"}[${o.points * STEP_S + 1}s]))`);
   const res = await fetch(`${url}/api/v1/query?query=${q}&time=${at}`);
-  const doc = (await res.json()) as { data: { result: { value: [number, string] }[] } };
-  return Number(doc.data.result[0]?.value[1] ?? 0);
+  const doc = (await res.json()) as { data?: { result: { value: [number, string] }[] }; error?: string };
+  if (!res.ok) throw new Error(`VictoriaMetrics count failed: ${res.status} ${doc.error ?? ''}`);
+  return Number(doc.data!.result[0]?.value[1] ?? 0);
 }
 
 interface Submission {
@@ -86,6 +87,8 @@ async function measure(peer: Running, submission: Submission, o: Options, count:
   const seconds = (performance.now() - t0) / 1000;
   const rss = peakRss(peer.child.pid!);
   await peer.stop();
+  // Printed as it comes: a long run that fails later still leaves this figure.
+  console.log(`${submission.label}: ${seconds.toFixed(2)} s, peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB`);
   return {
     name: submission.label,
     seconds,
@@ -126,7 +129,7 @@ async function main(): Promise<void> {
     if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
     else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
     else {
-      const vm = await startVictoriaMetrics(path.join(root, 'vm'));
+      const vm = await startVictoriaMetrics(path.join(root, 'vm'), ['-search.maxUniqueTimeseries=100000000', '-search.maxSamplesPerQuery=10000000000']);
       const vmRun = { label: 'victoria-metrics', url: `${vm.url}/api/v1/import/prometheus`, bodies: vmBodiesLazy(data), method: 'POST' };
       results.push(await measure(vm, vmRun, o, () => vmCount(vm.url, o, start)));
     }
