@@ -159,10 +159,11 @@ class NameMemo {
     if (nameAt === 0) return undefined;
     this.add(r, r.deref(nameAt));
     const tags = r.vector(value, tagsSlot, 4);
-    if (tags !== null) {
-      if (tags.length > NameMemo.MAX_SEGMENTS) return (this.count = 0), undefined;
-      for (let i = 0; i < tags.length; i++) this.add(r, r.deref(tags.start + 4 * i));
+    if (tags !== null && tags.length > NameMemo.MAX_SEGMENTS) {
+      this.count = 0; // too many tags to remember: `remember` does nothing
+      return undefined;
     }
+    for (let i = 0; i < (tags?.length ?? 0); i++) this.add(r, r.deref(tags!.start + 4 * i));
     this.hash = this.hashOf(r.bytes);
     const known = this.byHash.get(this.hash);
     return known !== undefined && this.same(r.bytes, known.raw) ? known.name : undefined;

@@ -180,15 +180,18 @@ export class MetricIndex {
   noteActivity(samples: IngestBatch<Placed & { id: Buffer; indexId: number }>): void {
     for (const part of samples.parts.values()) {
       for (let i = 0; i < part.length; i++) {
-        const m = part.metrics[i]!;
-        const id = m.indexId >= 0 ? m.indexId : this.lookup(m.id);
+        const id = this.idOf(part.metrics[i]!);
         if (id >= 0) this.activity.note(id, part.ts[i]!);
       }
       for (const r of part.others) {
-        const other = this.lookup(r.metric.id);
-        if (other >= 0) this.activity.note(other, r.ts);
+        const id = this.idOf(r.metric);
+        if (id >= 0) this.activity.note(id, r.ts);
       }
     }
+  }
+
+  private idOf(m: { id: Buffer; indexId: number }): number {
+    return m.indexId >= 0 ? m.indexId : this.lookup(m.id);
   }
 
   setActivity(storageId: Buffer, windows: readonly ActivityWindow[]): void {
