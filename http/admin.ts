@@ -18,6 +18,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
     identity: s(node.identity),
     version: s(VERSION),
     semver: s(VERSION),
+    node_version: s(process.version),
     topology: { current: s(topology), next: s('-') },
     ingest: {
       requests: n(node.stats.requestsIngested),
@@ -61,6 +62,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
         features: '1',
       },
       version: VERSION,
+      // The runtime actually serving, so an operator sees a node started on an old Node.
+      node_version: process.version,
       application: 'ferrite',
     };
   });

@@ -44,6 +44,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
   const overview = async () => ({
     identity: node.identity,
     version: VERSION,
+    node_version: process.version,
     started_at: startedAt / 1000,
     uptime_s: (Date.now() - startedAt) / 1000,
     rollups: node.config.rollups.map((l) => l.period),

@@ -31,3 +31,10 @@ test('/state reports identity, topology, rollups and string features', async (t)
   t.is(json.application, 'ferrite');
   t.is(typeof json.version, 'string');
 });
+
+test('/state names the runtime serving it: Node 24 LTS or newer, as npm scripts run it', async (t) => {
+  const { json } = await getJson(`${n.url}/state`);
+  t.is(json.node_version, process.version);
+  t.true(Number(/^v(\d+)\./.exec(json.node_version)![1]) >= 24, `served on ${json.node_version}`);
+  t.deepEqual((await getJson(`${n.url}/stats.json`)).json.node_version, { _type: 's', _value: process.version });
+});

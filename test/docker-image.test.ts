@@ -49,6 +49,7 @@ test('the image builds from the filtered context; its node serves, passes its he
     t.true(existsSync(hostPath(runtime, 'dist/bin/cli.js')), 'the compiled node is in the image');
     t.false(existsSync(hostPath(runtime, 'node_modules/typescript')), 'no dev dependencies in the image');
     t.false(existsSync(hostPath(runtime, 'node_modules/ava')), 'no dev dependencies in the image');
+    t.false(existsSync(hostPath(runtime, 'node_modules/.bin/node')), 'the image runs its base image\'s Node, not a second one');
     const extensions = hostPath(runtime, image.env.FERRITE_EXTENSIONS_DIR!);
     t.true(existsSync(extensions) && readdirSync(extensions).some((f) => f.endsWith('.lua')), 'the example extensions are in the image');
     t.regex(runtime.owners.get(image.env.FERRITE_DATA_DIR!) ?? '', new RegExp(`^${image.user}:`), 'the data volume belongs to the user the node runs as');

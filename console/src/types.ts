@@ -15,6 +15,7 @@ export interface Replication {
 export interface Overview {
   identity: string;
   version: string;
+  node_version: string;
   started_at: number;
   uptime_s: number;
   rollups: number[];

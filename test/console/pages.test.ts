@@ -63,6 +63,7 @@ test('Overview: the node, its ingest rate, disk per column family and backlog; r
   t.regex((await page.locator('table.backlog').textContent())!, /ingest journal entries not yet sealed/);
   const before = await records();
   t.true(before > 0);
+  t.true(await page.locator('.fact', { hasText: `Node.js ${process.version}` }).isVisible(), 'the runtime is shown');
   await put(n.url, mLine(`${Math.floor(Date.now() / 1000)}.000`, 'cpu|ST[host:alpha]', 'n', '1'));
   for (let tries = 0; (await records()) === before && tries < 100; tries++) await page.waitForTimeout(200);
   t.is(await records(), before + 1, 'the page counted the new record without reloading');

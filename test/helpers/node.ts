@@ -60,9 +60,9 @@ export function killSpawnedNodes(): void {
   children.clear();
 }
 
-/** Runs `ferrite serve` as a separate process and waits until it listens. */
-export async function spawnNode(dataDir: string, extraArgs: string[] = []): Promise<ChildNode> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', ...extraArgs], {
+/** Runs `ferrite serve` as a separate process (on `runtime`, a node binary) and waits until it listens. */
+export async function spawnNode(dataDir: string, extraArgs: string[] = [], runtime = process.execPath): Promise<ChildNode> {
+  const child = spawn(runtime, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -1,7 +1,8 @@
 // ferrite against real clients from Debian's `prometheus` package: a Prometheus scraping
 // itself every second and remote-writing to ferrite; a second Prometheus remote-reading
 // from ferrite; promtool querying ferrite's query API. Answers are compared with what the
-// first Prometheus holds locally. .ci/run installs the package; without it these skip.
+// first Prometheus holds locally. `npm test` installs the package first (test/setup-tools.mjs);
+// without it these fail, naming it.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,9 +14,7 @@ import { startNode, tempDir, type TestNode } from '../helpers/node.js';
 const ACCOUNT = 3;
 const UUID = '9a7b0000-0000-4000-8000-00000000c0de';
 const have = (bin: string): boolean => spawnSync(bin, ['--version'], { stdio: 'ignore' }).status === 0;
-const AVAILABLE = have('prometheus') && have('promtool');
-const t_ = AVAILABLE ? test.serial : test.serial.skip;
-if (!AVAILABLE) console.warn('prometheus/promtool not installed (Debian package `prometheus`; .ci/run installs it): real-client tests skipped');
+const t_ = test.serial;
 
 let ferrite: TestNode;
 const children: ChildProcess[] = [];
@@ -64,7 +63,7 @@ async function settledSample(): Promise<number> {
 }
 
 test.before(async () => {
-  if (!AVAILABLE) return;
+  for (const bin of ['prometheus', 'promtool']) if (!have(bin)) throw new Error(`${bin} is not installed: apt-get install prometheus (npm test does it as root)`);
   ferrite = await startNode({ defaultAccount: ACCOUNT });
   scraper = await startPrometheus(`
 global: { scrape_interval: 1s, evaluation_interval: 1s }

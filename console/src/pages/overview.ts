@@ -41,6 +41,7 @@ function facts(o: Overview, view: Nodes): HTMLElement[] {
   return [
     fact('node id', o.identity),
     fact('version', o.version),
+    fact('runtime', `Node.js ${o.node_version}`),
     fact('uptime', duration(o.uptime_s), `since ${time(o.started_at)}`),
     fact('topology', short(view.topology.hash), view.topology.hash),
     fact('nodes', `${view.nodes.length} (${view.nodes.filter((n) => n.alive).length} up)`),
