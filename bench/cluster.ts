@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { ferriteBodies, send, vmBodies, type Dataset } from './dataset.js';
 import { startFerrite, startVictoriaMetrics, victoriaMetricsAvailable } from './peers.js';
+import { recordFigure } from './summary.js';
 import { freePort } from '../transport/ports.js';
 
 interface Options {
@@ -137,6 +138,7 @@ async function main(): Promise<void> {
     for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
     console.log(`\nratio cluster / standalone ferrite (acknowledged samples/s): ${(singleSeconds / ackSeconds).toFixed(3)}`);
     if (vmSeconds !== null) console.log(`ratio cluster / victoria-metrics (acknowledged samples/s): ${(vmSeconds / ackSeconds).toFixed(3)}`);
+    recordFigure({ bench: 'cluster', measure: '3 nodes, W=2: acknowledged ingest', unit: 'samples/s', ferrite: total / ackSeconds, peer: vmSeconds === null ? null : total / vmSeconds, better: 'higher' });
     console.log(`journal records/s against IRONdb's documented 700000: ${(journaled / (ackSeconds + drainSeconds) / 700_000).toFixed(3)}`);
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { ferriteBodiesLazy, ferriteName, send, UUID, vmBodiesLazy, type Bodies, type Dataset } from './dataset.js';
 import { startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
+import { recordFigure } from './summary.js';
 
 interface Options {
   metrics: number;
@@ -89,7 +90,7 @@ async function paced(sys: System, bodies: Bodies, batch: number, samplesPerSec: 
   }
 }
 
-async function measure(sys: System, peer: Running, o: Options, start: number): Promise<string[]> {
+async function measure(sys: System, peer: Running, o: Options, start: number): Promise<{ lines: string[]; slowdown: Record<'find' | 'fetch', number> }> {
   const batch = 5000;
   const base: Dataset = { metrics: o.metrics, points: 360, stepS: STEP_S, start, batch };
   // The readable history: an hour of every metric, loaded at full speed (its rate is the capacity).
@@ -108,7 +109,8 @@ async function measure(sys: System, peer: Running, o: Options, start: number): P
   await peer.stop();
   const row = (what: 'find' | 'fetch') =>
     `| ${sys.name} | ${what} | ${idle[what].p50.toFixed(1)} | ${idle[what].p99.toFixed(1)} | ${loaded[what].p50.toFixed(1)} | ${loaded[what].p99.toFixed(1)} | ${(loaded[what].p99 / idle[what].p99).toFixed(2)} |`;
-  return [`${sys.name}: capacity ${Math.round(capacity)} samples/s, load ${Math.round(capacity * o.load)} samples/s`, row('find'), row('fetch')];
+  const lines = [`${sys.name}: capacity ${Math.round(capacity)} samples/s, load ${Math.round(capacity * o.load)} samples/s`, row('find'), row('fetch')];
+  return { lines, slowdown: { find: loaded.find.p99 / idle.find.p99, fetch: loaded.fetch.p99 / idle.fetch.p99 } };
 }
 
 async function main(): Promise<void> {
@@ -124,10 +126,16 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   try {
     const ferrite = await startFerrite(path.join(root, 'ferrite'));
-    lines.push(...(await measure(ferriteSystem(ferrite.url, start), ferrite, o, start)));
+    const f = await measure(ferriteSystem(ferrite.url, start), ferrite, o, start);
+    lines.push(...f.lines);
+    let v: Awaited<ReturnType<typeof measure>> | null = null;
     if (o.vm && victoriaMetricsAvailable()) {
       const vm = await startVictoriaMetrics(path.join(root, 'vm'));
-      lines.push(...(await measure(vmSystem(vm.url, start), vm, o, start)));
+      v = await measure(vmSystem(vm.url, start), vm, o, start);
+    }
+    if (v !== null) lines.push(...v.lines);
+    for (const read of ['find', 'fetch'] as const) {
+      recordFigure({ bench: 'contention', measure: `${read} p99 under ${o.load * 100} % ingest / idle p99`, unit: '×', ferrite: f.slowdown[read], peer: v?.slowdown[read] ?? null, better: 'lower' });
     }
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { ALL_COLUMN_FAMILIES, CF, type ColumnFamilyName } from '../storage/keys.
 import { Store } from '../storage/rocks.js';
 import { UUID } from './dataset.js';
 import { diskBytes, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
+import { recordFigure } from './summary.js';
 
 interface Options {
   hosts: number;
@@ -201,6 +202,7 @@ async function main(): Promise<void> {
     console.log('\n| system | index MiB | data MiB | of which raw | of which rollups | total on disk MiB | bytes/sample on disk |');
     console.log('|---|---|---|---|---|---|---|');
     console.log(`| ferrite (logical) | ${mb(index)} | ${mb(cf(CF.numeric) + cf(CF.rollup))} | ${mb(cf(CF.numeric))} | ${mb(cf(CF.rollup))} | ${mb(f.disk)} | ${perSample(f.disk, samples)} |`);
+    let vmDisk: number | null = null;
     if (withVm) {
       let vm = await startVictoriaMetrics(path.join(root, 'vm'));
       await sendAll(`${vm.url}/api/v1/import/prometheus`, bodies(hosts, values, start, o.stepS, 5000, vmLine), 4, 'POST');
@@ -208,8 +210,10 @@ async function main(): Promise<void> {
       await vm.stop();
       const vmIndex = dirBytes(path.join(vm.dataDir, 'indexdb'));
       const vmData = dirBytes(path.join(vm.dataDir, 'data'));
-      console.log(`| victoria-metrics | ${mb(vmIndex)} | ${mb(vmData)} | ${mb(vmData)} | – | ${mb(diskBytes(vm.dataDir))} | ${perSample(diskBytes(vm.dataDir), samples)} |`);
+      vmDisk = diskBytes(vm.dataDir);
+      console.log(`| victoria-metrics | ${mb(vmIndex)} | ${mb(vmData)} | ${mb(vmData)} | – | ${mb(vmDisk)} | ${perSample(vmDisk, samples)} |`);
     }
+    recordFigure({ bench: 'devops', measure: `bytes on disk per sample, ${o.hosts} hosts × 1 day`, unit: 'B', ferrite: f.disk / samples, peer: vmDisk === null ? null : vmDisk / samples, better: 'lower' });
   } finally {
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });

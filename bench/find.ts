@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { timeRounds } from './timing.js';
 import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
+import { recordFigure } from './summary.js';
 
 interface Options {
   checks: number;
@@ -243,6 +244,7 @@ async function main(): Promise<void> {
       const b = v?.timings[i];
       const mismatch = b !== undefined && b.count !== a.count ? ` (VM: ${b.count})` : '';
       console.log(`| ${q.name} | ${a.count}${mismatch} | ${fmt(a.p50)} | ${fmt(a.p99)} | ${fmt(b?.p50)} | ${fmt(b?.p99)} | ${b ? (b.p50 / a.p50).toFixed(2) : '–'} | ${b ? (b.p99 / a.p99).toFixed(2) : '–'} |`);
+      recordFigure({ bench: 'find', measure: `${q.name}, ${series} series (p50)`, unit: 'ms', ferrite: a.p50, peer: b?.p50 ?? null, better: 'lower' });
     });
     const fRss = { now: currentRss(ferrite.child.pid!), peak: peakRss(ferrite.child.pid!) };
     const vRss = vm === null ? null : { now: currentRss(vm.child.pid!), peak: peakRss(vm.child.pid!) };
@@ -263,6 +265,8 @@ async function main(): Promise<void> {
     console.log('\n| system | load s | disk MiB (after stop) | RSS after load MiB | RSS after queries MiB | peak RSS MiB |');
     console.log('|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
+    recordFigure({ bench: 'find', measure: `load ${series} series`, unit: 's', ferrite: fLoad, peer: vm === null ? null : vLoad, better: 'lower' });
+    recordFigure({ bench: 'find', measure: `peak RSS, ${series} series`, unit: 'MiB', ferrite: fRss.peak / 2 ** 20, peer: vRss === null ? null : vRss.peak / 2 ** 20, better: 'lower' });
     const p = percentiles(after.ms);
     console.log(
       `\nferrite restart: ${restartS.toFixed(1)} s to listening, index of ${index.metrics} series loaded in ${(index.load_ms / 1000).toFixed(1)} s, ${(index.load_cpu_ms / 1000).toFixed(1)} s of CPU (${(index.load_cpu_ms / 1000 / (index.metrics / 1e6)).toFixed(1)} CPU s per million); RSS after restart ${(restartRss / 2 ** 20).toFixed(0)} MiB; selective query after restart p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms (idle)`,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { Histogram, histogramToBase64 } from '../model/histogram/index.js';
 import { startFerrite } from './peers.js';
+import { recordFigure } from './summary.js';
 
 interface Options {
   metrics: number;
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       await run();
       const s = (performance.now() - t0) / 1000;
       console.log(`${label}: ${count} histograms in ${s.toFixed(2)} s = ${Math.round(count / s)} histograms/s, ${Math.round((count * binsPerHist) / s)} bins/s`);
+      recordFigure({ bench: 'histogram', measure: `${label} ingest`, unit: 'histograms/s', ferrite: count / s, peer: null, better: 'higher' });
     };
     await rate('H1 /raw', h1.length, () => send(`${ferrite.url}/raw`, 'PUT', batches(h1, o.batch, (p) => p.join('\n')), o.concurrency));
     await rate('/histogram/write', json.length, () => send(`${ferrite.url}/histogram/write`, 'POST', batches(json, o.batch, (p) => JSON.stringify(p)), o.concurrency));
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
     latencies.sort((a, b) => a - b);
     const pct = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1);
     console.log(`read one day at 60 s (${perDay} rows): median ${pct(0.5)} ms, p90 ${pct(0.9)} ms over ${o.reads} reads`);
+    recordFigure({ bench: 'histogram', measure: 'read one day at 60 s (median)', unit: 'ms', ferrite: Number(pct(0.5)), peer: null, better: 'lower' });
   } finally {
     await ferrite.stop();
     rmSync(root, { recursive: true, force: true });

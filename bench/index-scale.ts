@@ -18,6 +18,7 @@ import { evaluate } from '../storage/metric-index/query-plan.js';
 import { Store } from '../storage/rocks.js';
 import { findBody } from '../actors/find-rows.js';
 import { diskBytes } from './peers.js';
+import { recordFigure } from './summary.js';
 
 const NAMES = 10;
 const uuidOf = (c: number) => `00000000-0000-4000-8000-${c.toString(16).padStart(12, '0')}`;
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
     const buildS = (performance.now() - t0) / 1000;
     global.gc?.();
     console.log(`indexed ${o.series} series in ${buildS.toFixed(1)} s (${(o.series / buildS).toFixed(0)}/s); RSS ${rssMb().toFixed(0)} MiB (${rssStart.toFixed(0)} at start); heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+    recordFigure({ bench: 'index-scale', measure: `index ${o.series} series: RSS per series`, unit: 'B', ferrite: ((rssMb() - rssStart) * 2 ** 20) / o.series, peer: null, better: 'lower' });
     console.log('\n| query | results | p50 ms | p99 ms |\n|---|---|---|---|');
     for (const q of ['and(__name:m3,host:h42)', 'and(__name:m*,host:h12*)', 'and(__name:/^m[2-4]$/,host:/^h1[0-9]$/)']) {
       const t = await queryTimes(index, q, o.rounds);

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { recordFigure } from './summary.js';
 import { Command } from 'commander';
 import { ferriteBodiesLazy, ferriteName, metricListBodiesLazy, send, UUID, vmBodiesLazy, type Bodies, type Dataset } from './dataset.js';
 import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
@@ -142,8 +143,13 @@ async function main(): Promise<void> {
   for (const r of results) {
     console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
   }
-  const peer = results.find((r) => r.name === 'victoria-metrics');
-  if (peer === undefined) return;
+  const peer = results.find((r) => r.name === 'victoria-metrics') ?? null;
+  for (const r of results.filter((x) => x !== peer)) {
+    const format = r.name.replace(/^ferrite /, '');
+    recordFigure({ bench: 'ingest', measure: `${format} ingest, ${o.metrics} series`, unit: 'samples/s', ferrite: r.samplesPerSec, peer: peer?.samplesPerSec ?? null, better: 'higher' });
+    recordFigure({ bench: 'ingest', measure: `${format} peak RSS`, unit: 'MiB', ferrite: r.peakRssMb, peer: peer?.peakRssMb ?? null, better: 'lower' });
+  }
+  if (peer === null) return;
   console.log('');
   for (const r of results) if (r !== peer) console.log(`ratio ${r.name} / victoria-metrics (ingest samples/s): ${(r.samplesPerSec / peer.samplesPerSec).toFixed(3)}`);
 }

@@ -13,6 +13,7 @@ import { Command } from 'commander';
 import { ferriteBodies, ferriteName, send, UUID, vmBodies, type Dataset } from './dataset.js';
 import { timeRounds } from './timing.js';
 import { startFerrite, startVictoriaMetrics, victoriaMetricsAvailable } from './peers.js';
+import { recordFigure } from './summary.js';
 
 interface Options {
   metrics: number;
@@ -286,6 +287,7 @@ async function main(): Promise<void> {
     ferrite = await startFerrite(ferriteDir);
     const backlog = await waitRolledUp(ferrite.url, o.metrics, 'metric', dayStart, 1, o.stepS);
     console.log(`rollup backlog after a restart: ${o.metrics} metrics × 1 day (${(o.metrics * DAY_S) / 3600} raw windows) rolled up in ${backlog.toFixed(2)} s (polled every 0.25 s)`);
+    recordFigure({ bench: 'reads', measure: `roll up ${o.metrics} metrics × 1 day after a restart`, unit: 's', ferrite: backlog, peer: null, better: 'lower' });
     if (o.month) {
       await send(`${ferrite.url}/raw`, ferriteBodies(monthData), 4, 'PUT');
       await ferrite.stop();
@@ -306,6 +308,7 @@ async function main(): Promise<void> {
       const v = s.vm === null ? null : await time(s.vm, s.expect, o.rounds, `victoria-metrics ${s.name}`);
       const diff = v === null ? null : compare(f.answer, v.answer, s.name);
       if (v !== null) ratios.push(v.t.median / f.t.median);
+      recordFigure({ bench: o.scenario === 'all' ? 'reads' : o.scenario, measure: `${s.name} (median)`, unit: 'ms', ferrite: f.t.median, peer: v?.t.median ?? null, better: 'lower' });
       console.log(`| ${s.name} | ${fmt(f.t.median)} | ${fmt(f.t.p90)} | ${fmt(v?.t.median)} | ${fmt(v?.t.p90)} | ${v === null ? '–' : (v.t.median / f.t.median).toFixed(2)} | ${diff === null ? '–' : `${s.expect} (max rel. diff ${diff.toExponential(1)})`} |`);
     }
     if (o.load) await fetchUnderLoad(o, dayStart, ferrite.url);
