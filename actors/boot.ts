@@ -1,6 +1,6 @@
 // Start-up (DESIGN.md "Next shape"): open the data directory, join the cluster transport,
 // load every store, build the node and wire the cluster's requests to their answerers.
-// What a running node does is actors/node.ts; how it stops is FerriteNode.stop.
+// What a running node does is actors/node/node.ts; how it stops is FerriteNode.stop.
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
@@ -11,16 +11,16 @@ import { MetricIndex } from '../storage/metric-index/metric-index.js';
 import { Store } from '../storage/rocks.js';
 import { JournalStream, type AppliedReport } from '../transport/journal-stream.js';
 import { Rpc } from '../transport/rpc.js';
-import { answerStreamRequest } from './fetch-engine.js';
-import { answerFind } from './find-service.js';
-import { HistogramStore } from './histogram-store.js';
-import { FerriteNode } from './node.js';
-import type { PartitionDeps } from './partition-core.js';
-import { answerSamples } from './prometheus-source.js';
-import { Replication } from './replication.js';
-import { RollupStore } from './rollup-store.js';
-import { Tombstones } from './tombstones.js';
-import { natsFor, readTopologyFile, topologyFor } from './topology-file.js';
+import { answerStreamRequest } from './coordinators/fetch.js';
+import { answerFind } from './coordinators/find.js';
+import { HistogramStore } from './shard/histogram-store.js';
+import { FerriteNode } from './node/node.js';
+import type { PartitionDeps } from './shard/partition-core.js';
+import { answerSamples } from './coordinators/sources/prometheus.js';
+import { Replication } from './cluster/replication.js';
+import { RollupStore } from './shard/rollup-store.js';
+import { Tombstones } from './shard/tombstones.js';
+import { natsFor, readTopologyFile, topologyFor } from './cluster/topology-file.js';
 
 /** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
 const PROBE_TIMEOUT_MS = 2_000;

@@ -16,7 +16,7 @@ import type { MetricKey } from '../model/types.js';
 import { MetricIndex, type IndexableMetric } from '../storage/metric-index/metric-index.js';
 import { evaluate } from '../storage/metric-index/query-plan.js';
 import { Store } from '../storage/rocks.js';
-import { findBody } from '../actors/find-rows.js';
+import { findBody } from '../actors/shard/find-rows.js';
 import { diskBytes } from './peers.js';
 import { recordFigure } from './summary.js';
 

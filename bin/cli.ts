@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import { CarbonListener } from '../http/carbon-listener.js';
 import type { AccountId } from '../model/types.js';
 import { startNode } from '../actors/boot.js';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { buildServer } from '../http/server.js';
 import { ConfigError, type FerriteConfig } from '../model/config.js';
 import { TopologyError } from '../model/topology/index.js';

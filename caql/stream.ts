@@ -40,7 +40,7 @@ export interface FetchStream {
   transform: string;
 }
 
-/** Where CAQL gets data: the node's tag search and fetch engine (actors/caql-source.ts). */
+/** Where CAQL gets data: the node's tag search and fetch engine (actors/coordinators/sources/caql.ts). */
 export interface DataSource {
   find(query: string, limit: number, grid: Grid): Promise<{ metrics: FoundMetric[]; truncated: boolean }>;
   fetch(grid: Grid, streams: FetchStream[]): Promise<Stream[]>;

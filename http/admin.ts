@@ -1,9 +1,9 @@
 // `GET /stats.json` and `GET /state` in IRONdb's shapes (irondb-reference §10): existing
 // clients (gosnowth, the Grafana data source) call these before anything else.
 import type { FastifyInstance } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { VERSION } from '../model/version.js';
-import type { PeerLag } from '../actors/replication.js';
+import type { PeerLag } from '../actors/cluster/replication.js';
 import { TAG } from './schemas.js';
 
 const s = (value: string | number) => ({ _type: 's', _value: String(value) });

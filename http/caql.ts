@@ -3,14 +3,14 @@
 // query is a 400 with IRONdb's user-error body, soft problems go to DF4 `head.warning`.
 import { parseJsonBody } from '../model/json-body.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { caqlSource } from '../actors/caql-source.js';
-import type { FerriteNode } from '../actors/node.js';
+import { caqlSource } from '../actors/coordinators/sources/caql.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { CaqlSyntaxError } from '../caql/ast.js';
 import { CaqlTimeoutError, CaqlUserError } from '../caql/errors.js';
 import { run } from '../caql/evaluate.js';
 import { parseDirectives, parseQuery } from '../caql/parser.js';
 import { promqlStreams } from '../caql/promql.js';
-import { promSource } from '../actors/prometheus-source.js';
+import { promSource } from '../actors/coordinators/sources/prometheus.js';
 import { MAX_GRID_SLOTS, type Grid, type Stream } from '../caql/stream.js';
 import { parseAccountId } from '../model/check-field.js';
 import { df4Json } from '../model/fetch/df4.js';

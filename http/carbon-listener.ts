@@ -4,7 +4,7 @@
 // are stored in order, one batch per chunk read, durably before the next chunk is read.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { parseCarbonLine } from '../model/carbon.js';
 import { taggedRecords } from '../model/tagged-sample.js';
 import { taggedContext, type CheckScope } from './tagged-ingest.js';

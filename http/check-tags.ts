@@ -3,8 +3,8 @@
 // `{"<check_uuid>": [tags]}`. The account comes from x-svc-account-id or the path form
 // `/meta/check/tag/<account>/<check_uuid>`; without one the tags apply in every account.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { changeCheckTags, checkTagsOf, type CheckTagChange } from '../actors/check-tags.js';
-import type { FerriteNode } from '../actors/node.js';
+import { changeCheckTags, checkTagsOf, type CheckTagChange } from '../actors/coordinators/check-tags.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { normalizeUuid, parseAccountId } from '../model/check-field.js';
 import { parseCheckTags, type CheckTagScope } from '../model/check-tags.js';
 import { ferr } from '../model/errors.js';

@@ -1,17 +1,17 @@
 // The thirteen DELETE endpoints (interface §2.3, §3, §4.1): single metric, pattern, tag
 // query and check deletes of raw, text and histogram data, and full deletes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { searchMetrics, type Found } from '../actors/metric-search.js';
+import { searchMetrics, type Found } from '../actors/shard/search.js';
 import type { MetricInfo } from '../actors/metric-info.js';
-import type { DeleteOutcome } from '../actors/messages.js';
-import type { FerriteNode } from '../actors/node.js';
+import type { DeleteOutcome } from '../actors/shard/messages.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import type { DataKind } from '../model/ingest-record.js';
 import { globTest, parseTagQuery, type TagQuery } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
 import { advisoryLimit, tagQuery } from './find.js';
-import { find } from '../actors/find-service.js';
+import { find } from '../actors/coordinators/find.js';
 import { accountHeader, svcHeader } from './headers.js';
 import { metricFromPath } from './metric-param.js';
 import { fields, metricPath, str, svcHeaders, TAG, uuidParam } from './schemas.js';

@@ -2,8 +2,8 @@
 // built-in caql_v1 included); `GET|POST /extension/lua/<name>` (also under /public/) runs
 // one with its params from the query string or a JSON body.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { extensionApi } from '../actors/extension-api.js';
-import type { FerriteNode } from '../actors/node.js';
+import { extensionApi } from '../actors/coordinators/extension-api.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { CaqlUserError } from '../caql/errors.js';
 import { ExtensionError, loadExtensions, runExtension, validateParams } from '../extensions/registry.js';
 import { stopSpareWorker } from '../extensions/runner.js';

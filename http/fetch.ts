@@ -2,8 +2,8 @@
 // JSON (default) or FlatBuffer form out, chosen by Content-Type and Accept.
 import { parseJsonBody } from '../model/json-body.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { runFetch } from '../actors/fetch-engine.js';
-import type { FerriteNode } from '../actors/node.js';
+import { runFetch } from '../actors/coordinators/fetch.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { df4FlatBuffer, df4Json } from '../model/fetch/df4.js';
 import { FetchRequestError } from '../model/fetch/errors.js';

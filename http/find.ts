@@ -1,8 +1,8 @@
 // Tag search (interface §4.2): `/find/<account>/tags|tag_cats|tag_vals`, and the
 // header forms `/find/tags|tag_cats|tag_vals` with x-svc-account-id.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DEFAULT_FIND_LIMIT, find, parseQuery, type FindAnswer, type FindKind, type FindRequest } from '../actors/find-service.js';
-import type { FerriteNode } from '../actors/node.js';
+import { DEFAULT_FIND_LIMIT, find, parseQuery, type FindAnswer, type FindKind, type FindRequest } from '../actors/coordinators/find.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import { parseRelativeTime } from '../model/relative-time.js';

@@ -4,9 +4,9 @@
 // finder compares the content type as a string); FlatBuffer answers when the Accept header
 // asks for them.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { findMetrics, findTagged, readSeries, type GraphiteScope, type SeriesName } from '../actors/graphite.js';
+import { findMetrics, findTagged, readSeries, type GraphiteScope, type SeriesName } from '../actors/coordinators/sources/graphite.js';
 import type { MetricInfo } from '../actors/metric-info.js';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { normalizeUuid, parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import { encodeFindResults, encodeGetResult, FIND_RESULT_TYPE, GET_RESULT_TYPE, type FindResult, type GetResult } from '../model/graphite/flatbuffers.js';

@@ -1,7 +1,7 @@
 // Histograms: `PUT|POST /histogram/write` (legacy JSON writer) and
 // `GET /histogram/<start>/<end>/<period>/<uuid>/<metric>` (interface §4.4, §4.6).
 import type { FastifyInstance } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import { ferr } from '../model/errors.js';
 import { histogramProblem } from '../model/histogram-check.js';

@@ -1,8 +1,8 @@
-// Admission of writes (actors/admission.ts): decided when the request line and headers
+// Admission of writes (actors/node/admission.ts): decided when the request line and headers
 // arrive, before the body is read, so an overloaded node answers 503 at once instead of
 // queueing. Every write route is recognised by method and path here, in one place.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { IngestAdmission } from '../actors/admission.js';
+import type { IngestAdmission } from '../actors/node/admission.js';
 import { ferr } from '../model/errors.js';
 
 /** Paths whose PUT/POST store data. */

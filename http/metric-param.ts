@@ -1,5 +1,5 @@
 // Path segments: `<uuid>/<metric>` into a metric this node may know, and epoch seconds.
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';

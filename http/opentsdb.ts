@@ -3,7 +3,7 @@
 // from x-svc-check-uuid or `defaultCheckUuid`; 204 when every point is stored, OpenTSDB's
 // `?summary` / `?details` bodies when asked). Good points are stored even when others fail.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { parseOpenTsdbPut } from '../model/opentsdb.js';
 import { taggedRecords } from '../model/tagged-sample.js';

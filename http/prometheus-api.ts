@@ -4,8 +4,8 @@
 // the `defaultAccount` option. Answers and errors take Prometheus' shapes
 // (`{"status":"error","errorType":"bad_data","error":…}`, plus our `code`).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
-import { promSource, selectSeries, type SelectScope } from '../actors/prometheus-source.js';
+import type { FerriteNode } from '../actors/node/node.js';
+import { promSource, selectSeries, type SelectScope } from '../actors/coordinators/sources/prometheus.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import { MatcherError } from '../model/prometheus/matchers.js';
 import type { LabelMatcher, Labels } from '../model/prometheus/types.js';

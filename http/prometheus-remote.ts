@@ -4,8 +4,8 @@
 // Labels become stream tags, `__name__` the metric name; samples are stored like `/raw`
 // numeric records, durably before the 204.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
-import { readSamples, selectSeries } from '../actors/prometheus-source.js';
+import type { FerriteNode } from '../actors/node/node.js';
+import { readSamples, selectSeries } from '../actors/coordinators/sources/prometheus.js';
 import { ferr } from '../model/errors.js';
 import { seriesSamples } from '../model/prometheus/labels.js';
 import { MatcherError } from '../model/prometheus/matchers.js';

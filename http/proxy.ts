@@ -5,7 +5,7 @@
 // reply names the owners that failed before it in `x-svc-proxy-failed`. An owner gossip
 // presumes down is only tried once every live one has failed.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import type { TopologyNode } from '../model/topology/index.js';
 import { svcHeader } from './headers.js';

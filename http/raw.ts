@@ -1,6 +1,6 @@
 // `PUT|POST /raw` (TSV submission) and `GET /raw/<uuid>/<metric>` (interface §4.4, §4.6).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import type { NumericValue } from '../model/types.js';
 import { parseReadTimestamp } from '../model/timestamp.js';

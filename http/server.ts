@@ -2,7 +2,7 @@
 // single error handler that is the only place writing `{"error": ...}`.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import { adminRoutes } from './admin.js';
 import { registerLoadShedding } from './load-shedding.js';

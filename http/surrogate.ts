@@ -1,9 +1,9 @@
 // `POST /surrogate/activity_rebuild` (irondb-reference §8.6, §10): recompute the activity
 // windows of the listed metrics from the data this node stores.
 import type { FastifyInstance } from 'fastify';
-import { rebuildActivity } from '../actors/activity-rebuild.js';
+import { rebuildActivity } from '../actors/shard/activity-rebuild.js';
 import type { MetricInfo } from '../actors/metric-info.js';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import type { RecordError } from '../model/ingest-record.js';

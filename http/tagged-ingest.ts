@@ -1,6 +1,6 @@
 // What the ecosystem's ingest endpoints (Prometheus remote write, OpenTSDB, carbon) share:
 // an account and check taken from the path (or config), and tagged samples resolved within them.
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import { normalizeUuid, parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';

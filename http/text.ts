@@ -1,6 +1,6 @@
 // `GET /read/<start>/<end>/<uuid>/<metric>`: the legacy text read (interface §4.4).
 import type { FastifyInstance } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';

@@ -2,7 +2,7 @@
 // `/toporing` and `/locate` in JSON and XML, and `/gossip/json`.
 import { XMLBuilder } from 'fast-xml-parser';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { FerriteNode } from '../actors/node.js';
+import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { ownersOf, type TopologyNode } from '../model/topology/index.js';
 import { metricFromPath } from './metric-param.js';

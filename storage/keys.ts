@@ -37,7 +37,7 @@ export const CF = {
   state: 'state',
   /**
    * Cluster outbox: peer id | NUL | seq (8, BE) → one journal message for that peer, kept
-   * until the peer confirms it applied it (actors/replication.ts). The sender's durability
+   * until the peer confirms it applied it (actors/cluster/replication.ts). The sender's durability
    * point for records other nodes own.
    */
   outbox: 'outbox',

@@ -1,7 +1,7 @@
 // Rollup retention with chunked storage: a level's chunks are dropped only once their whole
 // span has expired, so no period younger than the retention is lost.
 import test from 'ava';
-import { sweepRetention } from '../actors/retention.js';
+import { sweepRetention } from '../actors/shard/retention.js';
 import { getJson, startNode, UUID } from './helpers/node.js';
 
 const DAY_S = 86_400;

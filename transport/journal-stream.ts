@@ -2,7 +2,7 @@
 // one subject and one durable pull consumer per node. A message is one journal entry from
 // one sender to one peer; its headers say who sent it and its place in the sender's outbox.
 // JetStream is the transport, not the durability point: the sender keeps every message in
-// its outbox until the peer confirms it applied it (actors/replication.ts), because a
+// its outbox until the peer confirms it applied it (actors/cluster/replication.ts), because a
 // nats-server that crashes can lose messages it already acknowledged.
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';

@@ -1,4 +1,4 @@
-// Where the PromQL engine gets data (actors/prometheus-source.ts on a node, a table in tests).
+// Where the PromQL engine gets data (actors/coordinators/sources/prometheus.ts on a node, a table in tests).
 import type { LabelMatcher, SeriesData } from '../prometheus/types.js';
 
 export interface PromSource {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startNode as bootNode } from '../../actors/boot.js';
-import type { FerriteNode } from '../../actors/node.js';
+import type { FerriteNode } from '../../actors/node/node.js';
 import { buildServer } from '../../http/server.js';
 import { resolveConfig, type FerriteConfig } from '../../model/config.js';
 

@@ -1,0 +1,30 @@
+// Check tag updates as a node takes them from a client: stamped, stored, and journaled to
+// every other node in the same batch (so no node misses one), then published.
+import { nextStamp, presentCheckTags, type CheckTagScope } from '../../model/check-tags.js';
+import type { FerriteNode, JournaledCheckTags } from '../node/node.js';
+
+export interface CheckTagChange {
+  add: string[];
+  remove: string[];
+  clear: boolean;
+}
+
+/** Applies `change` to the check's tags in `scope`; the tags present afterwards. */
+export async function changeCheckTags(node: FerriteNode, scope: CheckTagScope, uuid: string, change: CheckTagChange): Promise<string[]> {
+  let publish = async (): Promise<void> => {};
+  const state = await node.checkTags.update(
+    scope,
+    uuid,
+    (current) => ({ stamp: nextStamp(current, Date.now()), ...change }),
+    (batch, update) => {
+      const doc: JournaledCheckTags = { scope, uuid, update };
+      publish = node.stageForEveryNode(batch, 'checktags', doc);
+    },
+  );
+  await publish();
+  return presentCheckTags(state);
+}
+
+export async function checkTagsOf(node: FerriteNode, scope: CheckTagScope, uuid: string): Promise<string[]> {
+  return presentCheckTags(await node.checkTags.get(scope, uuid));
+}

@@ -1,0 +1,138 @@
+// Runs a validated fetch plan (model/fetch) against this node: each stream is read from its
+// partition in the resolution that serves the slots, transformed into a column, and the
+// columns go through the reducers. Streams are read concurrently.
+import { checkDeadline, withinDeadline } from '../../model/deadline.js';
+import type { Column } from '../../model/fetch/column.js';
+import { FetchRequestError } from '../../model/fetch/errors.js';
+import { histogramCell, HISTOGRAM_TRANSFORMS } from '../../model/fetch/histogram.js';
+import { numericColumns, numericValues } from '../../model/fetch/numeric.js';
+import { applyReducers, foldCells, nameOf, type StreamCells } from '../../model/fetch/reduce.js';
+import type { FetchPlan, StreamSpec } from '../../model/fetch/request.js';
+import { textCounts, type TextSlots } from '../../model/fetch/text.js';
+import type { Histogram } from '../../model/histogram/index.js';
+import { tagText } from '../../model/metric-name.js';
+import type { MetricInfo } from '../metric-info.js';
+import type { FerriteNode } from '../node/node.js';
+import { columnFromWire, columnToWire, type WireColumn } from '../../model/fetch/column-wire.js';
+
+const SECOND = 1000;
+
+/**
+ * Reads, transforms and reduces a plan's streams. Past `deadline` (epoch ms) it answers a
+ * 504 at once; reads already queued still finish (the cell cap bounds them), reducers do not run.
+ */
+export function runFetch(node: FerriteNode, plan: FetchPlan, deadline = Infinity): Promise<Column[]> {
+  const work = (async () => {
+    const first = plan.reduce[0];
+    if ((first?.method === 'sum' || first?.method === 'mean') && plan.streams.every((s) => s.kind === 'numeric')) {
+      // Numeric streams summed or averaged straight away: each stays a Float64Array until folded.
+      const streams = await Promise.all(plan.streams.map((s, i) => streamCells(node, plan, s, `streams[${i}]`)));
+      checkDeadline(deadline, 'the fetch');
+      return applyReducers([foldCells(nameOf(first), first.method, streams, plan.count)], plan.reduce.slice(1), plan.count);
+    }
+    const columns = await Promise.all(plan.streams.map((s, i) => streamColumn(node, plan, s, `streams[${i}]`)));
+    checkDeadline(deadline, 'the fetch');
+    return applyReducers(columns, plan.reduce, plan.count);
+  })();
+  return deadline === Infinity ? work : withinDeadline(work, deadline, 'the fetch');
+}
+
+/** A numeric stream's cells (NaN: no value), read here or by the owner. */
+async function streamCells(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<StreamCells> {
+  const metric = streamMetric(node, s, path);
+  if (!node.routing.owns(metric)) {
+    const column = await streamColumn(node, plan, s, path);
+    return { tags: column.tags, cells: column.values as (number | null)[] };
+  }
+  const cells = (await node.knows(metric)) ? await numericSlots(node, plan, s, metric) : new Float64Array(plan.count).fill(NaN);
+  return { tags: headOf(s, metric).tags, cells };
+}
+
+function numericSlots(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array> {
+  return node.partitions.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch', numericColumns(s.transform.name)).then((slots) => numericValues(s.transform.name, slots));
+}
+
+const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });
+
+/** Slot geometry of a plan. */
+const endOf = (p: FetchPlan): number => p.startMs + p.count * p.periodMs;
+const slotOf = (p: FetchPlan, ts: number): number => Math.floor((ts - p.startMs) / p.periodMs);
+
+/** What a peer needs to read one stream for us. */
+interface StreamRequest {
+  plan: Pick<FetchPlan, 'startMs' | 'periodMs' | 'count'>;
+  stream: StreamSpec;
+}
+
+/** A peer owning some streams of a fetch reads them (and only them, never forwarding). */
+export async function answerStreamRequest(node: FerriteNode, payload: unknown): Promise<WireColumn> {
+  const { plan, stream } = payload as StreamRequest;
+  const metric = streamMetric(node, stream, 'stream');
+  return columnToWire(await localColumn(node, { ...plan, streams: [stream], reduce: [] }, stream, metric));
+}
+
+function streamMetric(node: FerriteNode, s: StreamSpec, path: string): MetricInfo {
+  const found = node.registry.lookup(s.uuid, s.name);
+  if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
+  return found.metric;
+}
+
+async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
+  const metric = streamMetric(node, s, path);
+  if (node.routing.owns(metric)) return localColumn(node, plan, s, metric);
+  const request: StreamRequest = { plan: { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, stream: s };
+  const wire = await node.routing.askOwners<WireColumn>(metric, 'stream', request);
+  return columnFromWire(wire);
+}
+
+async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Column> {
+  const head = headOf(s, metric);
+  const known = await node.knows(metric);
+  const periodS = plan.periodMs / SECOND;
+  switch (s.kind) {
+    case 'numeric': {
+      const values = new Array<number | null>(plan.count).fill(null);
+      if (known) {
+        const cells = await numericSlots(node, plan, s, metric);
+        for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
+      }
+      return { ...head, kind: 'numeric', values };
+    }
+    case 'histogram': {
+      const slots = known ? await histogramSlots(node, metric, plan) : new Array<Histogram | null>(plan.count).fill(null);
+      const t = HISTOGRAM_TRANSFORMS[s.transform.name];
+      if (t === null || t === undefined) return { ...head, kind: 'histogram', values: slots };
+      return { ...head, kind: 'numeric', values: slots.map((h) => histogramCell(t, h, s.transform.param, periodS)) };
+    }
+    case 'text': {
+      const slots = known ? await textSlots(node, metric, plan) : Array.from({ length: plan.count }, () => []);
+      if (s.transform.name !== 'none') return { ...head, kind: 'numeric', values: textCounts(s.transform.name, slots, periodS) };
+      const values = slots.map((entries, i) => entries.map(([ts, v]): [number, string] => [ts - (plan.startMs + i * plan.periodMs), v]));
+      return { ...head, kind: 'text', values };
+    }
+  }
+}
+
+/**
+ * The slot histograms, read from the coarsest histogram rollup that divides both the period
+ * and the start (exact), else from the finest, whose periods land in the slot holding their start.
+ */
+async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<(Histogram | null)[]> {
+  const levels = node.config.histogramRollups.map((l) => l.period);
+  const exact = [...levels].reverse().find((p) => plan.periodMs % (p * SECOND) === 0 && plan.startMs % (p * SECOND) === 0);
+  const rows = await node.partitions.readHistograms(metric, exact ?? levels[0]!, plan.startMs, endOf(plan) - 1);
+  const slots = new Array<Histogram | null>(plan.count).fill(null);
+  for (const [ts, h] of rows) {
+    const i = slotOf(plan, ts);
+    if (i < 0 || i >= plan.count) continue;
+    slots[i] = slots[i] === null ? h : slots[i]!.clone().merge(h);
+  }
+  return slots;
+}
+
+async function textSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<TextSlots> {
+  const rows = await node.partitions.readText(metric, { start: plan.startMs, end: endOf(plan), specificRange: true, lead: false });
+  const slots: TextSlots = Array.from({ length: plan.count }, () => []);
+  for (const [ts, v] of rows) if (v !== null) slots[slotOf(plan, ts)]?.push([ts, v]);
+  return slots;
+}

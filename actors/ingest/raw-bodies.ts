@@ -1,0 +1,35 @@
+// Request bodies journaled as they arrived (model/journal-entry.ts `raw` entries) are parsed
+// the same way at ingest and at replay, with the context stored beside them, so replay
+// yields exactly the samples that were acknowledged.
+import { IngestBatch } from '../../model/ingest-batch.js';
+import type { RecordError } from '../../model/ingest-record.js';
+import type { RawContext } from '../../model/journal-entry.js';
+import { decodeMetricList } from '../../model/metric-list/decode.js';
+import { metricListRecords } from '../../model/metric-list/records.js';
+import { parseTsvInto } from '../../model/tsv.js';
+import type { MetricInfo } from '../metric-info.js';
+import type { MetricRegistry } from '../node/metric-registry.js';
+
+export interface ParsedBody {
+  batch: IngestBatch<MetricInfo>;
+  errors: RecordError[];
+  /** Lines (TSV) or samples (MetricList) submitted. */
+  submitted: number;
+}
+
+export function parseTsvBody(registry: MetricRegistry, body: string, ctx: RawContext): ParsedBody {
+  const batch = new IngestBatch<MetricInfo>();
+  const { errors, lines } = parseTsvInto(body, { resolve: registry.resolver(ctx.headerAccount), latestAllowed: ctx.latestAllowed, textSizeLimit: ctx.textSizeLimit }, batch);
+  return { batch, errors, submitted: lines };
+}
+
+/** Throws MetricListFormatError when the body is not a MetricList. */
+export function parseMetricListBody(registry: MetricRegistry, body: Buffer, ctx: RawContext): ParsedBody {
+  const list = decodeMetricList(body);
+  const { records, errors } = metricListRecords(list, {
+    resolve: (account, uuid, checkName, name) => registry.intern(account, uuid, checkName, name),
+    latestAllowed: ctx.latestAllowed,
+    textSizeLimit: ctx.textSizeLimit,
+  });
+  return { batch: IngestBatch.of(records), errors, submitted: list.samples.length + list.skipped.length };
+}

@@ -1,0 +1,138 @@
+// An ingest worker thread: parses request bodies (TSV, FlatBuffer MetricLists) into columns
+// and canonicalises metric names, the per-sample work that does not need the node's state,
+// so it runs beside the main thread on another core (actors/ingest/pool.ts).
+import { parentPort, workerData } from 'node:worker_threads';
+import { checkNameProblem, parseCheckField } from '../../model/check-field.js';
+import { IngestBatch, type Placed } from '../../model/ingest-batch.js';
+import type { MetricResolution } from '../../model/ingest-record.js';
+import { decodeMetricList, MetricListFormatError } from '../../model/metric-list/decode.js';
+import { metricListRecords } from '../../model/metric-list/records.js';
+import { metricKey, placeMetric } from '../../model/metric-key.js';
+import { canonicalizeMetricName } from '../../model/metric-name.js';
+import { ownString } from '../../model/own-string.js';
+import { parseTsvInto } from '../../model/tsv.js';
+import type { AccountId } from '../../model/types.js';
+import type { NewMetric, ParseJob, ParseResult, WirePart } from './wire.js';
+
+interface WorkerMetric extends Placed {
+  sid: number;
+}
+
+/** Past this many metrics the worker forgets them all and starts a new sid epoch. */
+const MAX_METRICS = 2_000_000;
+
+const partitions = (workerData as { partitions: number }).partitions;
+let epoch = 0;
+let byKey = new Map<string, WorkerMetric>();
+let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
+let metrics: WorkerMetric[] = [];
+let fresh: NewMetric[] = [];
+
+function forget(): void {
+  epoch++;
+  byKey = new Map();
+  byCheck = new Map();
+  metrics = [];
+}
+
+function intern(accountId: AccountId, uuid: string, checkName: string, raw: string): MetricResolution<WorkerMetric> {
+  const tooLong = checkNameProblem(checkName);
+  if (tooLong !== null) return { ok: false, reason: tooLong };
+  const parsed = canonicalizeMetricName(raw);
+  if (!parsed.ok) return parsed;
+  const key = metricKey(uuid, parsed.value.canonical);
+  let m = byKey.get(key);
+  if (m === undefined) {
+    const { id, partition } = placeMetric(key, partitions);
+    m = { sid: metrics.length, key, accountId, uuid, checkName, name: parsed.value, partition };
+    metrics.push(m);
+    byKey.set(key, m);
+    fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
+  }
+  return { ok: true, metric: m };
+}
+
+/** The same resolution rules as the node's registry (actors/node/metric-registry.ts), cached per check then name. */
+function tsvResolver(headerAccount: AccountId | null) {
+  let lastCheck: string | null = null;
+  let names = new Map<string, MetricResolution<WorkerMetric>>();
+  return (checkField: string, name: string): MetricResolution<WorkerMetric> => {
+    if (checkField !== lastCheck) {
+      lastCheck = checkField;
+      const key = `${headerAccount ?? ''}\u0000${checkField}`;
+      let found = byCheck.get(key);
+      if (found === undefined) byCheck.set(key, (found = new Map()));
+      names = found;
+    }
+    let hit = names.get(name);
+    if (hit === undefined) {
+      const own = ownString(name);
+      const check = parseCheckField(ownString(checkField), headerAccount);
+      hit = check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, own) : check;
+      names.set(own, hit);
+    }
+    return hit;
+  };
+}
+
+/** MetricList samples: cached per envelope (account, uuid, check name), then per name. */
+function envelopeResolver() {
+  let last: [AccountId, string, string] | null = null;
+  let names = new Map<string, MetricResolution<WorkerMetric>>();
+  return (account: AccountId, uuid: string, checkName: string, name: string): MetricResolution<WorkerMetric> => {
+    if (last === null || last[0] !== account || last[1] !== uuid || last[2] !== checkName) {
+      last = [account, uuid, checkName];
+      const key = `${account}\u0001${uuid}\u0000${checkName}`;
+      let found = byCheck.get(key);
+      if (found === undefined) byCheck.set(key, (found = new Map()));
+      names = found;
+    }
+    let hit = names.get(name);
+    if (hit === undefined) names.set(name, (hit = intern(account, uuid, ownString(checkName), ownString(name))));
+    return hit;
+  };
+}
+
+function parse(job: ParseJob): ParseResult {
+  if (metrics.length > MAX_METRICS) forget();
+  fresh = [];
+  const batch = new IngestBatch<WorkerMetric>();
+  let errors;
+  let submitted;
+  const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);
+  if (job.format === 'tsv') {
+    const r = parseTsvInto(body.toString('utf8'), { resolve: tsvResolver(job.ctx.headerAccount), latestAllowed: job.ctx.latestAllowed, textSizeLimit: job.ctx.textSizeLimit }, batch);
+    errors = r.errors;
+    submitted = r.lines;
+  } else {
+    let list;
+    try {
+      list = decodeMetricList(body);
+    } catch (error) {
+      if (error instanceof MetricListFormatError) return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body, fatal: error.message };
+      throw error;
+    }
+    const r = metricListRecords(list, {
+      resolve: envelopeResolver(),
+      latestAllowed: job.ctx.latestAllowed,
+      textSizeLimit: job.ctx.textSizeLimit,
+    });
+    for (const record of r.records) batch.add(record);
+    errors = r.errors;
+    submitted = list.samples.length + list.skipped.length;
+  }
+  const parts: WirePart[] = [];
+  for (const [partition, p] of batch.parts) {
+    const sids = new Uint32Array(p.length);
+    for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!.sid;
+    parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric.sid } })) });
+  }
+  return { id: job.id, epoch, fresh, parts, errors, submitted, body: job.body };
+}
+
+parentPort!.on('message', (job: ParseJob) => {
+  const result = parse(job);
+  const transfer: ArrayBuffer[] = [result.body.buffer as ArrayBuffer];
+  for (const p of result.parts) transfer.push(p.sids.buffer as ArrayBuffer, p.ts.buffer as ArrayBuffer, p.values.buffer as ArrayBuffer);
+  parentPort!.postMessage(result, transfer);
+});

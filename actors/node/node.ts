@@ -1,0 +1,541 @@
+// The node: ingest → journal → dispatch to the partitions, and what must stay in step with
+// the journal (the metric index, replication, checkpoints, deletes). Start-up is
+// actors/boot.ts; reads go to `partitions` (actors/shard/partitions.ts), ownership to `routing`.
+// It is a plain object in front of the actors, not an actor itself: serialising every
+// ingest request through one mailbox would allow only one journal write in flight.
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from 'pino';
+import type { ActivityWindow } from '../../model/activity.js';
+import type { CheckTagScope, CheckTagUpdate } from '../../model/check-tags.js';
+import type { FerriteConfig } from '../../model/config.js';
+import { ferr, FerriteError } from '../../model/errors.js';
+import { IngestBatch } from '../../model/ingest-batch.js';
+import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry } from '../../model/journal-entry.js';
+import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
+import type { Ring } from '../../model/topology/index.js';
+import { CheckTagStore } from '../../storage/check-tags.js';
+import { CF, decodeU64, encodeU64, journalKey, journalSeqOf, latestFlagKey, STATE_KEY } from '../../storage/keys.js';
+import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
+import type { Store, StoreBatch } from '../../storage/rocks.js';
+import { Gossip } from '../../transport/gossip.js';
+import type { JournalEnvelope, JournalOp } from '../../transport/journal-stream.js';
+import type { Rpc } from '../../transport/rpc.js';
+import { IngestAdmission } from './admission.js';
+import { CheckpointHealth } from './checkpoint-health.js';
+import { ClusterRouting } from '../cluster/routing.js';
+import { IngestPool } from '../ingest/pool.js';
+import type { DeleteOutcome } from '../shard/messages.js';
+import { portableIdentity, type MetricInfo, type PortableIdentity } from '../metric-info.js';
+import { MetricRegistry } from './metric-registry.js';
+import type { PartitionDeps } from '../shard/partition-core.js';
+import { Partitions } from '../shard/partitions.js';
+import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
+import type { AppliedUpdate, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
+import { sweepRetention } from '../shard/retention.js';
+import type { Tombstones } from '../shard/tombstones.js';
+
+/** A check tag update journaled to every other node. */
+export interface JournaledCheckTags {
+  scope: CheckTagScope;
+  uuid: string;
+  update: CheckTagUpdate;
+}
+
+
+const EMPTY = Buffer.alloc(0);
+const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
+/** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
+const FOREVER = Number.MAX_SAFE_INTEGER;
+/** Journal entries truncated between compactions of the journal column family. */
+const JOURNAL_COMPACT_EVERY = 5_000;
+
+export interface NodeStats {
+  recordsIngested: number;
+  requestsIngested: number;
+  journalEntriesReplayed: number;
+  /** Records applied from other nodes' journal messages. */
+  journalRecordsApplied: number;
+}
+
+/** What actors/boot.ts opens and wires before a node can be built. */
+export interface NodeParts {
+  config: FerriteConfig;
+  store: Store;
+  identity: string;
+  /** The ring of the current topology (a ring of one when standalone). */
+  ring: Ring;
+  log: Logger;
+  /** The cluster transport; null on a standalone node. */
+  nats: NatsConnection | null;
+  /** Replication to other owners; null unless the topology has several nodes. */
+  replication: Replication | null;
+  /** Requests to other nodes (remote streams, search fan-out); null unless clustered. */
+  rpc: Rpc | null;
+  /** Every metric this node stores: names, types, postings, activity (searches read it). */
+  index: MetricIndex;
+  tombstones: Tombstones;
+  /** Partition p's stores and state, index p. */
+  partitionDeps: PartitionDeps[];
+}
+
+export class FerriteNode {
+  readonly config: FerriteConfig;
+  readonly store: Store;
+  readonly identity: string;
+  readonly ring: Ring;
+  readonly rpc: Rpc | null;
+  readonly index: MetricIndex;
+  private readonly log: Logger;
+  private readonly nats: NatsConnection | null;
+  private readonly replication: Replication | null;
+  private readonly tombstones: Tombstones;
+  readonly registry: MetricRegistry;
+  readonly stats: NodeStats = { recordsIngested: 0, requestsIngested: 0, journalEntriesReplayed: 0, journalRecordsApplied: 0 };
+  /** The partition actors, and every question they answer. */
+  readonly partitions: Partitions;
+  /** Who owns a metric, and asking its owners. */
+  readonly routing: ClusterRouting;
+  private nextSeq = 1;
+  /** Journal entries written but not yet handed to the partitions. */
+  private readonly inflight = new Set<number>();
+  private journalCut = 0;
+  private journalCompactedAt = 0;
+  private checkpointTimer: NodeJS.Timeout | null = null;
+  private retentionTimer: NodeJS.Timeout | null = null;
+  private retentionRunning: Promise<void> | null = null;
+  private checkpointRunning: Promise<void> | null = null;
+  private stopping = false;
+  readonly gossip: Gossip;
+  /** Check tags (`/meta/check/tag`), kept on every node. */
+  readonly checkTags: CheckTagStore;
+  private fault: unknown = null;
+  readonly checkpoints: CheckpointHealth;
+  /** Parses write bodies, on worker threads when configured. */
+  readonly ingestPool: IngestPool;
+  /** Load shedding for writes (http/server.ts asks it before a write body is read). */
+  readonly admission: IngestAdmission;
+
+  constructor(parts: NodeParts) {
+    const { config, store, identity, ring, log, nats, replication, rpc, index, tombstones } = parts;
+    this.config = config;
+    this.store = store;
+    this.identity = identity;
+    this.ring = ring;
+    this.log = log;
+    this.nats = nats;
+    this.replication = replication;
+    this.rpc = rpc;
+    this.index = index;
+    this.tombstones = tombstones;
+    this.gossip = new Gossip(nats, identity, ring.topology);
+    this.checkpoints = new CheckpointHealth(log);
+    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
+    this.checkTags = new CheckTagStore(store);
+    this.registry = new MetricRegistry(config.partitions);
+    this.ingestPool = new IngestPool(this.registry, config.ingestWorkers, config.partitions);
+    this.routing = new ClusterRouting(identity, ring, this.gossip, replication, rpc, config.peerTimeoutMs);
+    const hooks = { onFault: (p: number, e: unknown) => this.onPartitionFault(p, e), onApplied: (n: number) => this.admission.applied(n) };
+    this.partitions = new Partitions(parts.partitionDeps, hooks, () => this.nextSeq);
+  }
+
+  /** Replays the journal, joins the cluster journal, and starts the checkpoint and retention timers. */
+  async begin(): Promise<void> {
+    this.gossip.start();
+    await this.replayJournal();
+    if (this.replication !== null) await this.startReplication(this.replication);
+    this.checkpointTimer = setInterval(() => void this.checkpoint(), this.config.checkpointIntervalMs);
+    this.checkpointTimer.unref();
+    this.retentionTimer = setInterval(() => void this.sweepRetention(), this.config.retentionSweepIntervalMs);
+    this.retentionTimer.unref();
+  }
+
+  /**
+   * Makes `records` durable and hands them to their partitions: this node's records in one
+   * journal WriteBatch, with the outbox entries of records other nodes own. Resolves once
+   * the batch is in RocksDB and (in a cluster) JetStream acknowledged every outbox entry,
+   * so an acknowledged write survives kill -9 of this node the next instant.
+   */
+  ingest(records: IngestRecord<MetricInfo>[]): Promise<void> {
+    return this.ingestBatch(IngestBatch.of(records), null);
+  }
+
+  /**
+   * As `ingest`, for a batch parsed straight into columns. `rawEntry` is the request body
+   * as a journal entry (model/journal-entry.ts): a standalone node journals it as it is,
+   * a cluster member journals only its own records.
+   */
+  async ingestBatch(batch: IngestBatch<MetricInfo>, rawEntry: Buffer | null): Promise<void> {
+    this.checkWritable();
+    if (batch.size === 0) return;
+    const replication = this.replication;
+    const outgoing: Outgoing[] = [];
+    if (replication === null) await this.commit(batch, rawEntry, () => undefined);
+    else {
+      const { local, remote } = replication.route([...batch.records()]);
+      await this.commit(IngestBatch.of(local), null, (wb) => {
+        for (const [peer, list] of remote) outgoing.push(replication.stage(wb, peer, 'records', encodeJournalEntry(list), list.length));
+      });
+    }
+    this.stats.requestsIngested++;
+    this.stats.recordsIngested += batch.size;
+    if (outgoing.length > 0) await replication!.publish(outgoing);
+  }
+
+  /**
+   * Applies one message of this node's cluster journal exactly like a local write, marking
+   * it applied in the same batch; a message applied before is only reported again.
+   */
+  async applyJournal(envelope: JournalEnvelope, body: Uint8Array): Promise<void> {
+    const replication = this.replication!;
+    this.checkWritable();
+    if (!replication.alreadyApplied(envelope)) {
+      if (envelope.op === 'delete') await this.applyJournaledDelete(body);
+      if (envelope.op === 'nnt') await this.applyJournaledRollups(body);
+      if (envelope.op === 'checktags') await this.applyJournaledCheckTags(body);
+      const records = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
+      for (const r of records) if (!replication.owns(r.metric)) replication.misdirected++;
+      let applied: AppliedUpdate | null = null;
+      await this.commit(IngestBatch.of(records), null, (batch) => (applied = replication.markApplied(batch, envelope)));
+      replication.installApplied(applied!);
+      this.stats.journalRecordsApplied += records.length;
+    }
+    replication.journal.reportApplied(envelope.sender, replication.appliedReport(envelope.incarnation));
+  }
+
+  /** Replication figures for /state (null when standalone). */
+  async replicationState(): Promise<Record<string, unknown> | null> {
+    const r = this.replication;
+    if (r === null) return null;
+    return { peers: r.lag(), journal_pending: await r.journal.pending(this.identity), misdirected: r.misdirected, incarnation: r.incarnation };
+  }
+
+  /**
+   * Journals a single-metric delete to the metric's other owners (x-svc-full-delete: 1),
+   * after which it is applied here. Resolves once JetStream acknowledged every message.
+   */
+  async journalDelete(metric: MetricInfo, kind: DataKind, before: number, periods: number[] | null): Promise<void> {
+    const doc: JournaledDelete = { ...portableIdentity(metric), kind, before, periods };
+    await this.journalToOtherOwners(metric, 'delete', doc, 1);
+  }
+
+  /**
+   * /write/nnt: rollup records are stored on this node if it owns the metric and journaled to
+   * its other owners. Resolves once stored here and acknowledged by JetStream.
+   */
+  async writeNnt(metric: MetricInfo, records: [number, RollupAccumulator][]): Promise<void> {
+    const doc: JournaledRollups = { ...portableIdentity(metric), records: records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')]) };
+    await this.journalToOtherOwners(metric, 'nnt', doc, records.length);
+    if (!this.routing.owns(metric)) return;
+    await this.recordMetric(metric, 'numeric');
+    await this.partitions.writeRollups(metric, records);
+  }
+
+  /**
+   * Stages `doc` in `batch` for every other node of the topology (check tags live on every
+   * node); the caller writes the batch, then calls the returned function to publish.
+   */
+  stageForEveryNode(batch: StoreBatch, op: JournalOp, doc: object): () => Promise<void> {
+    const replication = this.replication;
+    if (replication === null) return async () => {};
+    const body = Buffer.from(JSON.stringify(doc));
+    const outgoing = this.ring.topology.nodes.filter((n) => n.id !== this.identity).map((n) => replication.stage(batch, n.id, op, body, 1));
+    return () => replication.publish(outgoing);
+  }
+
+  /** Puts `doc` in the outbox of every other owner of `metric`, then publishes it (standalone: nothing). */
+  private async journalToOtherOwners(metric: MetricInfo, op: JournalOp, doc: object, records: number): Promise<void> {
+    const replication = this.replication;
+    if (replication === null) return;
+    const peers = replication.ownersOf(metric).filter((id) => id !== this.identity);
+    if (peers.length === 0) return;
+    const body = Buffer.from(JSON.stringify(doc));
+    const batch = this.store.batch();
+    const outgoing = peers.map((peer) => replication.stage(batch, peer, op, body, records));
+    await batch.write();
+    await replication.publish(outgoing);
+  }
+
+  /** A journaled document and the metric it names (null: not a valid metric name here). */
+  private journaledDoc<T extends PortableIdentity>(body: Uint8Array): { doc: T; metric: MetricInfo } | null {
+    const doc = JSON.parse(Buffer.from(body).toString('utf8')) as T;
+    const found = this.registry.intern(doc.accountId, doc.uuid, doc.checkName, doc.canonical);
+    return found.ok ? { doc, metric: found.metric } : null;
+  }
+
+  private async applyJournaledRollups(body: Uint8Array): Promise<void> {
+    const j = this.journaledDoc<JournaledRollups>(body);
+    if (j === null) return;
+    await this.recordMetric(j.metric, 'numeric');
+    await this.partitions.writeRollups(j.metric, j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
+  }
+
+  private async applyJournaledCheckTags(body: Uint8Array): Promise<void> {
+    const doc = JSON.parse(Buffer.from(body).toString('utf8')) as JournaledCheckTags;
+    // Merging is idempotent and order-free (model/check-tags), so a re-delivery is harmless.
+    await this.checkTags.update(doc.scope, doc.uuid, () => doc.update);
+  }
+
+  private async applyJournaledDelete(body: Uint8Array): Promise<void> {
+    const j = this.journaledDoc<JournaledDelete>(body);
+    if (j === null) return; // nothing such can be stored here
+    if (await this.knows(j.metric)) await this.partitions.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
+  }
+
+  private checkWritable(): void {
+    if (this.stopping) throw ferr('FER_ERR_SHUTTING_DOWN');
+    if (this.fault !== null) throw ferr('FER_ERR_OVERLOADED', 'a partition failed to store data; see the log');
+    this.checkpoints.checkWritable();
+  }
+
+  /**
+   * One journal WriteBatch: `samples` (this node's, journaled as `rawEntry` when given), their
+   * index records, and whatever `extend` adds; then the samples go to their partitions.
+   */
+  private async commit(samples: IngestBatch<MetricInfo>, rawEntry: Buffer | null, extend: (batch: StoreBatch) => void): Promise<void> {
+    const seq = this.nextSeq++;
+    this.inflight.add(seq);
+    try {
+      const batch = this.store.batch();
+      if (samples.size > 0) batch.put(CF.journal, journalKey(seq), rawEntry ?? encodeJournalEntry([...samples.records()]));
+      const entries = indexEntries(samples);
+      const staged = this.index.stage(batch, entries);
+      extend(batch);
+      await batch.write();
+      // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
+      for (const m of this.index.apply(staged)) m.unsealed = true;
+      this.markIndexed(entries);
+      this.index.noteActivity(samples);
+      if (samples.size > 0) this.dispatch(seq, samples);
+    } catch (error) {
+      throw error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
+    } finally {
+      this.inflight.delete(seq);
+    }
+  }
+
+  /** Notes the dense ids of the numeric entries' metrics, once their batch is durable and applied. */
+  private markIndexed(entries: readonly { metric: MetricInfo; kind: DataKind }[]): void {
+    for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.lookup(e.metric.id);
+  }
+
+  /**
+   * Makes a metric known to the index (name record, postings, type) without journaling
+   * samples: for writers that store their data directly (/write/nnt).
+   */
+  async recordMetric(metric: MetricInfo, kind: DataKind): Promise<void> {
+    const batch = this.store.batch();
+    const staged = this.index.stage(batch, [{ kind, metric }]);
+    await batch.write();
+    this.index.apply(staged);
+  }
+
+  /** True when this node has ever stored the metric. */
+  async knows(metric: MetricInfo): Promise<boolean> {
+    return this.index.has(metric.id);
+  }
+
+  /** True when latest values are tracked for the metric (config `implicitLatest`, or find latest=2). */
+  async latestTracked(metric: MetricInfo): Promise<boolean> {
+    return this.config.implicitLatest || (await this.store.get(CF.index, latestFlagKey(metric.id))) !== null;
+  }
+
+  async trackLatest(metric: MetricInfo): Promise<void> {
+    await this.store.batch().put(CF.index, latestFlagKey(metric.id), EMPTY).write();
+  }
+
+  /**
+   * Full delete: every data type at every time and rollup, then the name record, postings,
+   * types, activity and latest flag. Tombstones keep journal replay from resurrecting it;
+   * data written afterwards starts a fresh metric.
+   */
+  async fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome> {
+    if (!confirm) return 'found';
+    for (const kind of DATA_KINDS) await this.partitions.deleteData(metric, kind, FOREVER, true);
+    await this.partitions.forget(metric);
+    const batch = this.store.batch().delete(CF.index, latestFlagKey(metric.id));
+    this.index.stageRemove(batch, metric.id);
+    await batch.write();
+    this.index.removed(metric.id);
+    metric.indexId = -1;
+    return 'deleted';
+  }
+
+  /** Replaces the metric's activity windows (an activity rebuild). */
+  async setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
+    await this.partitions.setActivity(metric, windows);
+    this.index.setActivity(metric.id, windows);
+  }
+
+  /** Seals every open buffer and truncates the journal behind it. */
+  async flush(): Promise<void> {
+    await this.checkpointRunning;
+    const dispatched = this.dispatchedWatermark();
+    const lows = await this.partitions.sealAll();
+    await this.truncateJournal(dispatched, lows);
+  }
+
+  /** Consumes this node's cluster journal and starts re-publishing its own outbox. */
+  private async startReplication(replication: Replication): Promise<void> {
+    await replication.loadApplied();
+    replication.start();
+    await replication.journal.consume(
+      this.identity,
+      (envelope, body) => this.applyJournal(envelope, body),
+      (error) => this.log.warn({ err: error }, 'cluster journal: apply failed; the message will be redelivered'),
+    );
+  }
+
+  /** Graceful stop: refuse new writes, seal all buffers, close RocksDB. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.gossip.stop();
+    this.replication?.stop();
+    this.rpc?.stop();
+    await this.nats?.close();
+    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    await this.retentionRunning;
+    try {
+      if (this.fault === null) {
+        await this.flush();
+        // The journal is now empty: flushing and compacting leaves on disk only the
+        // sealed blocks, not the WAL and journal entries that led to them.
+        await this.store.flushAll();
+        await this.store.compact(CF.journal);
+      }
+    } finally {
+      this.partitions.stop();
+      await this.ingestPool.stop();
+      await this.store.close();
+    }
+  }
+
+  /** Seals what is due in every partition, then drops the journal entries no buffer needs. */
+  async checkpoint(): Promise<void> {
+    if (this.checkpointRunning !== null || this.stopping) return;
+    this.checkpointRunning = (async () => {
+      this.checkpoints.started();
+      try {
+        const dispatched = this.dispatchedWatermark();
+        const lows = await this.partitions.checkpoint(this.journalCut);
+        await this.truncateJournal(dispatched, lows);
+        this.checkpoints.succeeded();
+      } catch (error) {
+        this.checkpoints.failed(error, { journalCut: this.journalCut, dispatched: this.dispatchedWatermark() });
+      } finally {
+        this.checkpointRunning = null;
+      }
+    })();
+    await this.checkpointRunning;
+  }
+
+  /** Drops data past its retention (range deletes). One sweep at a time. */
+  async sweepRetention(): Promise<void> {
+    if (this.retentionRunning !== null || this.stopping) return;
+    this.retentionRunning = (async () => {
+      try {
+        await sweepRetention(this.store, this.config, Date.now());
+      } catch (error) {
+        this.log.error({ err: error }, 'retention sweep failed');
+      } finally {
+        this.retentionRunning = null;
+      }
+    })();
+    await this.retentionRunning;
+  }
+
+  /**
+   * Everything below the cut is sealed: every entry up to `dispatched` was handed to the
+   * partitions before they were asked (so their lows account for it), and none of their
+   * buffers needs it. `dispatched` must be read before asking: an entry dispatched while
+   * the partitions answer may sit in a buffer their lows did not see.
+   */
+  private async truncateJournal(dispatched: number, partitionLows: number[]): Promise<void> {
+    // After a fault some applied records may be missing from buffers: keep the journal.
+    if (this.fault !== null) return;
+    const cut = Math.min(dispatched + 1, ...partitionLows);
+    if (cut <= this.journalCut) return;
+    const batch = this.store.batch().deleteRange(CF.journal, journalKey(0), journalKey(cut)).put(CF.state, STATE_KEY.journalCut, encodeU64(cut));
+    this.tombstones.prune(batch, cut);
+    await batch.write();
+    this.journalCut = cut;
+    // Range tombstones hide truncated entries but only compaction frees their bytes.
+    if (cut - this.journalCompactedAt >= JOURNAL_COMPACT_EVERY) {
+      this.journalCompactedAt = cut;
+      await this.store.compact(CF.journal);
+    }
+  }
+
+  private dispatchedWatermark(): number {
+    let low = this.nextSeq;
+    for (const seq of this.inflight) if (seq < low) low = seq;
+    return low - 1;
+  }
+
+  private dispatch(seq: number, samples: IngestBatch<MetricInfo>): void {
+    this.admission.dispatched(samples.size);
+    this.partitions.apply(seq, samples);
+  }
+
+  private async replayJournal(): Promise<void> {
+    const cut = await this.store.get(CF.state, STATE_KEY.journalCut);
+    this.journalCut = cut === null ? 0 : decodeU64(cut);
+    let last = this.journalCut - 1;
+    for await (const { key, value } of this.store.scan(CF.journal, {})) {
+      const seq = journalSeqOf(key);
+      const samples = this.replayed(decodeJournal(value), seq);
+      this.index.noteActivity(samples);
+      this.dispatch(seq, samples);
+      this.stats.journalEntriesReplayed++;
+      last = seq;
+    }
+    this.nextSeq = Math.max(1, last + 1);
+    if (this.stats.journalEntriesReplayed > 0) this.log.info({ entries: this.stats.journalEntriesReplayed, lastSeq: last }, 'journal replayed');
+  }
+
+  /** A journal entry's samples, as they were accepted when it was written. */
+  private replayed(entry: DecodedJournal, seq: number): IngestBatch<MetricInfo> {
+    if (!entry.raw) return IngestBatch.of(this.recordsOf(entry.entry, seq));
+    if (entry.format === 'tsv') return parseTsvBody(this.registry, entry.body.toString('utf8'), entry.ctx).batch;
+    return parseMetricListBody(this.registry, entry.body, entry.ctx).batch;
+  }
+
+  /** A decoded journal entry's records, their metrics interned. */
+  private recordsOf(entry: JournalEntry, seq?: number): IngestRecord<MetricInfo>[] {
+    const metrics = entry.metrics.map((m) => {
+      const r = this.registry.intern(m.accountId, m.uuid, m.checkName, m.canonical);
+      if (!r.ok) throw new Error(`BUG: journal entry ${seq ?? '(cluster)'} holds an invalid metric name: ${r.reason}`);
+      return r.metric;
+    });
+    return entry.records.map((r) => ({ ...r, metric: metrics[r.metric]! }) as IngestRecord<MetricInfo>);
+  }
+
+  private onPartitionFault(partition: number, error: unknown): void {
+    // Data the partition failed to take is still in the journal; refusing further writes
+    // keeps it there until an operator restarts the node, which replays it.
+    this.fault ??= error;
+    this.log.error({ err: error, partition }, 'partition failed to apply records; refusing writes until restart');
+  }
+}
+
+/**
+ * What the index may not know yet of a write: each metric of the numeric columns not
+ * marked indexed (once per run of its samples), and every other record. The mark makes a
+ * known metric's sample cost a bit test, not a lookup.
+ */
+function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; kind: DataKind }[] {
+  const entries: { metric: MetricInfo; kind: DataKind }[] = [];
+  for (const part of samples.parts.values()) {
+    let last: MetricInfo | null = null;
+    for (const m of part.metrics) {
+      if (m === last || m.indexId >= 0) continue;
+      last = m;
+      entries.push({ metric: m, kind: 'numeric' });
+    }
+    for (const r of part.others) entries.push(r);
+  }
+  return entries;
+}
+

@@ -1,0 +1,122 @@
+// One partition's activity tracking: slices seen since the last checkpoint are merged into
+// the stored windows (one index `a` key per metric) at each checkpoint. Recent windows are
+// cached, and what is not is read for all pending metrics in one native call, so a
+// checkpoint after a burst of new metrics costs no read per metric.
+import { mergeActivity, activitySlice, type ActivityWindow } from '../../model/activity.js';
+import { activityKey, CF } from '../../storage/keys.js';
+import type { Store } from '../../storage/rocks.js';
+
+/** Most metrics one flush writes. */
+const FLUSH_CHUNK = 20_000;
+/** Past this many cached metrics the cache starts over (it is only a shortcut). */
+const MAX_CACHED = 200_000;
+
+export class ActivityTracker {
+  /** Slices seen since the last flush, per metric (usually one: a small array beats a Set). */
+  private readonly pending = new Map<string, { id: Buffer; last: number; slices: number[] }>();
+  private cache = new Map<string, ActivityWindow[]>();
+
+  constructor(private readonly store: Store) {}
+
+  note(id: Buffer, idHex: string, ts: number): void {
+    const slice = activitySlice(ts);
+    const p = this.pending.get(idHex);
+    if (p === undefined) this.pending.set(idHex, { id, last: slice, slices: [slice] });
+    else if (p.last !== slice) {
+      p.last = slice;
+      if (!p.slices.includes(slice)) p.slices.push(slice);
+    }
+  }
+
+  /**
+   * Writes what was noted since the last flush, at most FLUSH_CHUNK metrics a call (a burst
+   * of a million new series must not hold the partition for one long checkpoint); the rest
+   * waits for the next checkpoint, and reads see it meanwhile.
+   */
+  async flush(limit = FLUSH_CHUNK): Promise<void> {
+    if (this.pending.size === 0) return;
+    const pending: [string, { id: Buffer; slices: number[] }][] = [];
+    for (const entry of this.pending) {
+      if (pending.length >= limit) break;
+      pending.push(entry);
+    }
+    for (const [idHex] of pending) this.pending.delete(idHex);
+    const stored = await this.storedMany(pending.map(([idHex, { id }]) => [id, idHex]));
+    const batch = this.store.batch();
+    pending.forEach(([idHex, { id, slices }], i) => {
+      const before = stored[i]!;
+      const after = mergeActivity(before, slices);
+      if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeWindows(after));
+      this.remember(idHex, after);
+    });
+    await batch.write();
+  }
+
+  /** Writes everything pending (shutdown, explicit flush). */
+  async flushAll(): Promise<void> {
+    while (this.pending.size > 0) await this.flush(Infinity);
+  }
+
+  /** Each metric's windows including what is not yet flushed. */
+  async windows(metrics: readonly { id: Buffer; idHex: string }[]): Promise<ActivityWindow[][]> {
+    const stored = await this.storedMany(metrics.map((m) => [m.id, m.idHex]));
+    return metrics.map((m, i) => {
+      const p = this.pending.get(m.idHex);
+      return p === undefined ? stored[i]! : mergeActivity(stored[i]!, p.slices);
+    });
+  }
+
+  /** Replaces a metric's windows, dropping what is pending (an activity rebuild). */
+  async replace(id: Buffer, idHex: string, windows: ActivityWindow[]): Promise<void> {
+    this.pending.delete(idHex);
+    this.remember(idHex, windows);
+    const batch = this.store.batch();
+    if (windows.length === 0) batch.delete(CF.index, activityKey(id));
+    else batch.put(CF.index, activityKey(id), encodeWindows(windows));
+    await batch.write();
+  }
+
+  /** Forgets a metric (full delete). */
+  async drop(id: Buffer, idHex: string): Promise<void> {
+    this.pending.delete(idHex);
+    this.cache.delete(idHex);
+    await this.store.batch().delete(CF.index, activityKey(id)).write();
+  }
+
+  /** Stored windows of each metric: from the cache, the rest in one read. */
+  private async storedMany(metrics: [Buffer, string][]): Promise<ActivityWindow[][]> {
+    const out = metrics.map(([, idHex]) => this.cache.get(idHex));
+    const missing = out.flatMap((w, i) => (w === undefined ? [i] : []));
+    const raw = await this.store.getMany(CF.index, missing.map((i) => activityKey(metrics[i]![0])));
+    missing.forEach((i, k) => {
+      const windows = raw[k] === null ? [] : decodeWindows(raw[k]!);
+      this.remember(metrics[i]![1], windows);
+      out[i] = windows;
+    });
+    return out as ActivityWindow[][];
+  }
+
+  private remember(idHex: string, windows: ActivityWindow[]): void {
+    if (this.cache.size >= MAX_CACHED) this.cache = new Map();
+    this.cache.set(idHex, windows);
+  }
+}
+
+function sameWindows(a: ActivityWindow[], b: ActivityWindow[]): boolean {
+  return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
+}
+
+function encodeWindows(windows: ActivityWindow[]): Buffer {
+  const out = Buffer.allocUnsafe(windows.length * 16);
+  windows.forEach(([start, end], i) => {
+    out.writeBigUInt64BE(BigInt(start), i * 16);
+    out.writeBigUInt64BE(BigInt(end), i * 16 + 8);
+  });
+  return out;
+}
+
+function decodeWindows(raw: Buffer): ActivityWindow[] {
+  const out: ActivityWindow[] = [];
+  for (let at = 0; at + 16 <= raw.length; at += 16) out.push([Number(raw.readBigUInt64BE(at)), Number(raw.readBigUInt64BE(at + 8))]);
+  return out;
+}

@@ -1,0 +1,335 @@
+// One partition's data: open buffers per metric, sealing them into compressed blocks,
+// and reading a metric back from blocks plus buffers. Only the partition actor calls
+// this, one message at a time, so nothing here races with itself.
+import { sampleCombiner, type SampleCombiner } from '../../model/conflict.js';
+import type { FerriteConfig } from '../../model/config.js';
+import type { SampleColumns } from '../../model/ingest-batch.js';
+import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
+import { concatSeries, normalizeLastWins, normalizeNumeric, sliceSeries, type Series } from '../../model/series.js';
+import type { NumericValue } from '../../model/types.js';
+import { blockKey, blockKeyFloor, blockWindowOf, CF, encodeU64, sealSeqKey } from '../../storage/keys.js';
+import type { Store, StoreBatch } from '../../storage/rocks.js';
+import type { Tombstone, Tombstones } from './tombstones.js';
+import { ActivityTracker } from './activity-tracker.js';
+import { blockHeader, LAYOUT } from './block-store.js';
+import { BlockFormatError } from '../../model/codec/errors.js';
+import type { HistogramRow, HistogramStore } from './histogram-store.js';
+import type { RawSource, RollupEngine, RollupSlots, RollupStore } from './rollup-store.js';
+import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
+import type { MetricInfo, MetricRef } from '../metric-info.js';
+import type { BufferValue, WindowBuffer } from './window-buffer.js';
+import { OpenBuffers, type MetricState } from './open-buffers.js';
+import { activitySlice } from '../../model/activity.js';
+
+/** What a scan of the blocks of a metric that has none yields. */
+const NO_BLOCKS: readonly { key: Buffer; value: Buffer }[] = [];
+
+export interface PartitionDeps {
+  index: number;
+  store: Store;
+  config: FerriteConfig;
+  /** Seal sequence to start from (persisted per partition; see storage/keys.ts). */
+  sealSeq: number;
+  histograms: HistogramStore;
+  rollups: RollupStore;
+  /** Shared by all partitions (one JS thread); see actors/shard/tombstones.ts. */
+  tombstones: Tombstones;
+  now: () => number;
+}
+
+/** True when a sealed block holds a sample before `before`, or cannot be read (so a delete can remove it). */
+function startsBefore(block: Uint8Array, before: number): boolean {
+  try {
+    return blockHeader(block).firstTs < before;
+  } catch (error) {
+    if (error instanceof BlockFormatError) return true;
+    throw error;
+  }
+}
+
+/** Most scheduled buffers one checkpoint seals (full ones are always sealed). */
+const SEAL_CHUNK = 20_000;
+
+export class PartitionCore {
+  private readonly open: OpenBuffers;
+  private readonly combine: SampleCombiner;
+  private sealSeq: number;
+  readonly activity: ActivityTracker;
+
+  constructor(private readonly deps: PartitionDeps) {
+    this.activity = new ActivityTracker(deps.store);
+    this.combine = sampleCombiner(deps.config.conflictResolver);
+    this.sealSeq = deps.sealSeq;
+    const c = deps.config;
+    this.open = new OpenBuffers({ spanMs: c.blockSpanMs, maxBlockSamples: c.maxBlockSamples, sealQuietMs: c.sealQuietMs, maxBufferAgeMs: c.maxBufferAgeMs });
+  }
+
+  get span(): number {
+    return this.deps.config.blockSpanMs;
+  }
+
+  /** Appends a journaled request's samples; returns true when a buffer filled up. */
+  apply(seq: number, samples: SampleColumns<MetricInfo>): boolean {
+    const now = this.deps.now();
+    const span = this.span;
+    const max = this.deps.config.maxBlockSamples;
+    const stones = this.deps.tombstones;
+    let full = false;
+    const { metrics, ts, values } = samples;
+    let metric: MetricInfo | null = null;
+    let state: MetricState | null = null;
+    for (let i = 0; i < samples.length; i++) {
+      const t = ts[i]!;
+      const m = metrics[i]!;
+      if (stones.size > 0 && stones.drops(m.idHex, 'numeric', t, seq)) continue;
+      if (m !== metric) {
+        metric = m;
+        state = this.open.stateOf(m);
+      }
+      this.noteActivity(state!, t);
+      const buffer = this.open.bufferFor(state!, 'numeric', t - (t % span), seq, now);
+      buffer.append(t, values[i]!, now, 0);
+      if (buffer.size === max) {
+        this.open.filled(state!, buffer);
+        full = true;
+      }
+    }
+    for (const r of samples.others) if (this.applyRecord(seq, r, now)) full = true;
+    return full;
+  }
+
+  /** One record that is not a plain double; true when its buffer filled up. */
+  private applyRecord(seq: number, r: IngestRecord<MetricInfo>, now: number): boolean {
+    if (this.deps.tombstones.size > 0 && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
+    if (r.kind === 'histogram') {
+      this.activity.note(r.metric.id, r.metric.idHex, r.ts);
+      return this.deps.histograms.apply(r.metric, r.ts, r.value, seq);
+    }
+    const state = this.open.stateOf(r.metric);
+    this.noteActivity(state, r.ts);
+    const buffer = this.open.bufferFor(state, r.kind, r.ts - (r.ts % this.span), seq, now);
+    buffer.append(r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
+    if (buffer.size !== this.deps.config.maxBlockSamples) return false;
+    this.open.filled(state, buffer);
+    return true;
+  }
+
+  /**
+   * Activity is noted once per metric and 5-minute slice, not once per sample (a slice
+   * noted once is in the stored windows after the next flush, so noting it again adds nothing).
+   */
+  private noteActivity(state: MetricState, ts: number): void {
+    const slice = activitySlice(ts);
+    if (slice === state.lastSlice) return;
+    state.lastSlice = slice;
+    this.activity.note(state.info.id, state.info.idHex, ts);
+  }
+
+  /** Seals the buffers that are due (full, window ended and quiet, or too old). */
+  async sealDue(): Promise<void> {
+    await this.seal(this.open.due(this.deps.now(), SEAL_CHUNK));
+    await this.deps.histograms.seal();
+    await this.activity.flush();
+  }
+
+  async sealAll(): Promise<void> {
+    await this.seal([...this.open.all()]);
+    await this.deps.histograms.seal();
+    await this.activity.flushAll();
+  }
+
+  /** Rolls up quiet numeric windows, and histogram periods the journal (cut below `journalCut`) can no longer replay. */
+  async rollUp(journalCut: number): Promise<void> {
+    await this.deps.rollups.rollUp(this.raw, this.deps.now());
+    await this.deps.histograms.rollUp(journalCut, this.deps.now());
+  }
+
+  readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
+    return this.deps.rollups.read(this.raw, metric, spanMs, start, end, engine, columns);
+  }
+
+  writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
+    return this.deps.rollups.write(metric, records);
+  }
+
+  /** Raw numeric data as the rollup store needs it. */
+  private readonly raw: RawSource = {
+    read: (metric, start, end) => this.read(metric, 'numeric', start, end) as Promise<Series<NumericValue>>,
+    before: async (metric, before, n) => {
+      const enough = (s: Series<BufferValue>) => s.values.filter((v) => v !== null).length >= n;
+      const same = await this.read(metric, 'numeric', before - (before % this.span), before);
+      if (enough(same)) return same as Series<NumericValue>;
+      const older = await this.readBackwards(metric, 'numeric', before, (s) => enough(concatSeries([s, same])));
+      return concatSeries([older, same]) as Series<NumericValue>;
+    },
+    openWindows: (metric) => this.open.get(metric.idHex)?.buffers.numericWindows() ?? [],
+  };
+
+  readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {
+    return this.deps.histograms.read(metric, periodSecs, start, end);
+  }
+
+  /** The oldest journal sequence any open buffer still depends on (Infinity when none). */
+  lowWater(): number {
+    return Math.min(this.deps.histograms.lowWater(), this.open.lowWater());
+  }
+
+  /** Every sample of `kind` with start <= ts < end, one per timestamp, in time order. */
+  async read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
+    const parts = await this.readBlocks(metric, kind, start, end);
+    const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, start, end, this.span) ?? [];
+    for (const b of open.sort((x, y) => x.windowStart - y.windowStart)) parts.push(b.series());
+    return sliceSeries(this.normalize(kind, concatSeries(parts)), start, end);
+  }
+
+  /**
+   * Reads whole windows before `before`'s window, newest first, until `enough` says the
+   * samples gathered so far suffice. Used by the text lead, which looks back an unknown
+   * distance. Open buffers join in window order, so the gathered samples never have a gap.
+   */
+  async readBackwards(
+    metric: MetricRef,
+    kind: DataKind,
+    before: number,
+    enough: (s: Series<BufferValue>) => boolean,
+  ): Promise<Series<BufferValue>> {
+    const limit = before - (before % this.span);
+    const layout = LAYOUT[kind];
+    const open = (this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, limit, this.span) ?? []).sort(
+      (x, y) => y.windowStart - x.windowStart,
+    );
+    const windows: Series<BufferValue>[] = [];
+    let upper = limit;
+    // Adds everything from window `from` up to the last one added, and says if that suffices.
+    const addDownTo = (from: number, sealed: Series<BufferValue>[]): boolean => {
+      const parts = [...sealed];
+      while (open.length > 0 && open[0]!.windowStart >= from) {
+        const b = open.shift()!;
+        parts.push(b.series());
+      }
+      upper = from;
+      if (parts.length > 0) windows.unshift(this.normalize(kind, concatSeries(parts)));
+      return enough(this.normalize(kind, concatSeries(windows)));
+    };
+    let current: { window: number; parts: Series<BufferValue>[] } | null = null;
+    let done = false;
+    const scan = metric.unsealed === true ? NO_BLOCKS : this.deps.store.scan(layout.cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, limit), reverse: true });
+    for await (const { key, value } of scan) {
+      const window = blockWindowOf(key);
+      if (current !== null && current.window !== window) {
+        if (addDownTo(current.window, current.parts)) {
+          done = true;
+          break;
+        }
+        current = null;
+      }
+      current ??= { window, parts: [] };
+      current.parts.unshift(layout.decode(value));
+    }
+    if (!done && current !== null) done = addDownTo(current.window, current.parts);
+    if (!done && upper > 0) addDownTo(0, []);
+    return this.normalize(kind, concatSeries(windows));
+  }
+
+  /** True when the metric has `kind` data stamped before `before` (histograms: in the given levels). */
+  async hasDataBefore(metric: MetricInfo, kind: DataKind, before: number, periods: readonly number[] | null): Promise<boolean> {
+    if (kind === 'histogram') return this.deps.histograms.hasDataBefore(metric, before, periods);
+    const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
+    if (open.some((b) => b.hasBefore(before))) return true;
+    const scan = this.deps.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % this.span) + this.span) });
+    for await (const { value } of scan) if (startsBefore(value, before)) return true;
+    return false;
+  }
+
+  /**
+   * Deletes the metric's `kind` data stamped before `before`: whole windows by one range
+   * delete, the window holding `before` rewritten without the older samples, open buffers
+   * trimmed, and a tombstone so a journal replay cannot bring the samples back.
+   */
+  async deleteBefore(metric: MetricInfo, kind: DataKind, before: number, stone: Tombstone, periods: readonly number[] | null): Promise<void> {
+    const batch = this.deps.store.batch();
+    if (kind === 'histogram') this.deps.histograms.deleteBefore(batch, metric, before, periods);
+    else await this.deleteBlocksBefore(batch, metric, kind, before);
+    this.deps.tombstones.add(batch, metric.idHex, kind, stone);
+    await batch.write();
+    const state = this.open.get(metric.idHex);
+    for (const b of state?.buffers.overlapping(kind, 0, before, this.span) ?? []) {
+      b.dropBefore(before);
+      if (b.size === 0) this.open.close(state!, b);
+    }
+  }
+
+  private async deleteBlocksBefore(batch: StoreBatch, metric: MetricInfo, kind: DataKind, before: number): Promise<void> {
+    const layout = LAYOUT[kind];
+    const cut = Math.min(before, Number.MAX_SAFE_INTEGER - this.span);
+    const window = cut - (cut % this.span);
+    batch.deleteRange(layout.cf, blockKeyFloor(metric.id, 0), blockKeyFloor(metric.id, window));
+    if (cut === window) return;
+    const parts: Series<BufferValue>[] = [];
+    const range = { gte: blockKeyFloor(metric.id, window), lt: blockKeyFloor(metric.id, window + this.span) };
+    for await (const { value } of this.deps.store.scan(layout.cf, range)) parts.push(layout.decode(value));
+    if (parts.length === 0) return;
+    batch.deleteRange(layout.cf, range.gte, range.lt);
+    const kept = sliceSeries(this.normalize(kind, concatSeries(parts)), cut, Number.MAX_SAFE_INTEGER);
+    if (kept.ts.length === 0) return;
+    metric.unsealed = false;
+    batch.put(layout.cf, blockKey(metric.id, window, ++this.sealSeq), layout.encode(kept));
+    batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(this.sealSeq));
+  }
+
+  /** Forgets everything about a metric that its data deletes left: rollups, buffers, activity (full delete). */
+  async forget(metric: MetricInfo): Promise<void> {
+    const batch = this.deps.store.batch();
+    this.deps.rollups.deleteAll(batch, metric);
+    await batch.write();
+    this.open.drop(metric.idHex);
+    await this.activity.drop(metric.id, metric.idHex);
+  }
+
+  private normalize(kind: DataKind, s: Series<BufferValue>): Series<BufferValue> {
+    if (kind === 'numeric') return normalizeNumeric(s as Series<NumericValue>, this.combine) as Series<BufferValue>;
+    return normalizeLastWins(s);
+  }
+
+  private async readBlocks(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>[]> {
+    const layout = LAYOUT[kind];
+    const parts: Series<BufferValue>[] = [];
+    if (metric.unsealed === true) return parts;
+    const scan = this.deps.store.scan(layout.cf, {
+      gte: blockKeyFloor(metric.id, start - (start % this.span)),
+      lt: blockKeyFloor(metric.id, Math.min(end, Number.MAX_SAFE_INTEGER)),
+    });
+    for await (const { value } of scan) {
+      const head = blockHeader(value);
+      if (head.lastTs < start || head.firstTs >= end) continue;
+      parts.push(layout.decode(value));
+    }
+    return parts;
+  }
+
+  /** Writes each buffer as a block, in one batch, then closes them. */
+  private async seal(buffers: { state: MetricState; buffer: WindowBuffer }[]): Promise<void> {
+    if (buffers.length === 0) return;
+    const batch = this.deps.store.batch();
+    let seq = this.sealSeq;
+    try {
+      for (const { state, buffer } of buffers) {
+        const layout = LAYOUT[buffer.kind];
+        const samples = this.normalize(buffer.kind, buffer.series());
+        state.info.unsealed = false; // before the block exists: a read must look for it from now on
+        batch.put(layout.cf, blockKey(state.info.id, buffer.windowStart, ++seq), layout.encode(samples));
+        if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, state.info.idHex, buffer.windowStart);
+      }
+    } catch (error) {
+      batch.discard();
+      throw error;
+    }
+    batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(seq));
+    await batch.write();
+    this.sealSeq = seq;
+    for (const { state, buffer } of buffers) {
+      this.open.close(state, buffer);
+      if (buffer.kind === 'numeric') this.deps.rollups.note(state.info.idHex, buffer.windowStart);
+    }
+  }
+}

@@ -1,0 +1,159 @@
+// Reading and rewriting rollup chunks (CF.rollup, format v2) of one metric: reads fetch the
+// columns they need of every chunk of a range in one multi-get; an edit loads the chunks it
+// touches once, changes periods in memory and writes each changed chunk back once, in the
+// caller's batch.
+import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
+import { ALL_COLUMNS, CHUNK_PERIODS, chunkSpanMs, chunkStartOf, COLUMNS, encodeChunk, RollupChunk, type ChunkPeriods } from '../../model/rollup/chunk.js';
+import { CF, rollupColumnOf, rollupKey, rollupStartOf } from '../../storage/keys.js';
+import type { Store, StoreBatch } from '../../storage/rocks.js';
+import type { MetricRef } from '../metric-info.js';
+
+const SECOND = 1000;
+
+/** Chunk starts of a level covering [from, to). */
+export function chunkStartsCovering(periodS: number, from: number, to: number): number[] {
+  const out: number[] = [];
+  if (to <= from) return out;
+  const span = chunkSpanMs(periodS);
+  for (let c = chunkStartOf(Math.max(0, from), periodS); c < to; c += span) out.push(c);
+  return out;
+}
+
+/**
+ * Chunk reads issued in the same turn of the event loop (a /fetch of many streams asks every
+ * partition at once) share one native multi-get instead of one round trip each.
+ */
+class ChunkReads {
+  private queue: { key: Buffer; settle: (v: Buffer | null) => void; fail: (e: unknown) => void }[] = [];
+
+  constructor(private readonly store: Store) {}
+
+  get(keys: readonly Buffer[]): Promise<(Buffer | null)[]> {
+    if (this.queue.length === 0) setImmediate(() => this.flush());
+    return Promise.all(keys.map((key) => new Promise<Buffer | null>((settle, fail) => this.queue.push({ key, settle, fail }))));
+  }
+
+  private flush(): void {
+    const queue = this.queue;
+    this.queue = [];
+    this.store.getMany(CF.rollup, queue.map((q) => q.key)).then(
+      (values) => queue.forEach((q, i) => q.settle(values[i] ?? null)),
+      (error: unknown) => queue.forEach((q) => q.fail(error)),
+    );
+  }
+}
+
+const chunkReads = new WeakMap<Store, ChunkReads>();
+
+/** Reads the given columns of the chunks starting at `starts` (one coalesced multi-get); null where a chunk has no record. */
+async function getChunks(store: Store, metric: MetricRef, periodS: number, starts: readonly number[], columns: readonly number[]): Promise<(RollupChunk | null)[]> {
+  let reads = chunkReads.get(store);
+  if (reads === undefined) chunkReads.set(store, (reads = new ChunkReads(store)));
+  const values = await reads.get(starts.flatMap((s) => columns.map((c) => rollupKey(metric.id, periodS, s, c))));
+  const chunks = starts.map((_, i) => {
+    const records: (Buffer | null)[] = new Array(COLUMNS).fill(null);
+    columns.forEach((c, k) => (records[c] = values[i * columns.length + k]!));
+    return records.some((r) => r !== null) ? new RollupChunk(records) : null;
+  });
+  // A column stored as a copy of one not asked for: read that one too (rare: counters' columns).
+  const more = new Set(chunks.flatMap((c) => c?.copiedColumns() ?? []));
+  if (more.size === 0) return chunks;
+  const extra = await getChunks(store, metric, periodS, starts, [...more]);
+  return chunks.map((c, i) => (c === null ? null : c.with(extra[i]?.recordsOf([...more]) ?? [])));
+}
+
+/** The stored chunks of one level covering [from, to), with their starts, holding at least `columns`. */
+export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS): Promise<{ start: number; chunk: RollupChunk }[]> {
+  const starts = chunkStartsCovering(periodS, from, to);
+  const chunks = await getChunks(store, metric, periodS, starts, columns);
+  const out: { start: number; chunk: RollupChunk }[] = [];
+  chunks.forEach((chunk, i) => {
+    if (chunk !== null) out.push({ start: starts[i]!, chunk });
+  });
+  return out;
+}
+
+interface Loaded {
+  periodS: number;
+  start: number;
+  periods: ChunkPeriods;
+  changed: boolean;
+}
+
+/** Changes to one metric's chunks, applied with `flush`. */
+export class ChunkEdit {
+  private readonly loaded = new Map<string, Loaded>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly metric: MetricRef,
+  ) {}
+
+  /** Loads (once) the chunks of a level covering each [from, to) range. */
+  async load(periodS: number, ranges: Iterable<readonly [number, number]>): Promise<void> {
+    const wanted = new Set<number>();
+    for (const [from, to] of ranges) for (const s of chunkStartsCovering(periodS, from, to)) wanted.add(s);
+    const missing = [...wanted].filter((s) => !this.loaded.has(keyOf(periodS, s)));
+    if (missing.length === 0) return;
+    const chunks = await getChunks(this.store, this.metric, periodS, missing, ALL_COLUMNS);
+    missing.forEach((start, i) => {
+      const periods = chunks[i]?.periods() ?? new Map();
+      this.loaded.set(keyOf(periodS, start), { periodS, start, periods, changed: false });
+    });
+  }
+
+  /** Sets the period of a level starting at `ts` (null: no data). Its chunk must be loaded. */
+  set(periodS: number, ts: number, acc: RollupAccumulator | null): void {
+    const c = this.chunk(periodS, ts);
+    const slot = (ts - c.start) / (periodS * SECOND);
+    if (acc === null) {
+      if (c.periods.delete(slot)) c.changed = true;
+      return;
+    }
+    c.periods.set(slot, acc);
+    c.changed = true;
+  }
+
+  /** The stored periods of a level starting in [from, to) (their chunks must be loaded). */
+  *range(periodS: number, from: number, to: number): Generator<RollupAccumulator> {
+    const periodMs = periodS * SECOND;
+    for (const start of chunkStartsCovering(periodS, from, to)) {
+      const c = this.chunk(periodS, start);
+      const lo = Math.max(0, Math.ceil((from - start) / periodMs));
+      const hi = Math.min(CHUNK_PERIODS, Math.ceil((to - start) / periodMs));
+      // In slot order, so sums come out the same whatever order periods were set in.
+      for (let slot = lo; slot < hi; slot++) {
+        const acc = c.periods.get(slot);
+        if (acc !== undefined) yield acc;
+      }
+    }
+  }
+
+  /** Writes every changed chunk into `batch` (an emptied chunk is deleted). */
+  flush(batch: StoreBatch): void {
+    for (const c of this.loaded.values()) {
+      if (!c.changed) continue;
+      if (c.periods.size === 0) batch.deleteRange(CF.rollup, rollupKey(this.metric.id, c.periodS, c.start, 0), rollupKey(this.metric.id, c.periodS, c.start, COLUMNS));
+      else encodeChunk(c.periods).forEach((record, column) => batch.put(CF.rollup, rollupKey(this.metric.id, c.periodS, c.start, column), record));
+      c.changed = false;
+    }
+  }
+
+  private chunk(periodS: number, ts: number): Loaded {
+    const c = this.loaded.get(keyOf(periodS, chunkStartOf(ts, periodS)));
+    if (c === undefined) throw new Error(`BUG: rollup chunk of ${periodS} s at ${ts} used before it was loaded`);
+    return c;
+  }
+}
+
+const keyOf = (periodS: number, start: number): string => `${periodS}/${start}`;
+
+/** Start of every stored period of one level of a metric, read from the chunks' slot lists. */
+export async function* storedPeriodStarts(store: Store, metric: MetricRef, periodS: number): AsyncGenerator<number> {
+  const range = { gte: rollupKey(metric.id, periodS, 0), lt: rollupKey(metric.id, periodS, Number.MAX_SAFE_INTEGER), capacity: 256 };
+  for await (const { key, value } of store.scan(CF.rollup, range)) {
+    if (rollupColumnOf(key) !== 0) continue; // every column record lists the same periods
+    const start = rollupStartOf(key);
+    for (const slot of new RollupChunk([value]).slots) yield start + slot * periodS * SECOND;
+  }
+}

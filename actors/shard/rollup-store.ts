@@ -1,0 +1,274 @@
+// One partition's numeric rollups (CF.rollup, columnar chunks: model/rollup/chunk.ts):
+// sealed raw windows are rolled up into the finest level once quiet, and every coarser
+// period containing them is rebuilt from the next finer level; many windows and metrics
+// share one pass and one RocksDB batch. /rollup and /fetch reads merge rolled chunks with
+// raw recalculation. Only the partition actor calls this, one message at a time.
+import type { FerriteConfig, RollupLevel } from '../../model/config.js';
+import { ferr } from '../../model/errors.js';
+import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../../model/rollup/accumulator.js';
+import { ALL_COLUMNS } from '../../model/rollup/chunk.js';
+import { RollupSlots } from '../../model/rollup/slots.js';
+import type { Series } from '../../model/series.js';
+import type { NumericValue } from '../../model/types.js';
+import { CF, rollupDirtyKey, rollupDirtyPrefix, rollupKey } from '../../storage/keys.js';
+import type { Store, StoreBatch } from '../../storage/rocks.js';
+import { loadMarkers } from './markers.js';
+import type { MetricRef } from '../metric-info.js';
+import { ChunkEdit, readChunks } from './rollup-chunks.js';
+import { migrateRollups } from './rollup-migration.js';
+
+const SECOND = 1000;
+/**
+ * Most time one checkpoint spends rolling up before yielding the actor. Partitions roll up
+ * side by side (their awaits interleave), so this is about how much of each checkpoint
+ * interval goes to a backlog: 50 ms left a restart's backlog 60-90% idle; reads and applies
+ * of a partition wait at most this long (plus one metric's pass) behind its rollups.
+ */
+const ROLLUP_BUDGET_MS = 200;
+/** Samples before a window that give a rollup its carry (last sample, last rates). */
+const CARRY_SAMPLES = 4;
+/** Metrics whose rollups share one RocksDB batch. */
+const METRICS_PER_BATCH = 64;
+/**
+ * Most raw time one metric rolls up per pass: a backfill of months goes a week at a time,
+ * so a pass is bounded, while coarse chunks (30 days at 1800 s) are not rewritten per day.
+ */
+const MAX_PASS_MS = 7 * 86_400_000;
+
+export type RollupEngine = 'dispatch' | 'nnt' | 'recalc';
+
+/** Raw numeric data as the partition reads it (blocks plus open buffers). */
+export interface RawSource {
+  read(metric: MetricRef, start: number, end: number): Promise<Series<NumericValue>>;
+  /** At least `n` non-null samples before `before` when that many exist. */
+  before(metric: MetricRef, before: number, n: number): Promise<Series<NumericValue>>;
+  /** Windows of open buffers (not yet sealed, so not rolled up). */
+  openWindows(metric: MetricRef): number[];
+}
+
+export { RollupSlots };
+
+export class RollupStore {
+  /** Sealed raw windows not yet rolled up: idHex → window starts. */
+  private readonly dirty = new Map<string, Set<number>>();
+  private readonly levels: readonly RollupLevel[];
+  private readonly spanMs: number;
+  private readonly quietMs: number;
+
+  private constructor(
+    private readonly partition: number,
+    private readonly store: Store,
+    config: FerriteConfig,
+  ) {
+    this.levels = config.rollups;
+    this.spanMs = config.blockSpanMs;
+    this.quietMs = config.rollupQuietMs;
+  }
+
+  /** Opens a partition's rollups; the first open of a data dir with v1 records migrates them. */
+  static async open(partition: number, store: Store, config: FerriteConfig): Promise<RollupStore> {
+    await migrateRollups(store);
+    const rs = new RollupStore(partition, store, config);
+    for (const m of await loadMarkers(store, rollupDirtyPrefix(partition))) rs.note(m.idHex, m.start);
+    return rs;
+  }
+
+  private get baseMs(): number {
+    return this.levels[0]!.period * SECOND;
+  }
+
+  /** Adds a dirty marker for a numeric window being sealed (in the seal's batch). */
+  markSealed(batch: StoreBatch, idHex: string, windowStart: number): void {
+    batch.put(CF.state, rollupDirtyKey(this.partition, idHex, windowStart), Buffer.alloc(0));
+  }
+
+  /** Call once the seal's batch is written. */
+  note(idHex: string, windowStart: number): void {
+    let starts = this.dirty.get(idHex);
+    if (starts === undefined) this.dirty.set(idHex, (starts = new Set()));
+    starts.add(windowStart);
+  }
+
+  /**
+   * Rolls up quiet dirty windows, within a time budget: each metric's quiet windows in one
+   * pass (one raw read per run of adjacent windows, each chunk rewritten once), up to
+   * METRICS_PER_BATCH metrics per RocksDB batch.
+   */
+  async rollUp(raw: RawSource, now: number): Promise<void> {
+    const deadline = performance.now() + ROLLUP_BUDGET_MS;
+    let batch = this.store.batch();
+    let done: [string, number[]][] = [];
+    const commit = async () => {
+      await batch.write();
+      for (const [idHex, windows] of done) this.forgetDirty(idHex, windows);
+      batch = this.store.batch();
+      done = [];
+    };
+    try {
+      for (const [idHex, starts] of this.dirty) {
+        const quiet = [...starts].filter((w) => w + this.spanMs + this.quietMs <= now).sort((a, b) => a - b);
+        if (quiet.length === 0) continue;
+        quiet.length = Math.min(quiet.length, Math.max(1, Math.floor(MAX_PASS_MS / this.spanMs)));
+        const metric = { id: Buffer.from(idHex, 'hex'), idHex };
+        try {
+          await this.rollWindows(batch, raw, metric, quiet);
+        } catch (error) {
+          // rollWindows adds to the batch only once it cannot fail: keep the other metrics' work.
+          await commit();
+          const more = quiet.length > 1 ? ` (and ${quiet.length - 1} later)` : '';
+          throw new Error(`rolling up metric ${idHex} window ${new Date(quiet[0]!).toISOString()}${more}: ${(error as Error).message}`, { cause: error });
+        }
+        done.push([idHex, quiet]);
+        if (performance.now() > deadline) break;
+        if (done.length >= METRICS_PER_BATCH) await commit();
+      }
+      await commit();
+    } finally {
+      batch.discard();
+    }
+  }
+
+  private forgetDirty(idHex: string, windows: number[]): void {
+    const starts = this.dirty.get(idHex);
+    if (starts === undefined) return;
+    for (const w of windows) starts.delete(w);
+    if (starts.size === 0) this.dirty.delete(idHex);
+  }
+
+  /** Rolls up `windows` (ascending) of one metric into `batch`, with their dirty markers. */
+  private async rollWindows(batch: StoreBatch, raw: RawSource, metric: MetricRef, windows: number[]): Promise<void> {
+    const touched = new Map<number, RollupAccumulator | null>();
+    for (const [from, to] of runsOf(windows, this.spanMs)) {
+      const carry = await this.carryBefore(raw, metric, from);
+      const fresh = accumulate(await raw.read(metric, from, to), this.baseMs, carry).periods;
+      for (let s = from; s < to; s += this.baseMs) touched.set(s, fresh.get(s) ?? null);
+    }
+    const edit = new ChunkEdit(this.store, metric);
+    await this.rebuild(edit, touched);
+    edit.flush(batch);
+    for (const w of windows) batch.delete(CF.state, rollupDirtyKey(this.partition, metric.idHex, w));
+  }
+
+  /**
+   * Sets the base periods of `touched` (start → accumulator, null = no data) and rebuilds
+   * every coarser period containing one, each from the next finer level.
+   */
+  private async rebuild(edit: ChunkEdit, touched: Map<number, RollupAccumulator | null>): Promise<void> {
+    let finer = touched;
+    let finerLevel = this.levels[0]!;
+    await edit.load(finerLevel.period, [...touched.keys()].map((s) => [s, s + this.baseMs] as const));
+    for (const [s, acc] of touched) edit.set(finerLevel.period, s, acc);
+    for (const level of this.levels.slice(1)) {
+      const levelMs = level.period * SECOND;
+      const coarse = [...new Set([...finer.keys()].map((s) => s - (s % levelMs)))].sort((a, b) => a - b);
+      const ranges = coarse.map((p) => [p, p + levelMs] as const);
+      await edit.load(finerLevel.period, ranges);
+      await edit.load(level.period, ranges);
+      const next = new Map<number, RollupAccumulator | null>();
+      for (const p of coarse) {
+        let sum: RollupAccumulator | null = null;
+        for (const acc of edit.range(finerLevel.period, p, p + levelMs)) addInto((sum ??= emptyAccumulator()), acc);
+        edit.set(level.period, p, sum);
+        next.set(p, sum);
+      }
+      finer = next;
+      finerLevel = level;
+    }
+  }
+
+  /** Stores base-level records written by /write/nnt and rebuilds the coarser periods. */
+  async write(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
+    const touched = new Map<number, RollupAccumulator | null>();
+    for (const [start, acc] of records) {
+      const s = start - (start % this.baseMs);
+      const had = touched.get(s);
+      touched.set(s, had === undefined || had === null ? acc : mergeAccumulators(had, acc));
+    }
+    const edit = new ChunkEdit(this.store, metric);
+    await this.rebuild(edit, touched);
+    const batch = this.store.batch();
+    edit.flush(batch);
+    await batch.write();
+  }
+
+  /**
+   * Rollups of `metric` per `spanMs` for the periods `first` + k·spanMs that start before
+   * `end`. Stored levels serve when one divides both `spanMs` and `first`; otherwise
+   * `dispatch` recalculates from raw and `nnt` fails.
+   */
+  async read(raw: RawSource, metric: MetricRef, spanMs: number, first: number, end: number, engine: RollupEngine, columns: readonly number[] = ALL_COLUMNS): Promise<RollupSlots> {
+    const slots = new RollupSlots(first, spanMs, Math.max(0, Math.ceil((end - first) / spanMs)));
+    const level = engine === 'recalc' ? undefined : this.levelServing(spanMs, first);
+    if (level === undefined) {
+      if (engine === 'nnt') throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', `no rollup serves ${spanMs} ms (levels: ${this.levels.map((l) => `${l.period}s`).join(', ')}); use get_engine=recalc`);
+      await this.recalc(raw, metric, slots, 0, slots.count);
+      return slots;
+    }
+    // Stale windows first: a rollup finishing meanwhile is then either seen as stale or read as written.
+    const stale = engine === 'dispatch' ? this.staleWindows(raw, metric) : [];
+    for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end, columns)) slots.addChunk(chunk, start, level.period * SECOND);
+    // dispatch: slots touching raw not yet rolled up come from raw.
+    for (const [lo, hi] of staleSlots(slots, stale, this.spanMs)) await this.recalc(raw, metric, slots, lo, hi);
+    return slots;
+  }
+
+  /** The coarsest level whose period divides both the span and the first period start. */
+  private levelServing(spanMs: number, first: number): RollupLevel | undefined {
+    return [...this.levels].reverse().find((l) => spanMs % (l.period * SECOND) === 0 && first % (l.period * SECOND) === 0);
+  }
+
+  private staleWindows(raw: RawSource, metric: MetricRef): number[] {
+    return [...(this.dirty.get(metric.idHex) ?? []), ...raw.openWindows(metric)];
+  }
+
+  /** Replaces slots [lo, hi) by a recalculation from raw. */
+  private async recalc(raw: RawSource, metric: MetricRef, slots: RollupSlots, lo: number, hi: number): Promise<void> {
+    if (hi <= lo) return;
+    const from = slots.startOf(lo);
+    const carry = await this.carryBefore(raw, metric, from);
+    const got = accumulate(await raw.read(metric, from, slots.startOf(hi)), slots.spanMs, carry, slots.first).periods;
+    for (let i = lo; i < hi; i++) slots.replace(i, got.get(slots.startOf(i)) ?? null);
+  }
+
+  private async carryBefore(raw: RawSource, metric: MetricRef, before: number): Promise<RollupCarry | null> {
+    return accumulate(await raw.before(metric, before, CARRY_SAMPLES), this.baseMs, null).carry;
+  }
+
+  /** Deletes, in `batch`, every level's records before `before` (a raw delete keeps rollups; a full delete does not). */
+  deleteAll(batch: StoreBatch, metric: MetricRef): void {
+    for (const level of this.levels) batch.deleteRange(CF.rollup, rollupKey(metric.id, level.period, 0), rollupKey(metric.id, level.period, Number.MAX_SAFE_INTEGER));
+    const starts = this.dirty.get(metric.idHex);
+    for (const w of starts ?? []) batch.delete(CF.state, rollupDirtyKey(this.partition, metric.idHex, w));
+    this.dirty.delete(metric.idHex);
+  }
+}
+
+/** Runs of adjacent windows as [start, end) ranges (`windows` ascending). */
+function runsOf(windows: readonly number[], spanMs: number): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const w of windows) {
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last[1] === w) last[1] = w + spanMs;
+    else runs.push([w, w + spanMs]);
+  }
+  return runs;
+}
+
+/** Runs [lo, hi) of slots overlapping any stale window [w, w + windowMs). */
+function staleSlots(slots: RollupSlots, stale: readonly number[], windowMs: number): [number, number][] {
+  if (stale.length === 0 || slots.count === 0) return [];
+  const hit = new Uint8Array(slots.count);
+  for (const w of stale) {
+    const lo = Math.max(0, Math.floor((w - slots.first) / slots.spanMs));
+    const hi = Math.min(slots.count, Math.ceil((w + windowMs - slots.first) / slots.spanMs));
+    for (let i = lo; i < hi; i++) hit[i] = 1;
+  }
+  const runs: [number, number][] = [];
+  for (let i = 0; i < slots.count; i++) {
+    if (hit[i] === 0) continue;
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last[1] === i) last[1] = i + 1;
+    else runs.push([i, i + 1]);
+  }
+  return runs;
+}
