@@ -6,20 +6,18 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { FerriteConfig } from '../model/config.js';
 import { buildRing, type Ring } from '../model/topology/index.js';
-import { CF, decodeU64, sealSeqKey, STATE_KEY } from '../storage/keys.js';
-import { MetricIndex } from '../storage/metric-index/metric-index.js';
+import { CF, STATE_KEY } from '../storage/keys.js';
+import { DataDirError } from '../storage/open-error.js';
 import { Store } from '../storage/rocks.js';
+import { prepareShardLayout } from '../storage/shard-layout.js';
 import { JournalStream, type AppliedReport } from '../transport/journal-stream.js';
 import { Rpc } from '../transport/rpc.js';
 import { answerStreamRequest } from './coordinators/fetch.js';
 import { answerFind } from './coordinators/find.js';
-import { HistogramStore } from './shard/histogram-store.js';
 import { FerriteNode } from './node/node.js';
-import type { PartitionDeps } from './shard/partition-core.js';
+import { ShardSet } from './node/shards.js';
 import { answerSamples } from './coordinators/sources/prometheus.js';
 import { Replication } from './cluster/replication.js';
-import { RollupStore } from './shard/rollup-store.js';
-import { Tombstones } from './shard/tombstones.js';
 import { natsFor, readTopologyFile, topologyFor } from './cluster/topology-file.js';
 
 /** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
@@ -46,11 +44,23 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     await store.close();
     throw error;
   }
-  const tombstones = await Tombstones.load(store);
-  const partitionDeps = await openPartitions(store, config, tombstones);
-  const { index, report } = await MetricIndex.load(store);
-  log.info({ ...report, perMillionS: report.metrics > 0 ? (report.ms / report.metrics) * 1000 : 0 }, 'metric index loaded');
-  const node = new FerriteNode({ config, store, identity, ring, log, nats, replication, rpc, index, tombstones, partitionDeps });
+  let node: FerriteNode | null = null;
+  let shards: ShardSet;
+  try {
+    await prepareShardLayout(store, config.dataDir, { shards: config.shards, partitions: config.partitions }, (what) => log.info(what)).catch((error: unknown) => {
+      throw new DataDirError(config.dataDir, error);
+    });
+    shards = await ShardSet.start(config, identity, ring.topology, config.shards, {
+      applied: (records) => node?.onShardApplied(records),
+      fault: (_shard, partition, error) => node?.onShardFault(partition, error),
+      exited: (shard, code) => log.fatal({ shard, code }, 'shard worker exited'),
+    });
+  } catch (error) {
+    await nats?.close();
+    await store.close();
+    throw error;
+  }
+  node = new FerriteNode({ config, store, identity, ring, log, nats, replication, rpc, shards });
   await node.begin();
   if (rpc !== null) {
     rpc.serve({
@@ -62,19 +72,6 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
   }
   return node;
-}
-
-/** Each partition's stores and the journal sequence its sealed data reaches. */
-async function openPartitions(store: Store, config: FerriteConfig, tombstones: Tombstones): Promise<PartitionDeps[]> {
-  const deps: PartitionDeps[] = [];
-  for (let index = 0; index < config.partitions; index++) {
-    const raw = await store.get(CF.state, sealSeqKey(index));
-    const sealSeq = raw === null ? 0 : decodeU64(raw);
-    const histograms = await HistogramStore.open(index, store, config);
-    const rollups = await RollupStore.open(index, store, config);
-    deps.push({ index, store, config, sealSeq, histograms, rollups, tombstones, now: Date.now });
-  }
-  return deps;
 }
 
 /** The node id: configured, else the one this data directory was given, else a new uuid. */

@@ -41,3 +41,13 @@ export interface PortableIdentity {
 export function portableIdentity(m: MetricInfo): PortableIdentity {
   return { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical };
 }
+
+/**
+ * A metric as it crosses between threads (to a shard worker): who it is and where it goes,
+ * structured-clone safe. The receiving side builds its own MetricInfo from it.
+ */
+export type WireMetric = Pick<MetricInfo, 'key' | 'accountId' | 'uuid' | 'checkName' | 'name' | 'idHex' | 'partition'>;
+
+export function wireMetric(m: WireMetric): WireMetric {
+  return { key: m.key, accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, name: m.name, idHex: m.idHex, partition: m.partition };
+}

@@ -52,7 +52,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       ...(replication === null ? {} : { replication }),
       checkpoint: node.checkpoints.report(),
       admission: node.admission.report(),
-      index: node.index.report(),
+      index: await node.indexReport(),
       features: {
         'text:store': '1',
         'histogram:store': '1',

@@ -18,7 +18,7 @@ import { FerriteError } from '../model/errors.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, requestDeadline } from './headers.js';
 import { MAX_EPOCH_S } from '../model/fetch/request.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 import { accountHeaders, fields, JSON_BODY, str, TAG } from './schemas.js';
 
 export const CAQL_METHOD = 'caql_v1';

@@ -9,7 +9,7 @@ import { normalizeUuid, parseAccountId } from '../model/check-field.js';
 import { parseCheckTags, type CheckTagScope } from '../model/check-tags.js';
 import { ferr } from '../model/errors.js';
 import { accountHeader } from './headers.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 
 interface Target {
   scope: CheckTagScope;

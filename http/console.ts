@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
-import { diskUse, journalBacklog, rollupBacklog } from '../actors/node/figures.js';
+import { journalBacklog } from '../actors/node/figures.js';
+import { addDiskUse, diskUse, type RollupBacklog } from '../actors/shard/figures.js';
 import { NodeHistory, type Snapshot } from '../actors/node/history.js';
 import type { PeerLag } from '../actors/cluster/replication.js';
 import { ringShares } from '../model/topology/index.js';
@@ -19,7 +20,7 @@ const CONSOLE_DIR = fileURLToPath(new URL('../console/', import.meta.url));
 /** History: a snapshot every 2 s, ten minutes of them. */
 const HISTORY_INTERVAL_MS = 2_000;
 const HISTORY_POINTS = 300;
-/** Rollup markers are counted at most this often (a large backlog is many keys to scan). */
+/** Shards' figures (disk, rollup markers counted) are read at most this often: a large backlog is many keys to scan. */
 const BACKLOG_TTL_MS = 5_000;
 /** A peer's figures are skipped (shown unreachable) past this. */
 const PEER_TIMEOUT_MS = 1_500;
@@ -40,7 +41,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
   history.start();
   app.addHook('onClose', async () => history.stop());
 
-  const backlog = memoize(BACKLOG_TTL_MS, () => rollupBacklog(node.store, node.config.partitions));
+  const shardFigures = memoize(BACKLOG_TTL_MS, () => node.shards.askAll('figures'));
   const overview = async () => ({
     identity: node.identity,
     version: VERSION,
@@ -50,9 +51,9 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
     rollups: node.config.rollups.map((l) => l.period),
     histogram_rollups: node.config.histogramRollups.map((l) => l.period),
     memory: { rss_bytes: process.memoryUsage.rss(), heap_used_bytes: process.memoryUsage().heapUsed },
-    disk: await diskUse(node.store),
+    disk: addDiskUse([await diskUse(node.store), ...(await shardFigures()).map((f) => f.disk)]),
     journal: { ...(await journalBacklog(node.store)), cluster: await node.replicationState() },
-    rollup_backlog: await backlog(),
+    rollup_backlog: sumBacklogs((await shardFigures()).map((f) => f.backlog)),
     counters: { records: node.stats.recordsIngested, ingest_requests: node.stats.requestsIngested, http_requests: traffic.requests, http_errors: traffic.errors, journal_records_applied: node.stats.journalRecordsApplied },
   });
 
@@ -96,6 +97,14 @@ async function snapshot(node: FerriteNode, traffic: Traffic): Promise<Snapshot> 
     },
     gauges: { rss_bytes: process.memoryUsage.rss(), journal_pending: (replication?.journal_pending as number | null | undefined) ?? null },
     peers: replication === null ? null : (replication.peers as Record<string, PeerLag>),
+  };
+}
+
+function sumBacklogs(backlogs: readonly RollupBacklog[]): RollupBacklog {
+  return {
+    numeric_windows: backlogs.reduce((n, b) => n + b.numeric_windows, 0),
+    histogram_periods: backlogs.reduce((n, b) => n + b.histogram_periods, 0),
+    capped: backlogs.some((b) => b.capped),
   };
 }
 

@@ -1,18 +1,15 @@
 // The thirteen DELETE endpoints (interface §2.3, §3, §4.1): single metric, pattern, tag
 // query and check deletes of raw, text and histogram data, and full deletes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { searchMetrics, type Found } from '../actors/shard/search.js';
-import type { MetricInfo } from '../actors/metric-info.js';
-import type { DeleteOutcome } from '../actors/shard/messages.js';
+import { checkQueryText, deleteSelected, select, selectPattern, storedElsewhere, type DataDelete, type Selection } from '../actors/coordinators/delete.js';
+import { parseQuery } from '../actors/coordinators/find.js';
 import type { FerriteNode } from '../actors/node/node.js';
-import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import type { DataKind } from '../model/ingest-record.js';
-import { globTest, parseTagQuery, type TagQuery } from '../model/tag-query/index.js';
+import { globTest } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
-import { advisoryLimit, tagQuery } from './find.js';
-import { find } from '../actors/coordinators/find.js';
 import { accountHeader, svcHeader } from './headers.js';
+import { advisoryLimit } from './request.js';
 import { metricFromPath } from './metric-param.js';
 import { fields, metricPath, str, svcHeaders, TAG, uuidParam } from './schemas.js';
 
@@ -21,16 +18,6 @@ const KINDS = { raw: 'numeric', text: 'text', histogram: 'histogram' } as const 
 type PathKind = keyof typeof KINDS;
 /** The full tag-query delete's default advisory limit. */
 const FULL_DELETE_LIMIT = 100_000;
-
-interface DeleteResult {
-  metric_name: string;
-  /** `not local`: only other nodes store the metric (deletes act on the receiving node). */
-  delete_result: DeleteOutcome | 'not local';
-  payload: string;
-}
-
-type Query = Record<string, string | undefined>;
-type Selection = { found: Found[]; incomplete: boolean };
 
 const deleteHeaders = fields(
   svcHeaders({
@@ -53,46 +40,42 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
   const { node } = opts;
   for (const word of Object.keys(KINDS) as PathKind[]) {
     const kind = KINDS[word];
+    const action = (req: FastifyRequest): DataDelete => ({ kind, before: deleteTime(req), confirm: confirmed(req), periods: deleteRollups(node, req, kind) });
     app.delete(`/${word}/tags`, { schema: deleteSchema(`Delete the ${kind} data of metrics matching a tag query`, { querystring: tagQueryParam }) }, async (req, reply) => {
-      const before = deleteTime(req);
-      const periods = deleteRollups(node, req, kind);
+      const act = action(req);
       const account = requiredAccount(req);
-      const text = (req.query as Query).query;
-      const selection = await select(node, account, tagQuery(text), advisoryLimit(req, null));
-      const elsewhere = await storedElsewhere(node, account, text!, selection);
-      return sendResults(reply, selection, (m) => node.partitions.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
+      const query = tagQueryText(req);
+      const selection = await select(node, account, query, advisoryLimit(req, null));
+      return sendResults(reply, selection, await deleteSelected(node, selection, act, await storedElsewhere(node, account, query, selection)));
     });
     const single = deleteSchema(`Delete the ${kind} data of one metric, or of the check's metrics matching a \`*\` pattern`, { params: metricPath });
     app.delete(`/${word}/:uuid/*`, { schema: single }, async (req, reply) => {
       const { uuid, '*': name } = req.params as { uuid: string; '*': string };
-      const before = deleteTime(req);
-      const periods = deleteRollups(node, req, kind);
+      const act = action(req);
       const everywhere = word !== 'raw' && fullDeleteFlag(req);
       if (!name.includes('*')) {
         const metric = metricFromPath(node, uuid, name);
-        if (everywhere) await node.journalDelete(metric, kind, before, periods);
+        if (everywhere) await node.journalDelete(metric, kind, act.before, act.periods);
         if (!node.routing.owns(metric)) {
           if (everywhere) return reply.send([]);
           return reply.send([{ metric_name: metric.name.canonical, delete_result: 'not local', payload: '' }]);
         }
         if (!(await node.knows(metric))) throw ferr('FER_ERR_METRIC_NOT_FOUND', metric.name.canonical);
-        await node.partitions.deleteData(metric, kind, before, true, periods);
+        await node.deleteData(metric, kind, act.before, true, act.periods);
         return reply.send([]);
       }
       const account = requiredAccount(req);
       const selection = await selectPattern(node, account, uuid, name, advisoryLimit(req, null));
       const elsewhere = (await storedElsewhere(node, account, checkQueryText(uuid), selection)).filter((r) => globTest(name)(r.metric_name));
-      return sendResults(reply, selection, (m) => node.partitions.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
+      return sendResults(reply, selection, await deleteSelected(node, selection, act, elsewhere));
     });
     if (word === 'raw') continue;
     app.delete(`/${word}/:uuid`, { schema: deleteSchema(`Delete the ${kind} data of every metric of a check`, { params: checkPath }) }, async (req, reply) => {
-      const before = deleteTime(req);
-      const periods = deleteRollups(node, req, kind);
+      const act = action(req);
       const account = requiredAccount(req);
-      const uuid = (req.params as { uuid: string }).uuid;
-      const selection = await select(node, account, checkQuery(uuid), null);
-      const elsewhere = await storedElsewhere(node, account, checkQueryText(uuid), selection);
-      return sendResults(reply, selection, (m) => node.partitions.deleteData(m, kind, before, confirmed(req), periods), kind, elsewhere);
+      const query = checkQueryText((req.params as { uuid: string }).uuid);
+      const selection = await select(node, account, query, null);
+      return sendResults(reply, selection, await deleteSelected(node, selection, act, await storedElsewhere(node, account, query, selection)));
     });
   }
 
@@ -106,76 +89,22 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
   });
 
   app.delete('/full/tags', { schema: deleteSchema('Delete the metrics matching a tag query entirely', { querystring: tagQueryParam }) }, async (req, reply) => {
-    const selection = await select(node, requiredAccount(req), tagQuery((req.query as Query).query), advisoryLimit(req, FULL_DELETE_LIMIT));
-    return sendResults(reply, selection, (m) => node.fullDelete(m, confirmed(req)), null);
+    const selection = await select(node, requiredAccount(req), tagQueryText(req), advisoryLimit(req, FULL_DELETE_LIMIT));
+    return sendResults(reply, selection, await deleteSelected(node, selection, { kind: null, confirm: confirmed(req) }));
   });
 }
 
-async function sendResults(
-  reply: FastifyReply,
-  selection: Selection,
-  act: (m: MetricInfo) => Promise<DeleteOutcome>,
-  kind: DataKind | null,
-  elsewhere: Elsewhere[] = [],
-): Promise<FastifyReply> {
-  const results: DeleteResult[] = [];
-  for (const f of selection.found) {
-    if (kind !== null && !f.types.includes(kind)) continue;
-    results.push({ metric_name: f.record.metric_name, delete_result: await act(f.metric), payload: '' });
-  }
-  for (const e of elsewhere) {
-    if (kind === null || e.types.includes(kind)) results.push({ metric_name: e.metric_name, delete_result: 'not local', payload: '' });
-  }
+function sendResults(reply: FastifyReply, selection: Selection, results: unknown[]): FastifyReply {
   void reply.header('x-svc-incomplete-results', String(selection.incomplete)).header('x-snowth-incomplete-results', String(selection.incomplete));
   return reply.send(results);
 }
 
-/** A matching metric that other nodes store and this one does not. */
-interface Elsewhere {
-  metric_name: string;
-  types: string[];
+/** The `query` parameter, validated as a tag query (400 naming the problem). */
+function tagQueryText(req: FastifyRequest): string {
+  const text = (req.query as Record<string, string | undefined>).query;
+  parseQuery(text);
+  return text!;
 }
-
-/**
- * In a cluster, the metrics matching the query that only other nodes store: a delete
- * reports them `not local` (it acts on the receiving node only, interface §2.3).
- */
-async function storedElsewhere(node: FerriteNode, account: AccountId, query: string, here: Selection): Promise<Elsewhere[]> {
-  if (node.rpc === null) return [];
-  const local = new Set(here.found.map((f) => `${f.record.uuid}\u0000${f.record.metric_name}`));
-  const answer = await find(node, { kind: 'tags', account, query, activityStart: null, activityEnd: null, limit: null, activity: false, latest: 0, down: [], verifyOwner: false }, false);
-  return answer.rows
-    .filter((r) => !local.has(`${r.uuid}\u0000${r.name}`))
-    .map((r) => ({ metric_name: r.name, types: r.types }));
-}
-
-/** Matches up to `limit` metrics (null = all), saying whether the limit cut the list short. */
-async function select(node: FerriteNode, account: AccountId, query: TagQuery, limit: number | null): Promise<Selection> {
-  const found = await searchMetrics(node, { account, query, activityStart: null, activityEnd: null, limit: limit === null ? null : limit + 1 });
-  const incomplete = limit !== null && found.length > limit;
-  return { found: incomplete ? found.slice(0, limit!) : found, incomplete };
-}
-
-/** Metrics of the check whose canonical name matches a `*` wildcard pattern. */
-async function selectPattern(node: FerriteNode, account: AccountId, uuid: string, pattern: string, limit: number | null): Promise<Selection> {
-  const matchesPattern = globTest(pattern);
-  const all = await select(node, account, checkQuery(uuid), null);
-  const found = all.found.filter((f) => matchesPattern(f.record.metric_name));
-  const incomplete = limit !== null && found.length > limit;
-  return { found: incomplete ? found.slice(0, limit!) : found, incomplete };
-}
-
-
-function checkQueryText(uuidParam: string): string {
-  const uuid = normalizeUuid(uuidParam);
-  if (uuid === null) throw ferr('FER_ERR_BAD_UUID', `'${uuidParam}'`);
-  return `and(__check_uuid:${uuid})`;
-}
-
-function checkQuery(uuidParam: string): TagQuery {
-  return parseTagQuery(checkQueryText(uuidParam));
-}
-
 
 function requiredAccount(req: FastifyRequest): AccountId {
   const account = accountHeader(req);

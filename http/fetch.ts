@@ -10,7 +10,7 @@ import { FetchRequestError } from '../model/fetch/errors.js';
 import { decodeFetchFlatBuffer } from '../model/fetch/fetch-flatbuffer.js';
 import { planFetch, type FetchDocument } from '../model/fetch/request.js';
 import { mediaType, requestDeadline } from './headers.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 import { JSON_BODY, TAG } from './schemas.js';
 
 const FETCH_FLATBUFFER = new Set(['x-irondb-fetch-flatbuffer', 'application/x-irondb-fetch-flatbuffer', 'application/x-svc-fetch-flatbuffer']);

@@ -8,6 +8,7 @@ import { ferr } from '../model/errors.js';
 import { parseRelativeTime } from '../model/relative-time.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, requestDeadline, svcHeader } from './headers.js';
+import { advisoryLimit } from './request.js';
 import { accountHeaders, fields, str, svcHeaders, TAG } from './schemas.js';
 
 
@@ -60,7 +61,8 @@ export async function findRoutes(app: FastifyInstance, opts: { node: FerriteNode
       for (const prefix of ['x-svc-', 'x-snowth-']) {
         void reply.header(`${prefix}search-result-count`, String(answer.count)).header(`${prefix}search-result-count-is-estimate`, estimate);
       }
-      return reply.type('application/json').send(answer.body ?? `[${answer.rows.map((r) => r.json).join(',')}]`);
+      const body = answer.body === undefined ? `[${answer.rows.map((r) => r.json).join(',')}]` : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength);
+      return reply.type('application/json').send(body);
     });
     app.get(`${prefix}/tag_cats`, cats, async (req, reply) => reply.send((await answerFor(node, req, 'tag_cats', reply)).values));
     app.get(`${prefix}/tag_vals`, vals, async (req, reply) => reply.send((await answerFor(node, req, 'tag_vals', reply)).values));
@@ -71,7 +73,7 @@ export async function findRoutes(app: FastifyInstance, opts: { node: FerriteNode
 async function answerFor(node: FerriteNode, req: FastifyRequest, kind: FindKind, reply: FastifyReply): Promise<FindAnswer> {
   const q = req.query as Query;
   const now = Math.floor(Date.now() / 1000);
-  tagQuery(q.query); // a malformed query is a 400 here, before any node is asked
+  parseQuery(q.query); // a malformed query is a 400 here, before any node is asked
   const request: FindRequest = {
     kind,
     account: account(req),
@@ -106,7 +108,6 @@ function account(req: FastifyRequest): AccountId {
 }
 
 /** A `query` parameter as a tag query: 400 when missing or malformed. */
-export const tagQuery = parseQuery;
 
 function findTime(q: Query, name: string, now: number): number | null {
   const raw = q[name];
@@ -122,13 +123,4 @@ function flag(q: Query, name: string, fallback: number, max: number): number {
   const n = /^\d$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 0 && n <= max)) throw ferr('FER_ERR_BAD_PARAM', name, `'${raw}' must be an integer from 0 to ${max}`);
   return n;
-}
-
-/** `x-svc-advisory-limit`: a positive integer; unset, -1 or `none` means `fallback` (null = no limit). */
-export function advisoryLimit(req: FastifyRequest, fallback: number | null): number | null {
-  const raw = svcHeader(req, 'advisory-limit')?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === '-1' || raw.toLowerCase() === 'none') return null;
-  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-advisory-limit', `'${raw}' must be a positive integer, -1 or none`);
-  return Number(raw);
 }

@@ -16,9 +16,10 @@ import { TagExprError } from '../model/graphite/tag-expr.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';
 import { MAX_CELLS, MAX_EPOCH_S, MAX_PERIODS } from '../model/fetch/request.js';
 import type { AccountId } from '../model/types.js';
-import { advisoryLimit, tagQuery } from './find.js';
+import { parseQuery } from '../actors/coordinators/find.js';
+import { advisoryLimit } from './request.js';
 import { ingestAndReply } from './ingest-reply.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 
 type Query = Record<string, string | undefined>;
 /** IRONdb's default result limit for Graphite queries (graphite-rendering docs). */
@@ -36,7 +37,7 @@ export async function graphiteRoutes(app: FastifyInstance, opts: { node: Ferrite
       app.get(`${base}/metrics/find${slash}`, async (req, reply) => {
         const q = req.query as Query;
         const filter = q.irondb_tag_filter === undefined || q.irondb_tag_filter === '' ? null : q.irondb_tag_filter;
-        if (filter !== null) tagQuery(filter); // 400 for a malformed filter
+        if (filter !== null) parseQuery(filter); // 400 for a malformed filter
         const results = await graphiteQuery(() => findMetrics(node, scope(req), required(q, 'query'), filter));
         return sendFind(req, reply, results);
       });

@@ -5,11 +5,12 @@ import type { FerriteNode } from '../actors/node/node.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import { ferr } from '../model/errors.js';
 import { histogramProblem } from '../model/histogram-check.js';
+import { deserializeHistogram } from '../model/histogram/index.js';
 import { parseItems, positiveInt, type ItemParser } from '../model/json-items.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 import { proxyToOwner } from './proxy.js';
 import { accountHeaders, epochS, fields, jsonItems, metricNameParam, TAG, uuidParam } from './schemas.js';
 
@@ -55,7 +56,7 @@ export async function histogramRoutes(app: FastifyInstance, opts: { node: Ferrit
     if (period <= 0) throw ferr('FER_ERR_BAD_PARAM', 'period', 'must be a positive number of seconds');
     if (end < start) throw ferr('FER_ERR_BAD_PARAM', 'end', `${end} is before start ${start}`);
     const metric = await knownMetricFromPath(node, p.uuid, p['*']);
-    const rows = await node.partitions.readHistograms(metric, period, start * 1000, end * 1000);
-    return reply.send(rows.map(([ts, h]) => [ts / 1000, period, h.toLabelCounts()]));
+    const rows = await node.shards.about(metric, 'histograms', period, start * 1000, end * 1000);
+    return reply.send(rows.map(([ts, bytes]) => [ts / 1000, period, deserializeHistogram(bytes).toLabelCounts()]));
   });
 }

@@ -1,6 +1,6 @@
 // The reply every ingest endpoint gives (interface §4.6): counts, plus the first few
 // rejected lines or items described. Sent only after the accepted records are durable.
-import type { FerriteNode } from '../actors/node/node.js';
+import type { FerriteNode, Samples } from '../actors/node/node.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import type { ParsedBody } from '../actors/ingest/raw-bodies.js';
 import { ferr } from '../model/errors.js';
@@ -27,7 +27,7 @@ export async function ingestAndReply(node: FerriteNode, a: Accepted, unit: 'line
 }
 
 /** As ingestAndReply, for a body parsed into a batch and journaled as it arrived (`rawEntry`). */
-export async function ingestParsed(node: FerriteNode, p: ParsedBody, rawEntry: Buffer, unit: 'line' | 'item'): Promise<Record<string, unknown>> {
+export async function ingestParsed(node: FerriteNode, p: ParsedBody<Samples>, rawEntry: Buffer, unit: 'line' | 'item'): Promise<Record<string, unknown>> {
   requireSomething(p.batch.size, p.errors, unit);
   await node.ingestBatch(p.batch, rawEntry);
   return summarize(p.submitted, p.batch.size, p.errors, unit);

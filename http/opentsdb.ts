@@ -9,7 +9,7 @@ import { parseOpenTsdbPut } from '../model/opentsdb.js';
 import { taggedRecords } from '../model/tagged-sample.js';
 import { accountHeader, svcHeader } from './headers.js';
 import { ingestAndReply, requireSomething } from './ingest-reply.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 import { scopeFromPath, taggedContext, type CheckScope } from './tagged-ingest.js';
 
 export async function openTsdbRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {

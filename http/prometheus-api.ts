@@ -17,7 +17,7 @@ import { instantResult, rangeResult } from '../model/promql/result-json.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader } from './headers.js';
 import { compareLabels, sortedLabels } from './prometheus-remote.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 
 /** Prometheus' default lookback for instant selectors. */
 const LOOKBACK_MS = 5 * 60_000;

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import type { NumericValue } from '../model/types.js';
-import { parseReadTimestamp } from '../model/timestamp.js';
 import { encodeRawJournalEntry, type RawContext } from '../model/journal-entry.js';
 import { asEpochMs } from '../model/types.js';
 import { MetricListFormatError } from '../model/metric-list/decode.js';
@@ -12,6 +11,7 @@ import { ingestParsed } from './ingest-reply.js';
 import { numberJson, rowsJson } from '../model/json-out.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { proxyToOwner } from './proxy.js';
+import { bodyText, requiredSecMs } from './request.js';
 import { accountHeaders, fields, metricPath, secMs, svcHeaders, TAG, TSV_BODY } from './schemas.js';
 
 const FLATBUFFER_TYPES = new Set([
@@ -60,7 +60,7 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     const start = requiredSecMs(query, 'start_ts');
     const end = requiredSecMs(query, 'end_ts');
     const metric = await knownMetricFromPath(node, uuid, name);
-    const rows = await node.partitions.read(metric, 'numeric', start, end);
+    const rows = await node.shards.about(metric, 'read', 'numeric', start, end);
     return reply.type('application/json').send(rowsJson(rows.ts, rows.values as NumericValue[], numberJson));
   });
 }
@@ -89,19 +89,4 @@ function rawContext(node: FerriteNode, req: FastifyRequest): RawContext {
 
 function rawBody(req: FastifyRequest): Buffer {
   return Buffer.isBuffer(req.body) ? req.body : Buffer.from(bodyText(req));
-}
-
-export function bodyText(req: FastifyRequest): string {
-  const body = req.body;
-  if (body === undefined || body === null) return '';
-  return Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
-}
-
-/** A required `<seconds>[.<3 digits>]` query parameter (`start_ts`, `end_ts`), in epoch ms. */
-export function requiredSecMs(query: Record<string, string | undefined>, name: string): number {
-  const raw = query[name];
-  if (raw === undefined || raw === '') throw ferr('FER_ERR_MISSING_PARAM', name);
-  const ms = parseReadTimestamp(raw);
-  if (ms === null) throw ferr('FER_ERR_BAD_TIMESTAMP', name, `'${raw}'`);
-  return ms;
 }

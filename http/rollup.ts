@@ -8,11 +8,11 @@ import { MAX_PERIODS } from '../model/fetch/request.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { nntAccumulator } from '../model/rollup/nnt.js';
-import { parseRollupType, ROLLUP_TYPE_NAMES, rollupTuplesJson, rollupTypeColumns } from '../model/rollup/types.js';
+import { parseRollupType, ROLLUP_TYPE_NAMES } from '../model/rollup/types.js';
 import { requireSomething, summarize } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
-import { bodyText, requiredSecMs } from './raw.js';
+import { bodyText, requiredSecMs } from './request.js';
 import { proxyToOwner } from './proxy.js';
 import { accountHeaders, fields, jsonItems, metricPath, secMs, str, TAG } from './schemas.js';
 
@@ -61,8 +61,7 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     periodLimit(start, end, span, 'rollup_span');
     const metric = await knownMetricFromPath(node, uuid, name);
     // Tuples are aligned to the span (interface §4.4).
-    const rows = await node.partitions.readRollups(metric, span, start - (start % span), end, engine, rollupTypeColumns(type));
-    return reply.type('application/json').send(rollupTuplesJson(rows, type));
+    return reply.type('application/json').send(await node.shards.about(metric, 'rollupJson', span, start - (start % span), end, engine, type));
   });
 
   const nntDocs = {
@@ -113,7 +112,7 @@ export async function readLegacyNumeric(node: FerriteNode, r: LegacyNumericRead)
   const type = parseRollupType(r.type);
   if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${r.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
   const metric = await knownMetricFromPath(node, r.uuid, r.metric);
-  return rollupTuplesJson(await node.partitions.readRollups(metric, span, start - (start % span), end, 'dispatch', rollupTypeColumns(type)), type);
+  return node.shards.about(metric, 'rollupJson', span, start - (start % span), end, 'dispatch', type);
 }
 
 /**

@@ -1,14 +1,13 @@
 // `POST /surrogate/activity_rebuild` (irondb-reference §8.6, §10): recompute the activity
 // windows of the listed metrics from the data this node stores.
 import type { FastifyInstance } from 'fastify';
-import { rebuildActivity } from '../actors/shard/activity-rebuild.js';
 import type { MetricInfo } from '../actors/metric-info.js';
 import type { FerriteNode } from '../actors/node/node.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import type { RecordError } from '../model/ingest-record.js';
 import { requireSomething, summarize } from './ingest-reply.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 
 export async function surrogateRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
@@ -29,7 +28,7 @@ export async function surrogateRoutes(app: FastifyInstance, opts: { node: Ferrit
       // In a cluster each owner rebuilds its own copy; a non-owner holds nothing to rebuild from.
       if (!node.routing.owns(metric)) misdirected++;
       else if (!(await node.knows(metric))) errors.push({ at, reason: `metric ${metric.name.canonical} is not stored on this node` });
-      else rebuilt.push({ check_uuid: metric.uuid, metric_name: metric.name.canonical, activity: await rebuildActivity(node, metric) });
+      else rebuilt.push({ check_uuid: metric.uuid, metric_name: metric.name.canonical, activity: await node.shards.about(metric, 'rebuildActivity') });
     }
     const summary = summarize(items.length, rebuilt.length, errors.sort((a, b) => a.at - b.at), 'item');
     return reply.send({ ...summary, misdirected, rebuilt });

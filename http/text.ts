@@ -7,7 +7,7 @@ import { parseItems, type ItemParser } from '../model/json-items.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
-import { bodyText } from './raw.js';
+import { bodyText } from './request.js';
 import { proxyToOwner, type MetricSegments } from './proxy.js';
 import { readLegacyNumeric, type LegacyNumericRead } from './rollup.js';
 import { accountHeaders, booleanQuery, epochS, fields, jsonItems, metricNameParam, str, TAG } from './schemas.js';
@@ -71,7 +71,7 @@ export async function textRoutes(app: FastifyInstance, opts: { node: FerriteNode
       lead: booleanParam(query, 'lead', true),
     };
     const metric = await knownMetricFromPath(node, params.uuid, params['*']);
-    return reply.send(await node.partitions.readText(metric, options));
+    return reply.send(await node.shards.about(metric, 'readText', options));
   });
 }
 

@@ -43,6 +43,11 @@ export interface FerriteConfig {
   bodyLimitBytes: number;
   /** Worker threads that parse write bodies (0: parse on the main thread). */
   ingestWorkers: number;
+  /**
+   * Shard worker threads; each owns the partitions p with p % shards = its number, in its own
+   * RocksDB directory (dataDir/shards/<n>). Changing it re-splits the data at the next start.
+   */
+  shards: number;
   /** Writes are refused (503, Retry-After) while this many bytes of write bodies are in flight. */
   maxWriteBytesInFlight: number;
   /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
@@ -110,6 +115,7 @@ export function defaultConfig(): FerriteConfig {
     checkpointIntervalMs: 1000,
     bodyLimitBytes: 256 * 1024 * 1024,
     ingestWorkers: Math.max(0, availableParallelism() - 1),
+    shards: Math.max(1, availableParallelism() - 1),
     maxWriteBytesInFlight: 64 * 1024 * 1024,
     maxPendingRecords: 2_000_000,
     logLevel: 'info',
@@ -183,6 +189,8 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'bodyLimitBytes', 1024, 2 ** 31 - 1);
   requireInt(c, 'maxWriteBytesInFlight', 1024, 2 ** 40);
   requireInt(c, 'ingestWorkers', 0, 64);
+  requireInt(c, 'shards', 1, 64);
+  if (c.shards > c.partitions) throw new ConfigError('shards', `must be at most partitions (${c.partitions}): each shard owns whole partitions`);
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
   requireRollupLevels(c, 'histogramRollups');
   requireRollupLevels(c, 'rollups');

@@ -48,6 +48,13 @@ export class FerriteError extends Error {
     this.code = code;
     this.status = ERRORS[code].status;
   }
+
+  /** The error with its message already written (one that crossed from another thread). */
+  static withMessage(code: ErrorCode, message: string): FerriteError {
+    const error = new FerriteError(code);
+    error.message = message;
+    return error;
+  }
 }
 
 export function ferr(code: ErrorCode, ...args: unknown[]): FerriteError {

@@ -59,6 +59,8 @@ export const STATE_KEY = {
   rollupFormat: Buffer.from('rollup_format'),
   /** This node's outbox incarnation: peers track what they applied per incarnation. */
   outboxIncarnation: Buffer.from('outbox_incarnation'),
+  /** The shard layout the data is split in (storage/shard-layout.ts), JSON `{shards, partitions}`; absent before shards. */
+  shardLayout: Buffer.from('shard_layout'),
 } as const;
 
 /** `applied/<sender incarnation>`: which of that sender's journal messages this node applied. */

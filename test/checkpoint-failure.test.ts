@@ -4,7 +4,7 @@
 import test from 'ava';
 import { CF } from '../storage/keys.js';
 import { Store } from '../storage/rocks.js';
-import { getJson, killSpawnedNodes, mLine, put, spawnNode, startNode, tempDir, UUID } from './helpers/node.js';
+import { getJson, killSpawnedNodes, mLine, onlyShardDir, put, spawnNode, startNode, tempDir, UUID } from './helpers/node.js';
 
 test.after.always(killSpawnedNodes);
 
@@ -19,13 +19,13 @@ const until = async (what: string, check: () => Promise<boolean>): Promise<void>
 test('a failing checkpoint is logged once, shown in /state, refuses writes, and recovers', async (t) => {
   const dir = tempDir();
   // No checkpoint runs in the first life: the sealed window is still waiting for its rollup.
-  const first = await startNode({ checkpointIntervalMs: 3_600_000 }, dir);
+  const first = await startNode({ checkpointIntervalMs: 3_600_000, shards: 1 }, dir);
   const lines = Array.from({ length: 20 }, (_, i) => mLine(`${1000 + i}.000`, 'poisoned', 'n', String(i)));
   t.is((await put(first.url, lines.join('\n'))).status, 200);
   await first.node.flush();
   await first.stop(false);
 
-  const store = await Store.open(dir);
+  const store = await Store.open(onlyShardDir(dir));
   let corrupted = 0;
   for await (const { key } of store.scan(CF.numeric, {})) {
     await store.batch().put(CF.numeric, key, Buffer.from([0x02, 0xff, 0xff, 0xff])).write();
@@ -38,13 +38,12 @@ test('a failing checkpoint is logged once, shown in /state, refuses writes, and 
   process.env.FERRITE_ROLLUP_QUIET_MS = '0';
   let node;
   try {
-    node = await spawnNode(dir);
+    node = await spawnNode(dir, ['--shards', '1', '--partitions', '4']);
   } finally {
     delete process.env.FERRITE_CHECKPOINT_INTERVAL_MS;
     delete process.env.FERRITE_ROLLUP_QUIET_MS;
   }
-  const log: string[] = [];
-  node.child.stdout!.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter((l) => l.length > 0)));
+  const log = node.log;
 
   const state = async () => (await getJson(`${node.url}/state`)).json.checkpoint;
   await until('checkpoints to fail repeatedly', async () => (await state()).failures >= 5);

@@ -4,7 +4,7 @@ import test from 'ava';
 import { emptyAccumulator, encodeAccumulator, rollupFields, type RollupAccumulator } from '../model/rollup/accumulator.js';
 import { CF, rollupKey, STATE_KEY } from '../storage/keys.js';
 import { Store } from '../storage/rocks.js';
-import { getJson, mLine, put, startNode, tempDir, UUID } from './helpers/node.js';
+import { getJson, mLine, onlyShardDir, put, startNode, tempDir, UUID } from './helpers/node.js';
 
 const DAY = 86_400_000;
 const T = 10 * DAY; // a chunk start at 60 s (and 300 s) periods
@@ -19,7 +19,7 @@ function acc(n: number, mean: number): RollupAccumulator {
 
 test('v1 rollup records are migrated to chunks at open and read back unchanged', async (t) => {
   const dir = tempDir();
-  const first = await startNode({}, dir);
+  const first = await startNode({ shards: 1 }, dir);
   t.is((await put(first.url, mLine('1.000', 'mig.a', 'n', '1'))).status, 200);
   const found = first.node.registry.lookup(UUID, 'mig.a');
   if (!found.ok) throw new Error(found.reason);
@@ -34,14 +34,14 @@ test('v1 rollup records are migrated to chunks at open and read back unchanged',
     [60, T + 2 * DAY + 60_000, acc(2, 40)],
     [300, T, acc(15, 18)],
   ];
-  const store = await Store.open(dir);
+  const store = await Store.open(onlyShardDir(dir));
   const batch = store.batch();
   for (const [period, start, a] of v1) batch.put(CF.rollup, rollupKey(id, period, start), encodeAccumulator(a));
   batch.delete(CF.state, STATE_KEY.rollupFormat);
   await batch.write();
   await store.close();
 
-  const second = await startNode({}, dir);
+  const second = await startNode({ shards: 1 }, dir);
   try {
     const read = async (start: number, end: number, span: number) => {
       const q = `start_ts=${start / 1000}&end_ts=${end / 1000}&rollup_span=${span}s&get_engine=nnt&type=all`;
@@ -57,7 +57,7 @@ test('v1 rollup records are migrated to chunks at open and read back unchanged',
     await second.stop(false);
   }
 
-  const after = await Store.open(dir);
+  const after = await Store.open(onlyShardDir(dir));
   try {
     const versions = new Set<number>();
     for await (const { value } of after.scan(CF.rollup, {})) versions.add(value[0]!);

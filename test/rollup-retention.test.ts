@@ -1,7 +1,6 @@
 // Rollup retention with chunked storage: a level's chunks are dropped only once their whole
 // span has expired, so no period younger than the retention is lost.
 import test from 'ava';
-import { sweepRetention } from '../actors/shard/retention.js';
 import { getJson, startNode, UUID } from './helpers/node.js';
 
 const DAY_S = 86_400;
@@ -16,7 +15,7 @@ test('expired rollup chunks are dropped whole; the chunk holding the cut and coa
     const times = [today - 10 * DAY_S, Math.floor(cut / DAY_S) * DAY_S, today - DAY_S];
     const res = await fetch(`${n.url}/write/nnt`, { method: 'POST', body: JSON.stringify(times.map(at)) });
     t.is(res.status, 200);
-    await sweepRetention(n.node.store, n.node.config, Date.now());
+    await n.node.sweepRetention();
     const count = async (s: number, span: number) => (await getJson(`${n.url}/rollup/${UUID}/ret.a?start_ts=${s}&end_ts=${s + span}&rollup_span=${span}s&get_engine=nnt&type=count`)).json[0][1];
     t.is(await count(times[0]!, 60), null, 'past the retention');
     t.is(await count(times[1]!, 60), 1, 'older than the retention, but in the chunk holding the cut: kept until all of the chunk expires');

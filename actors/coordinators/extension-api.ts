@@ -30,7 +30,7 @@ export function extensionApi(node: FerriteNode, account: AccountId | null): Exte
       const found = node.registry.lookup(String(uuid), String(metric));
       if (!found.ok) throw new Error(`ferrite.read: ${found.reason}`);
       if (!(await node.knows(found.metric))) return [];
-      const rows = await node.partitions.read(found.metric, 'numeric', Number(startS) * 1000, Number(endS) * 1000);
+      const rows = await node.shards.about(found.metric, 'read', 'numeric', Number(startS) * 1000, Number(endS) * 1000);
       return rows.ts.map((ts, i) => {
         const v = rows.values[i] as NumericValue;
         return [ts / 1000, typeof v === 'bigint' ? Number(v) : v];

@@ -1,15 +1,14 @@
-// Runs a validated fetch plan (model/fetch) against this node: each stream is read from its
-// partition in the resolution that serves the slots, transformed into a column, and the
+// Runs a validated fetch plan (model/fetch) against this node: each stream is read by its
+// shard in the resolution that serves the slots and transformed there into a column, and the
 // columns go through the reducers. Streams are read concurrently.
 import { checkDeadline, withinDeadline } from '../../model/deadline.js';
 import type { Column } from '../../model/fetch/column.js';
 import { FetchRequestError } from '../../model/fetch/errors.js';
 import { histogramCell, HISTOGRAM_TRANSFORMS } from '../../model/fetch/histogram.js';
-import { numericColumns, numericValues } from '../../model/fetch/numeric.js';
 import { applyReducers, foldCells, nameOf, type StreamCells } from '../../model/fetch/reduce.js';
 import type { FetchPlan, StreamSpec } from '../../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../../model/fetch/text.js';
-import type { Histogram } from '../../model/histogram/index.js';
+import { deserializeHistogram, type Histogram } from '../../model/histogram/index.js';
 import { tagText } from '../../model/metric-name.js';
 import type { MetricInfo } from '../metric-info.js';
 import type { FerriteNode } from '../node/node.js';
@@ -44,12 +43,13 @@ async function streamCells(node: FerriteNode, plan: FetchPlan, s: StreamSpec, pa
     const column = await streamColumn(node, plan, s, path);
     return { tags: column.tags, cells: column.values as (number | null)[] };
   }
-  const cells = (await node.knows(metric)) ? await numericSlots(node, plan, s, metric) : new Float64Array(plan.count).fill(NaN);
+  const cells = (await numericSlots(node, plan, s, metric)) ?? new Float64Array(plan.count).fill(NaN);
   return { tags: headOf(s, metric).tags, cells };
 }
 
-function numericSlots(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array> {
-  return node.partitions.readRollups(metric, plan.periodMs, plan.startMs, endOf(plan), 'dispatch', numericColumns(s.transform.name)).then((slots) => numericValues(s.transform.name, slots));
+/** The stream's transformed values per slot (NaN: none), read by its shard; null when never stored here. */
+function numericSlots(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array | null> {
+  return node.shards.about(metric, 'numericCells', { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, s.transform.name);
 }
 
 const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });
@@ -87,25 +87,23 @@ async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, p
 
 async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Column> {
   const head = headOf(s, metric);
-  const known = await node.knows(metric);
   const periodS = plan.periodMs / SECOND;
+  const known = () => node.knows(metric);
   switch (s.kind) {
     case 'numeric': {
       const values = new Array<number | null>(plan.count).fill(null);
-      if (known) {
-        const cells = await numericSlots(node, plan, s, metric);
-        for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
-      }
+      const cells = await numericSlots(node, plan, s, metric);
+      if (cells !== null) for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
       return { ...head, kind: 'numeric', values };
     }
     case 'histogram': {
-      const slots = known ? await histogramSlots(node, metric, plan) : new Array<Histogram | null>(plan.count).fill(null);
+      const slots = (await known()) ? await histogramSlots(node, metric, plan) : new Array<Histogram | null>(plan.count).fill(null);
       const t = HISTOGRAM_TRANSFORMS[s.transform.name];
       if (t === null || t === undefined) return { ...head, kind: 'histogram', values: slots };
       return { ...head, kind: 'numeric', values: slots.map((h) => histogramCell(t, h, s.transform.param, periodS)) };
     }
     case 'text': {
-      const slots = known ? await textSlots(node, metric, plan) : Array.from({ length: plan.count }, () => []);
+      const slots = (await known()) ? await textSlots(node, metric, plan) : Array.from({ length: plan.count }, () => []);
       if (s.transform.name !== 'none') return { ...head, kind: 'numeric', values: textCounts(s.transform.name, slots, periodS) };
       const values = slots.map((entries, i) => entries.map(([ts, v]): [number, string] => [ts - (plan.startMs + i * plan.periodMs), v]));
       return { ...head, kind: 'text', values };
@@ -120,9 +118,10 @@ async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, me
 async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<(Histogram | null)[]> {
   const levels = node.config.histogramRollups.map((l) => l.period);
   const exact = [...levels].reverse().find((p) => plan.periodMs % (p * SECOND) === 0 && plan.startMs % (p * SECOND) === 0);
-  const rows = await node.partitions.readHistograms(metric, exact ?? levels[0]!, plan.startMs, endOf(plan) - 1);
+  const rows = await node.shards.about(metric, 'histograms', exact ?? levels[0]!, plan.startMs, endOf(plan) - 1);
   const slots = new Array<Histogram | null>(plan.count).fill(null);
-  for (const [ts, h] of rows) {
+  for (const [ts, bytes] of rows) {
+    const h = deserializeHistogram(bytes);
     const i = slotOf(plan, ts);
     if (i < 0 || i >= plan.count) continue;
     slots[i] = slots[i] === null ? h : slots[i]!.clone().merge(h);
@@ -131,7 +130,7 @@ async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: Fetch
 }
 
 async function textSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<TextSlots> {
-  const rows = await node.partitions.readText(metric, { start: plan.startMs, end: endOf(plan), specificRange: true, lead: false });
+  const rows = await node.shards.about(metric, 'readText', { start: plan.startMs, end: endOf(plan), specificRange: true, lead: false });
   const slots: TextSlots = Array.from({ length: plan.count }, () => []);
   for (const [ts, v] of rows) if (v !== null) slots[slotOf(plan, ts)]?.push([ts, v]);
   return slots;

@@ -1,23 +1,45 @@
-// Ingest workers (actors/ingest/worker.ts) parse request bodies on other cores; the main
-// thread turns their columns into a batch of its own metrics with one array read per
-// sample. With no workers configured, bodies are parsed here (actors/ingest/raw-bodies.ts).
+// Ingest workers (actors/ingest/worker.ts) parse request bodies on other cores. Each worker is
+// a lane that names metrics by small ids (sids). On a standalone node the columns go on to
+// the shards as they are, and the shards learn who a sid is from the lane's declarations:
+// the main thread does no per-sample work. In a cluster, where records are routed to their
+// owners, the sids are turned into the node's metrics. With no workers configured, bodies are
+// parsed here (actors/ingest/raw-bodies.ts).
 import { Worker } from 'node:worker_threads';
 import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { RawContext, RawFormat } from '../../model/journal-entry.js';
 import { MetricListFormatError } from '../../model/metric-list/decode.js';
-import type { ParseJob, ParseResult } from './wire.js';
 import type { MetricInfo } from '../metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 import { parseMetricListBody, parseTsvBody, type ParsedBody } from './raw-bodies.js';
+import type { NewMetric, ParseJob, ParseResult, WirePart } from './wire.js';
+
+/** A lane's columns, as the shards take them. */
+export interface LaneSamples {
+  lane: number;
+  epoch: number;
+  parts: WirePart[];
+  size: number;
+}
 
 interface Lane {
+  id: number;
   worker: Worker;
-  /** sid → metric, for the worker's current epoch. */
+  /** sid → metric, for the worker's current epoch (kept only when records must be routed). */
   metrics: MetricInfo[];
   epoch: number;
   waiting: Map<number, { resolve: (r: ParseResult) => void; reject: (e: Error) => void }>;
   busy: number;
+}
+
+export interface PoolOptions {
+  workers: number;
+  partitions: number;
+  /**
+   * Set when parsed columns go to the shards as they are (standalone): called for each
+   * metric a lane names for the first time, as soon as the lane says so.
+   */
+  declare: ((lane: number, epoch: number, fresh: NewMetric[]) => void) | null;
 }
 
 export class IngestPool {
@@ -26,17 +48,16 @@ export class IngestPool {
 
   constructor(
     private readonly registry: MetricRegistry,
-    workers: number,
-    partitions: number,
+    private readonly options: PoolOptions,
   ) {
-    for (let i = 0; i < workers; i++) this.lanes.push(this.lane(partitions));
+    for (let i = 0; i < options.workers; i++) this.lanes.push(this.lane(i));
   }
 
   /**
-   * Parses a body into a batch of this node's metrics; the body comes back with the result
-   * (it travels to the worker and back). Throws MetricListFormatError for a malformed MetricList.
+   * Parses a body; the body comes back with the result (it travels to the worker and back).
+   * Throws MetricListFormatError for a malformed MetricList.
    */
-  async parse(format: RawFormat, ctx: RawContext, body: Buffer): Promise<ParsedBody & { body: Buffer }> {
+  async parse(format: RawFormat, ctx: RawContext, body: Buffer): Promise<ParsedBody<LaneSamples | IngestBatch<MetricInfo>> & { body: Buffer }> {
     if (this.lanes.length === 0) return { ...this.parseHere(format, ctx, body), body };
     const lane = this.lanes.reduce((a, b) => (b.busy < a.busy ? b : a));
     const job: ParseJob = { id: this.nextJob++, format, ctx, body: owned(body) };
@@ -48,7 +69,9 @@ export class IngestPool {
       });
       const back = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
       if (result.fatal !== undefined) throw new MetricListFormatError(result.fatal);
-      return { ...this.adopt(lane, result), body: back };
+      const common = { errors: result.errors, submitted: result.submitted, body: back };
+      if (this.options.declare !== null) return { ...common, batch: { lane: lane.id, epoch: result.epoch, parts: result.parts, size: sizeOf(result.parts) } };
+      return { ...common, batch: this.adopt(lane, result) };
     } finally {
       lane.busy--;
     }
@@ -63,12 +86,7 @@ export class IngestPool {
   }
 
   /** The worker's columns as a batch of this node's metrics. */
-  private adopt(lane: Lane, r: ParseResult): ParsedBody {
-    if (r.epoch !== lane.epoch) {
-      lane.epoch = r.epoch;
-      lane.metrics = [];
-    }
-    for (const { sid, ...m } of r.fresh) lane.metrics[sid] = this.registry.adopt(m);
+  private adopt(lane: Lane, r: ParseResult): IngestBatch<MetricInfo> {
     const batch = new IngestBatch<MetricInfo>();
     const table = lane.metrics;
     for (const p of r.parts) {
@@ -82,14 +100,25 @@ export class IngestPool {
       for (const o of p.others) part.others.push({ ...o, metric: table[o.metric.sid]! } as IngestRecord<MetricInfo>);
       batch.adoptPart(p.partition, part);
     }
-    return { batch, errors: r.errors, submitted: r.submitted };
+    return batch;
   }
 
-  private lane(partitions: number): Lane {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { partitions } });
+  /** Takes note of the metrics a result names for the first time, before anyone awaits it. */
+  private learn(lane: Lane, r: ParseResult): void {
+    if (r.epoch !== lane.epoch) {
+      lane.epoch = r.epoch;
+      lane.metrics = [];
+    }
+    if (this.options.declare !== null) this.options.declare(lane.id, r.epoch, r.fresh);
+    else for (const { sid, ...m } of r.fresh) lane.metrics[sid] = this.registry.adopt(m);
+  }
+
+  private lane(id: number): Lane {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { partitions: this.options.partitions } });
     worker.unref();
-    const lane: Lane = { worker, metrics: [], epoch: 0, waiting: new Map(), busy: 0 };
+    const lane: Lane = { id, worker, metrics: [], epoch: 0, waiting: new Map(), busy: 0 };
     worker.on('message', (r: ParseResult) => {
+      this.learn(lane, r);
       const w = lane.waiting.get(r.id);
       lane.waiting.delete(r.id);
       w?.resolve(r);
@@ -100,6 +129,10 @@ export class IngestPool {
     });
     return lane;
   }
+}
+
+function sizeOf(parts: readonly WirePart[]): number {
+  return parts.reduce((n, p) => n + p.sids.length + p.others.length, 0);
 }
 
 /** A copy of `body` when it shares its memory (a pooled Buffer must not be transferred). */

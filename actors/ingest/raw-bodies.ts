@@ -10,8 +10,9 @@ import { parseTsvInto } from '../../model/tsv.js';
 import type { MetricInfo } from '../metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 
-export interface ParsedBody {
-  batch: IngestBatch<MetricInfo>;
+export interface ParsedBody<B = IngestBatch<MetricInfo>> {
+  /** The accepted samples: a batch of the node's metrics, or a parse lane's columns (actors/ingest/pool.ts). */
+  batch: B;
   errors: RecordError[];
   /** Lines (TSV) or samples (MetricList) submitted. */
   submitted: number;

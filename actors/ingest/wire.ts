@@ -3,8 +3,7 @@
 // uses a sid it also sends who the metric is, and the main thread interns it once.
 import type { RawFormat, RawContext } from '../../model/journal-entry.js';
 import type { IngestRecord, RecordError } from '../../model/ingest-record.js';
-import type { CanonicalName } from '../../model/metric-name.js';
-import type { AccountId, MetricKey } from '../../model/types.js';
+import type { WireMetric } from '../metric-info.js';
 
 export interface ParseJob {
   id: number;
@@ -15,15 +14,8 @@ export interface ParseJob {
 }
 
 /** A metric the worker names for the first time: sid → who it is, canonicalised and placed. */
-export interface NewMetric {
+export interface NewMetric extends WireMetric {
   sid: number;
-  key: MetricKey;
-  accountId: AccountId;
-  uuid: string;
-  checkName: string;
-  name: CanonicalName;
-  idHex: string;
-  partition: number;
 }
 
 export interface WirePart {

@@ -1,11 +1,9 @@
-// The node: ingest → journal → dispatch to the partitions, and what must stay in step with
-// the journal (the metric index, replication, checkpoints, deletes). Start-up is
-// actors/boot.ts; reads go to `partitions` (actors/shard/partitions.ts), ownership to `routing`.
-// It is a plain object in front of the actors, not an actor itself: serialising every
-// ingest request through one mailbox would allow only one journal write in flight.
+// The node: ingest → journal → hand the samples to their shards (actors/node/shards.ts), and
+// what must stay in step with the journal (replication, checkpoints, deletes). Start-up is
+// actors/boot.ts; questions about metrics go to `shards`, ownership to `routing`. It does no
+// per-sample work on a standalone node: parsed columns pass through to the shard workers.
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import type { ActivityWindow } from '../../model/activity.js';
 import type { CheckTagScope, CheckTagUpdate } from '../../model/check-tags.js';
 import type { FerriteConfig } from '../../model/config.js';
 import { ferr, FerriteError } from '../../model/errors.js';
@@ -15,8 +13,7 @@ import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJour
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { Ring } from '../../model/topology/index.js';
 import { CheckTagStore } from '../../storage/check-tags.js';
-import { CF, decodeU64, encodeU64, journalKey, journalSeqOf, latestFlagKey, STATE_KEY } from '../../storage/keys.js';
-import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
+import { CF, decodeU64, encodeU64, journalKey, journalSeqOf, STATE_KEY } from '../../storage/keys.js';
 import type { Store, StoreBatch } from '../../storage/rocks.js';
 import { Gossip } from '../../transport/gossip.js';
 import type { JournalEnvelope, JournalOp } from '../../transport/journal-stream.js';
@@ -24,16 +21,14 @@ import type { Rpc } from '../../transport/rpc.js';
 import { IngestAdmission } from './admission.js';
 import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
-import { IngestPool } from '../ingest/pool.js';
-import type { DeleteOutcome } from '../shard/messages.js';
-import { portableIdentity, type MetricInfo, type PortableIdentity } from '../metric-info.js';
-import { MetricRegistry } from './metric-registry.js';
-import type { PartitionDeps } from '../shard/partition-core.js';
-import { Partitions } from '../shard/partitions.js';
+import { IngestPool, type LaneSamples } from '../ingest/pool.js';
+import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
+import { portableIdentity, type MetricInfo, type PortableIdentity } from '../metric-info.js';
+import type { DeleteOutcome } from '../shard/partition.js';
 import type { AppliedUpdate, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
-import { sweepRetention } from '../shard/retention.js';
-import type { Tombstones } from '../shard/tombstones.js';
+import { MetricRegistry } from './metric-registry.js';
+import type { ShardSet } from './shards.js';
 
 /** A check tag update journaled to every other node. */
 export interface JournaledCheckTags {
@@ -43,12 +38,11 @@ export interface JournaledCheckTags {
 }
 
 
-const EMPTY = Buffer.alloc(0);
-const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
-/** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
-const FOREVER = Number.MAX_SAFE_INTEGER;
 /** Journal entries truncated between compactions of the journal column family. */
 const JOURNAL_COMPACT_EVERY = 5_000;
+
+/** One request's accepted samples: a batch of the node's metrics, or a parse lane's columns. */
+export type Samples = IngestBatch<MetricInfo> | LaneSamples;
 
 export interface NodeStats {
   recordsIngested: number;
@@ -72,11 +66,8 @@ export interface NodeParts {
   replication: Replication | null;
   /** Requests to other nodes (remote streams, search fan-out); null unless clustered. */
   rpc: Rpc | null;
-  /** Every metric this node stores: names, types, postings, activity (searches read it). */
-  index: MetricIndex;
-  tombstones: Tombstones;
-  /** Partition p's stores and state, index p. */
-  partitionDeps: PartitionDeps[];
+  /** The shard workers: every metric's data, index and upkeep. */
+  shards: ShardSet;
 }
 
 export class FerriteNode {
@@ -85,19 +76,18 @@ export class FerriteNode {
   readonly identity: string;
   readonly ring: Ring;
   readonly rpc: Rpc | null;
-  readonly index: MetricIndex;
   private readonly log: Logger;
   private readonly nats: NatsConnection | null;
   private readonly replication: Replication | null;
-  private readonly tombstones: Tombstones;
+  /** Names and places metrics that requests name (reads, record writers); holds no state of theirs. */
   readonly registry: MetricRegistry;
   readonly stats: NodeStats = { recordsIngested: 0, requestsIngested: 0, journalEntriesReplayed: 0, journalRecordsApplied: 0 };
-  /** The partition actors, and every question they answer. */
-  readonly partitions: Partitions;
+  /** The shards: every question about a metric's data or the index. */
+  readonly shards: ShardSet;
   /** Who owns a metric, and asking its owners. */
   readonly routing: ClusterRouting;
   private nextSeq = 1;
-  /** Journal entries written but not yet handed to the partitions. */
+  /** Journal entries written but not yet handed to the shards. */
   private readonly inflight = new Set<number>();
   private journalCut = 0;
   private journalCompactedAt = 0;
@@ -117,7 +107,7 @@ export class FerriteNode {
   readonly admission: IngestAdmission;
 
   constructor(parts: NodeParts) {
-    const { config, store, identity, ring, log, nats, replication, rpc, index, tombstones } = parts;
+    const { config, store, identity, ring, log, nats, replication, rpc, shards } = parts;
     this.config = config;
     this.store = store;
     this.identity = identity;
@@ -126,17 +116,21 @@ export class FerriteNode {
     this.nats = nats;
     this.replication = replication;
     this.rpc = rpc;
-    this.index = index;
-    this.tombstones = tombstones;
+    this.shards = shards;
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.checkpoints = new CheckpointHealth(log);
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
     this.checkTags = new CheckTagStore(store);
     this.registry = new MetricRegistry(config.partitions);
-    this.ingestPool = new IngestPool(this.registry, config.ingestWorkers, config.partitions);
+    // Standalone, parsed columns pass through to the shards; a cluster member routes records to owners.
+    const declare = replication === null ? (lane: number, epoch: number, fresh: NewMetric[]) => shards.declare(lane, epoch, fresh) : null;
+    this.ingestPool = new IngestPool(this.registry, { workers: config.ingestWorkers, partitions: config.partitions, declare });
     this.routing = new ClusterRouting(identity, ring, this.gossip, replication, rpc, config.peerTimeoutMs);
-    const hooks = { onFault: (p: number, e: unknown) => this.onPartitionFault(p, e), onApplied: (n: number) => this.admission.applied(n) };
-    this.partitions = new Partitions(parts.partitionDeps, hooks, () => this.nextSeq);
+  }
+
+  /** What shards report without being asked (boot.ts wires them here). */
+  onShardApplied(records: number): void {
+    this.admission.applied(records);
   }
 
   /** Replays the journal, joins the cluster journal, and starts the checkpoint and retention timers. */
@@ -161,16 +155,17 @@ export class FerriteNode {
   }
 
   /**
-   * As `ingest`, for a batch parsed straight into columns. `rawEntry` is the request body
+   * As `ingest`, for a body parsed straight into columns. `rawEntry` is the request body
    * as a journal entry (model/journal-entry.ts): a standalone node journals it as it is,
    * a cluster member journals only its own records.
    */
-  async ingestBatch(batch: IngestBatch<MetricInfo>, rawEntry: Buffer | null): Promise<void> {
+  async ingestBatch(batch: Samples, rawEntry: Buffer | null): Promise<void> {
     this.checkWritable();
     if (batch.size === 0) return;
     const replication = this.replication;
     const outgoing: Outgoing[] = [];
     if (replication === null) await this.commit(batch, rawEntry, () => undefined);
+    else if (!(batch instanceof IngestBatch)) throw new Error('BUG: a cluster member got lane columns to route');
     else {
       const { local, remote } = replication.route([...batch.records()]);
       await this.commit(IngestBatch.of(local), null, (wb) => {
@@ -227,8 +222,7 @@ export class FerriteNode {
     const doc: JournaledRollups = { ...portableIdentity(metric), records: records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')]) };
     await this.journalToOtherOwners(metric, 'nnt', doc, records.length);
     if (!this.routing.owns(metric)) return;
-    await this.recordMetric(metric, 'numeric');
-    await this.partitions.writeRollups(metric, records);
+    await this.shards.about(metric, 'writeRollups', records);
   }
 
   /**
@@ -266,8 +260,7 @@ export class FerriteNode {
   private async applyJournaledRollups(body: Uint8Array): Promise<void> {
     const j = this.journaledDoc<JournaledRollups>(body);
     if (j === null) return;
-    await this.recordMetric(j.metric, 'numeric');
-    await this.partitions.writeRollups(j.metric, j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
+    await this.shards.about(j.metric, 'writeRollups', j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
   }
 
   private async applyJournaledCheckTags(body: Uint8Array): Promise<void> {
@@ -279,7 +272,7 @@ export class FerriteNode {
   private async applyJournaledDelete(body: Uint8Array): Promise<void> {
     const j = this.journaledDoc<JournaledDelete>(body);
     if (j === null) return; // nothing such can be stored here
-    if (await this.knows(j.metric)) await this.partitions.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
+    if (await this.knows(j.metric)) await this.deleteData(j.metric, j.doc.kind, j.doc.before, true, j.doc.periods);
   }
 
   private checkWritable(): void {
@@ -289,23 +282,17 @@ export class FerriteNode {
   }
 
   /**
-   * One journal WriteBatch: `samples` (this node's, journaled as `rawEntry` when given), their
-   * index records, and whatever `extend` adds; then the samples go to their partitions.
+   * One journal WriteBatch: `samples` (this node's, journaled as `rawEntry` when given) and
+   * whatever `extend` adds; then the samples go to their shards, which index them.
    */
-  private async commit(samples: IngestBatch<MetricInfo>, rawEntry: Buffer | null, extend: (batch: StoreBatch) => void): Promise<void> {
+  private async commit(samples: Samples, rawEntry: Buffer | null, extend: (batch: StoreBatch) => void): Promise<void> {
     const seq = this.nextSeq++;
     this.inflight.add(seq);
     try {
       const batch = this.store.batch();
-      if (samples.size > 0) batch.put(CF.journal, journalKey(seq), rawEntry ?? encodeJournalEntry([...samples.records()]));
-      const entries = indexEntries(samples);
-      const staged = this.index.stage(batch, entries);
+      if (samples.size > 0) batch.put(CF.journal, journalKey(seq), rawEntry ?? encodeJournalEntry([...(samples as IngestBatch<MetricInfo>).records()]));
       extend(batch);
       await batch.write();
-      // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
-      for (const m of this.index.apply(staged)) m.unsealed = true;
-      this.markIndexed(entries);
-      this.index.noteActivity(samples);
       if (samples.size > 0) this.dispatch(seq, samples);
     } catch (error) {
       throw error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
@@ -314,64 +301,37 @@ export class FerriteNode {
     }
   }
 
-  /** Notes the dense ids of the numeric entries' metrics, once their batch is durable and applied. */
-  private markIndexed(entries: readonly { metric: MetricInfo; kind: DataKind }[]): void {
-    for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.lookup(e.metric.id);
-  }
-
-  /**
-   * Makes a metric known to the index (name record, postings, type) without journaling
-   * samples: for writers that store their data directly (/write/nnt).
-   */
-  async recordMetric(metric: MetricInfo, kind: DataKind): Promise<void> {
-    const batch = this.store.batch();
-    const staged = this.index.stage(batch, [{ kind, metric }]);
-    await batch.write();
-    this.index.apply(staged);
-  }
-
   /** True when this node has ever stored the metric. */
-  async knows(metric: MetricInfo): Promise<boolean> {
-    return this.index.has(metric.id);
-  }
-
-  /** True when latest values are tracked for the metric (config `implicitLatest`, or find latest=2). */
-  async latestTracked(metric: MetricInfo): Promise<boolean> {
-    return this.config.implicitLatest || (await this.store.get(CF.index, latestFlagKey(metric.id))) !== null;
-  }
-
-  async trackLatest(metric: MetricInfo): Promise<void> {
-    await this.store.batch().put(CF.index, latestFlagKey(metric.id), EMPTY).write();
+  knows(metric: MetricInfo): Promise<boolean> {
+    return this.shards.about(metric, 'knows');
   }
 
   /**
-   * Full delete: every data type at every time and rollup, then the name record, postings,
-   * types, activity and latest flag. Tombstones keep journal replay from resurrecting it;
-   * data written afterwards starts a fresh metric.
+   * Deletes the metric's `kind` data stamped before `before` ms (histograms: in the given
+   * rollup periods, null = all), or with `confirm` false only reports whether there is any.
+   * Journal entries replayed later cannot bring the samples back (the shard keeps a tombstone).
    */
-  async fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome> {
-    if (!confirm) return 'found';
-    for (const kind of DATA_KINDS) await this.partitions.deleteData(metric, kind, FOREVER, true);
-    await this.partitions.forget(metric);
-    const batch = this.store.batch().delete(CF.index, latestFlagKey(metric.id));
-    this.index.stageRemove(batch, metric.id);
-    await batch.write();
-    this.index.removed(metric.id);
-    metric.indexId = -1;
-    return 'deleted';
+  deleteData(metric: MetricInfo, kind: DataKind, before: number, confirm: boolean, periods: number[] | null = null): Promise<DeleteOutcome> {
+    return this.shards.about(metric, 'deleteData', kind, before, this.nextSeq, confirm, periods);
   }
 
-  /** Replaces the metric's activity windows (an activity rebuild). */
-  async setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
-    await this.partitions.setActivity(metric, windows);
-    this.index.setActivity(metric.id, windows);
+  /** Deletes a metric entirely (data of every type, rollups, index records); see Shard.fullDelete. */
+  fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome> {
+    return this.shards.about(metric, 'fullDelete', this.nextSeq, confirm);
+  }
+
+  /** The metric index's figures, summed over the shards (/state). */
+  async indexReport(): Promise<Record<string, number>> {
+    const sum: Record<string, number> = {};
+    for (const f of await this.shards.askAll('figures')) for (const [k, v] of Object.entries(f.index)) sum[k] = (sum[k] ?? 0) + v;
+    return sum;
   }
 
   /** Seals every open buffer and truncates the journal behind it. */
   async flush(): Promise<void> {
     await this.checkpointRunning;
     const dispatched = this.dispatchedWatermark();
-    const lows = await this.partitions.sealAll();
+    const lows = await this.shards.askAll('sealAll');
     await this.truncateJournal(dispatched, lows);
   }
 
@@ -406,7 +366,7 @@ export class FerriteNode {
         await this.store.compact(CF.journal);
       }
     } finally {
-      this.partitions.stop();
+      await this.shards.stop();
       await this.ingestPool.stop();
       await this.store.close();
     }
@@ -419,7 +379,7 @@ export class FerriteNode {
       this.checkpoints.started();
       try {
         const dispatched = this.dispatchedWatermark();
-        const lows = await this.partitions.checkpoint(this.journalCut);
+        const lows = await this.shards.askAll('checkpoint', this.journalCut);
         await this.truncateJournal(dispatched, lows);
         this.checkpoints.succeeded();
       } catch (error) {
@@ -436,7 +396,7 @@ export class FerriteNode {
     if (this.retentionRunning !== null || this.stopping) return;
     this.retentionRunning = (async () => {
       try {
-        await sweepRetention(this.store, this.config, Date.now());
+        await this.shards.askAll('sweepRetention', Date.now());
       } catch (error) {
         this.log.error({ err: error }, 'retention sweep failed');
       } finally {
@@ -452,13 +412,12 @@ export class FerriteNode {
    * buffers needs it. `dispatched` must be read before asking: an entry dispatched while
    * the partitions answer may sit in a buffer their lows did not see.
    */
-  private async truncateJournal(dispatched: number, partitionLows: number[]): Promise<void> {
+  private async truncateJournal(dispatched: number, shardLows: number[]): Promise<void> {
     // After a fault some applied records may be missing from buffers: keep the journal.
     if (this.fault !== null) return;
-    const cut = Math.min(dispatched + 1, ...partitionLows);
+    const cut = Math.min(dispatched + 1, ...shardLows);
     if (cut <= this.journalCut) return;
     const batch = this.store.batch().deleteRange(CF.journal, journalKey(0), journalKey(cut)).put(CF.state, STATE_KEY.journalCut, encodeU64(cut));
-    this.tombstones.prune(batch, cut);
     await batch.write();
     this.journalCut = cut;
     // Range tombstones hide truncated entries but only compaction frees their bytes.
@@ -474,9 +433,10 @@ export class FerriteNode {
     return low - 1;
   }
 
-  private dispatch(seq: number, samples: IngestBatch<MetricInfo>): void {
+  private dispatch(seq: number, samples: Samples): void {
     this.admission.dispatched(samples.size);
-    this.partitions.apply(seq, samples);
+    if (samples instanceof IngestBatch) this.shards.applyBatch(seq, samples);
+    else this.shards.applyLane(seq, samples.lane, samples.epoch, samples.parts);
   }
 
   private async replayJournal(): Promise<void> {
@@ -485,9 +445,7 @@ export class FerriteNode {
     let last = this.journalCut - 1;
     for await (const { key, value } of this.store.scan(CF.journal, {})) {
       const seq = journalSeqOf(key);
-      const samples = this.replayed(decodeJournal(value), seq);
-      this.index.noteActivity(samples);
-      this.dispatch(seq, samples);
+      this.dispatch(seq, this.replayed(decodeJournal(value), seq));
       this.stats.journalEntriesReplayed++;
       last = seq;
     }
@@ -512,30 +470,11 @@ export class FerriteNode {
     return entry.records.map((r) => ({ ...r, metric: metrics[r.metric]! }) as IngestRecord<MetricInfo>);
   }
 
-  private onPartitionFault(partition: number, error: unknown): void {
+  /** A shard's partition failed to take samples: see the log. */
+  onShardFault(partition: number, error: unknown): void {
     // Data the partition failed to take is still in the journal; refusing further writes
     // keeps it there until an operator restarts the node, which replays it.
     this.fault ??= error;
     this.log.error({ err: error, partition }, 'partition failed to apply records; refusing writes until restart');
   }
 }
-
-/**
- * What the index may not know yet of a write: each metric of the numeric columns not
- * marked indexed (once per run of its samples), and every other record. The mark makes a
- * known metric's sample cost a bit test, not a lookup.
- */
-function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; kind: DataKind }[] {
-  const entries: { metric: MetricInfo; kind: DataKind }[] = [];
-  for (const part of samples.parts.values()) {
-    let last: MetricInfo | null = null;
-    for (const m of part.metrics) {
-      if (m === last || m.indexId >= 0) continue;
-      last = m;
-      entries.push({ metric: m, kind: 'numeric' });
-    }
-    for (const r of part.others) entries.push(r);
-  }
-  return entries;
-}
-

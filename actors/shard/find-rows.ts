@@ -3,11 +3,8 @@
 // for an answer this node gives alone, copying names from the index's arena without
 // decoding them. Both give the text JSON.stringify would for
 // {uuid, check_name, check_tags, metric_name, category, type, account_id[, activity][, latest]}.
-import { numberJson } from '../../model/json-out.js';
-import type { AccountId } from '../../model/types.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import type { IdSearch } from './search.js';
-import type { FerriteNode } from '../node/node.js';
 
 /** One search result: its record as JSON text (latest values may be exact bigints). */
 export interface FindRow {
@@ -18,11 +15,16 @@ export interface FindRow {
   json: string;
 }
 
+/** The latest values of a found metric as the record's `latest` JSON object (find `latest=1|2`). */
+export interface LatestReader {
+  latestJson(index: MetricIndex, id: number, latest: number): Promise<string>;
+}
+
 /** Rows rendered between two yields to the event loop, so a long answer lets other requests in. */
 const ROWS_PER_TURN = 4096;
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-export async function findRows(node: FerriteNode, s: IdSearch, activity: boolean, latest: number): Promise<FindRow[]> {
+export async function findRows(reader: LatestReader, s: IdSearch, activity: boolean, latest: number): Promise<FindRow[]> {
   const { index } = s;
   const heads = new Map<number, string>();
   const rows: FindRow[] = [];
@@ -34,7 +36,7 @@ export async function findRows(node: FerriteNode, s: IdSearch, activity: boolean
     const name = index.canonicalOf(id);
     const types = index.typesOf(id);
     let json = `${head}${quote(name)}${recordTail(index, id, activity)}`;
-    if (latest !== 0) json = `${json.slice(0, -1)},"latest":${await latestJson(node, index, id, latest)}}`;
+    if (latest !== 0) json = `${json.slice(0, -1)},"latest":${await reader.latestJson(index, id, latest)}}`;
     rows.push({ uuid: index.uuidOf(id), name, types: [...types], json });
   }
   return rows;
@@ -96,21 +98,6 @@ function needsEscape(b: Buffer, from: number, to: number): boolean {
     if (c < 0x20 || c === 0x22 || c === 0x5c) return true;
   }
   return false;
-}
-
-async function latestJson(node: FerriteNode, index: MetricIndex, id: number, latest: number): Promise<string> {
-  const resolved = node.registry.intern(index.accountIdOf(id) as AccountId, index.uuidOf(id), index.checkNameOf(id), index.canonicalOf(id));
-  if (!resolved.ok) return '{}';
-  const metric = resolved.metric;
-  const tracked = await node.latestTracked(metric);
-  if (latest === 1 && !tracked) return '{}';
-  if (latest === 2 && !tracked) await node.trackLatest(metric);
-  const values = await node.partitions.latest(metric, index.typesOf(id) as ('numeric' | 'text' | 'histogram')[]);
-  const parts = Object.entries(values).map(([kind, rows]) => {
-    const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
-    return `${JSON.stringify(kind)}:[${cells.join(',')}]`;
-  });
-  return `{${parts.join(',')}}`;
 }
 
 /** A growing byte buffer. */

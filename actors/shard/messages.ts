@@ -1,41 +1,108 @@
-// Messages the partition actors understand, and the reply envelope of their queries.
-import type { Ref } from 'nact';
+// The whole contract between the node (main thread) and a shard worker (actors/shard/main.ts).
+// Everything here is structured-clone safe: plain objects, typed arrays, bigints. Metrics
+// cross as WireMetric; the shard resolves them to its own MetricInfo.
 import type { ActivityWindow } from '../../model/activity.js';
-import type { SampleColumns } from '../../model/ingest-batch.js';
+import type { FerriteConfig } from '../../model/config.js';
 import type { DataKind } from '../../model/ingest-record.js';
+import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
+import type { RollupType } from '../../model/rollup/types.js';
 import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
-import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
-import type { HistogramRow } from './histogram-store.js';
-import type { RollupEngine, RollupSlots } from './rollup-store.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { Topology } from '../../model/topology/index.js';
+import type { WirePart } from '../ingest/wire.js';
+import type { WireMetric } from '../metric-info.js';
+import type { FindPart, ShardFindRequest, ShardSearch, FoundMetric } from './find.js';
+import type { DeleteOutcome } from './partition.js';
+import type { RollupEngine } from './rollup-store.js';
+import type { ShardFigures } from './figures.js';
 import type { BufferValue } from './window-buffer.js';
 
-/** Up to the two most recent samples per data type, oldest first: [epoch ms, value]. */
-export type LatestValues = Partial<Record<DataKind, [number, BufferValue | null][]>>;
+/** What a shard worker is started with (workerData). */
+export interface ShardSetup {
+  shard: number;
+  /** The shard's own RocksDB directory. */
+  dir: string;
+  /** The partitions this shard owns. */
+  partitions: number[];
+  config: FerriteConfig;
+  identity: string;
+  /** The topology, so finds can tell which metrics this node answers for. */
+  topology: Topology;
+}
 
-/** What a delete did (or, unconfirmed, would do) for one metric; interface §2.3 words. */
-export type DeleteOutcome = 'deleted' | 'found' | 'no content';
+/** How an apply's samples name their metrics. */
+export type SampleNames =
+  /** Sids of a parse worker's lane, declared earlier (`declare`). */
+  | { lane: number; epoch: number }
+  /** Indexes into this list. */
+  | { list: WireMetric[] };
 
-export type Reply<T> = { ok: true; value: T } | { ok: false; error: unknown };
+/** Messages without a reply. */
+export type ShardNotice =
+  /** Metrics a parse lane names for the first time (sent before any apply that uses them). */
+  | { type: 'declare'; lane: number; epoch: number; fresh: (WireMetric & { sid: number })[] }
+  /** Journaled samples of the shard's partitions (`parts[i].sids` index into `names`). */
+  | { type: 'apply'; seq: number; names: SampleNames; parts: WirePart[] };
 
-export type PartitionMsg =
-  /** Journaled samples to buffer; fire and forget (the journal already made them durable). */
-  | { type: 'apply'; seq: number; samples: SampleColumns<MetricInfo> }
-  /** Seal what is due; replies with the lowest journal sequence still needed. */
-  | { type: 'checkpoint'; journalCut: number; replyTo: Ref<Reply<number>> }
-  /** Seal every open buffer (shutdown, or an operator's explicit flush). */
-  | { type: 'sealAll'; replyTo: Ref<Reply<number>> }
-  | { type: 'read'; metric: MetricInfo; kind: DataKind; start: number; end: number; replyTo: Ref<Reply<Series<BufferValue>>> }
-  | { type: 'readHistograms'; metric: MetricInfo; period: number; start: number; end: number; replyTo: Ref<Reply<HistogramRow[]>> }
-  | { type: 'activity'; metrics: MetricInfo[]; replyTo: Ref<Reply<ActivityWindow[][]>> }
-  /** Replaces a metric's activity windows (POST /surrogate/activity_rebuild). */
-  | { type: 'setActivity'; metric: MetricInfo; windows: ActivityWindow[]; replyTo: Ref<Reply<void>> }
-  | { type: 'latest'; metric: MetricInfo; kinds: DataKind[]; replyTo: Ref<Reply<LatestValues>> }
-  /** Deletes (or, unconfirmed, only looks for) `kind` data before `before`; `seq` is the journal's next sequence. */
-  | { type: 'delete'; metric: MetricInfo; kind: DataKind; before: number; seq: number; confirm: boolean; periods: number[] | null; replyTo: Ref<Reply<DeleteOutcome>> }
-  /** Drops the in-memory state of a fully deleted metric. */
-  | { type: 'forget'; metric: MetricInfo; replyTo: Ref<Reply<void>> }
-  | { type: 'readRollups'; metric: MetricInfo; spanMs: number; start: number; end: number; engine: RollupEngine; columns?: readonly number[]; replyTo: Ref<Reply<RollupSlots>> }
-  | { type: 'writeRollups'; metric: MetricInfo; records: [number, RollupAccumulator][]; replyTo: Ref<Reply<void>> }
-  | { type: 'readText'; metric: MetricInfo; options: TextReadOptions; replyTo: Ref<Reply<TextRow[]>> };
+/** A numeric read's slot geometry. */
+export interface SlotGeometry {
+  startMs: number;
+  periodMs: number;
+  count: number;
+}
+
+/** A histogram row as it crosses threads: [period start ms, serialized circllhist]. */
+export type WireHistogramRow = [number, Uint8Array];
+
+/** Every question a shard answers: method → (arguments) => answer. */
+export interface ShardMethods {
+  knows(metric: WireMetric): boolean;
+  read(metric: WireMetric, kind: DataKind, start: number, end: number): Series<BufferValue>;
+  readText(metric: WireMetric, options: TextReadOptions): TextRow[];
+  /** `/rollup`'s JSON tuples for periods starting in [start, end). */
+  rollupJson(metric: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupType): string;
+  /** One numeric stream read into slots and transformed (NaN: no value); null when never stored here. */
+  numericCells(metric: WireMetric, slots: SlotGeometry, transform: string): Float64Array | null;
+  histograms(metric: WireMetric, period: number, start: number, end: number): WireHistogramRow[];
+  /** Stores rollup records (/write/nnt), indexing the metric first. */
+  writeRollups(metric: WireMetric, records: [number, RollupAccumulator][]): void;
+  deleteData(metric: WireMetric, kind: DataKind, before: number, seq: number, confirm: boolean, periods: number[] | null): DeleteOutcome;
+  /** Every data type at every time, rollups, name record, postings, types, activity, latest flag. */
+  fullDelete(metric: WireMetric, seq: number, confirm: boolean): DeleteOutcome;
+  rebuildActivity(metric: WireMetric): ActivityWindow[];
+  find(request: ShardFindRequest): FindPart;
+  search(request: ShardSearch): FoundMetric[];
+  /** Seals what is due and rolls up what is quiet; the lowest journal sequence still needed. */
+  checkpoint(journalCut: number): number;
+  sealAll(): number;
+  sweepRetention(now: number): void;
+  figures(): ShardFigures;
+  /** Seals everything, flushes and closes the store. */
+  stop(): void;
+}
+
+export type ShardMethod = keyof ShardMethods;
+
+export interface ShardRequest {
+  id: number;
+  method: ShardMethod;
+  args: unknown[];
+}
+
+/** An error as it crosses threads; a FerriteError keeps its code. */
+export interface WireError {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+/** What a shard sends back: answers, and events of its own. */
+export type ShardReply =
+  | { type: 'answer'; id: number; ok: true; value: unknown }
+  | { type: 'answer'; id: number; ok: false; error: WireError }
+  /** Samples handed to partitions (load shedding counts what waits). */
+  | { type: 'applied'; records: number }
+  /** A partition failed to store data: the node stops acknowledging writes. */
+  | { type: 'fault'; partition: number; error: WireError }
+  | { type: 'ready' }
+  | { type: 'failed'; error: WireError };

@@ -1,107 +1,141 @@
-// The partition actor: owns one slice of the metrics (DESIGN.md "A metric and its
-// partition"). Because nact hands it one message at a time, no two writers ever race
-// on a metric, and a read sees every write dispatched before it.
-import nact, { type Ref } from 'nact';
-import { leadRunComplete, selectTextRows, type TextReadOptions, type TextRow } from '../../model/text-read.js';
-import { concatSeries, type Series } from '../../model/series.js';
+// One partition (DESIGN.md "A metric and its partition"): its core and its mailbox. Every
+// question goes through the mailbox (actors/shard/serial-queue.ts), so no two writers ever
+// race on a metric, and a read sees every write applied before it was asked.
+import type { ActivityWindow } from '../../model/activity.js';
+import type { SampleColumns } from '../../model/ingest-batch.js';
 import type { DataKind } from '../../model/ingest-record.js';
-import type { LatestValues, Reply, PartitionMsg } from './messages.js';
-import type { BufferValue } from './window-buffer.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
+import { concatSeries, type Series } from '../../model/series.js';
+import { leadRunComplete, selectTextRows, type TextReadOptions, type TextRow } from '../../model/text-read.js';
+import type { MetricInfo, MetricRef } from '../metric-info.js';
+import type { HistogramRow } from './histogram-store.js';
 import { PartitionCore, type PartitionDeps } from './partition-core.js';
+import type { RollupEngine, RollupSlots } from './rollup-store.js';
+import { SerialQueue } from './serial-queue.js';
+import type { BufferValue } from './window-buffer.js';
 
-export type PartitionRef = Ref<PartitionMsg>;
+/** Up to the two most recent samples per data type, oldest first: [epoch ms, value]. */
+export type LatestValues = Partial<Record<DataKind, [number, BufferValue | null][]>>;
+
+/** What a delete did (or, unconfirmed, would do) for one metric; interface §2.3 words. */
+export type DeleteOutcome = 'deleted' | 'found' | 'no content';
 
 export interface PartitionHooks {
   /** Called when applying or sealing fails: the node logs it and stops acknowledging writes. */
   onFault(partition: number, error: unknown): void;
-  /** Called after an `apply` message, whatever its outcome (load shedding counts pending records). */
-  onApplied(records: number): void;
-}
-
-export function spawnPartition(parent: Ref<any>, deps: PartitionDeps, hooks: PartitionHooks): PartitionRef {
-  const core = new PartitionCore(deps);
-  const handle = async (msg: PartitionMsg): Promise<void> => {
-    switch (msg.type) {
-      case 'apply':
-        try {
-          if (core.apply(msg.seq, msg.samples)) await core.sealDue();
-        } catch (error) {
-          hooks.onFault(deps.index, error);
-        } finally {
-          hooks.onApplied(msg.samples.size);
-        }
-        return;
-      case 'checkpoint':
-        return reply(msg.replyTo, async () => {
-          await core.sealDue();
-          await core.rollUp(msg.journalCut);
-          return core.lowWater();
-        });
-      case 'sealAll':
-        return reply(msg.replyTo, async () => {
-          await core.sealAll();
-          return core.lowWater();
-        });
-      case 'read':
-        return reply(msg.replyTo, () => core.read(msg.metric, msg.kind, msg.start, msg.end));
-      case 'readHistograms':
-        return reply(msg.replyTo, () => core.readHistograms(msg.metric, msg.period, msg.start, msg.end));
-      case 'activity':
-        return reply(msg.replyTo, () => core.activity.windows(msg.metrics));
-      case 'setActivity':
-        return reply(msg.replyTo, () => core.activity.replace(msg.metric.id, msg.metric.idHex, msg.windows));
-      case 'latest':
-        return reply(msg.replyTo, () => latest(core, msg.metric, msg.kinds));
-      case 'delete':
-        return reply(msg.replyTo, async () => {
-          if (!(await core.hasDataBefore(msg.metric, msg.kind, msg.before, msg.periods))) return 'no content' as const;
-          if (!msg.confirm) return 'found' as const;
-          await core.deleteBefore(msg.metric, msg.kind, msg.before, { before: msg.before, seq: msg.seq }, msg.periods);
-          return 'deleted' as const;
-        });
-      case 'readRollups':
-        return reply(msg.replyTo, () => core.readRollups(msg.metric, msg.spanMs, msg.start, msg.end, msg.engine, msg.columns));
-      case 'writeRollups':
-        return reply(msg.replyTo, () => core.writeRollups(msg.metric, msg.records));
-      case 'forget':
-        return reply(msg.replyTo, () => core.forget(msg.metric));
-      case 'readText':
-        return reply(msg.replyTo, () => readText(core, msg.metric, msg.options));
-    }
-  };
-  return nact.spawn(parent, async (state: null, msg: PartitionMsg) => {
-    await handle(msg);
-    return state;
-  }, `partition-${deps.index}`, { initialState: null });
-}
-
-async function reply<T>(to: Ref<Reply<T>>, work: () => Promise<T>): Promise<void> {
-  let answer: Reply<T>;
-  try {
-    answer = { ok: true, value: await work() };
-  } catch (error) {
-    answer = { ok: false, error };
-  }
-  nact.dispatch(to, answer);
 }
 
 /** Reads back from the newest data (far past any real timestamp) until two samples are in hand. */
 const LATEST_HORIZON = 2 ** 52;
 
-async function latest(core: PartitionCore, metric: MetricInfo, kinds: DataKind[]): Promise<LatestValues> {
-  const out: LatestValues = {};
-  for (const kind of kinds) {
-    // Histograms are not stored as samples; their latest values are not tracked.
-    if (kind === 'histogram') continue;
-    const s = await core.readBackwards(metric, kind, LATEST_HORIZON, (got) => got.ts.length >= 2);
-    const from = Math.max(0, s.ts.length - 2);
-    out[kind] = s.ts.slice(from).map((ts, i) => [ts, s.values[from + i]!] as [number, BufferValue | null]);
+export class Partition {
+  private readonly core: PartitionCore;
+  private readonly queue = new SerialQueue();
+
+  constructor(
+    readonly index: number,
+    deps: PartitionDeps,
+    private readonly hooks: PartitionHooks,
+  ) {
+    this.core = new PartitionCore(deps);
   }
-  return out;
+
+  /**
+   * Queues journaled samples; resolves once they are taken, whatever the outcome (faults go
+   * to the hooks). `ready` is what must happen first (the index records of new metrics made durable).
+   */
+  apply(seq: number, samples: SampleColumns<MetricInfo>, ready: Promise<void>): Promise<void> {
+    return this.queue.run(async () => {
+      try {
+        await ready;
+        if (this.core.apply(seq, samples)) await this.core.sealDue();
+      } catch (error) {
+        this.hooks.onFault(this.index, error);
+      }
+    });
+  }
+
+  /** Seals what is due and rolls up what is quiet; the journal low water mark. */
+  checkpoint(journalCut: number): Promise<number> {
+    return this.queue.run(async () => {
+      await this.core.sealDue();
+      await this.core.rollUp(journalCut);
+      return this.core.lowWater();
+    });
+  }
+
+  /** Seals every open buffer; the journal low water mark. */
+  sealAll(): Promise<number> {
+    return this.queue.run(async () => {
+      await this.core.sealAll();
+      return this.core.lowWater();
+    });
+  }
+
+  read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
+    return this.queue.run(() => this.core.read(metric, kind, start, end));
+  }
+
+  readHistograms(metric: MetricInfo, period: number, start: number, end: number): Promise<HistogramRow[]> {
+    return this.queue.run(() => this.core.readHistograms(metric, period, start, end));
+  }
+
+  readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
+    return this.queue.run(() => this.core.readRollups(metric, spanMs, start, end, engine, columns));
+  }
+
+  writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
+    return this.queue.run(() => this.core.writeRollups(metric, records));
+  }
+
+  activity(metrics: MetricInfo[]): Promise<ActivityWindow[][]> {
+    return this.queue.run(() => this.core.activity.windows(metrics));
+  }
+
+  setActivity(metric: MetricInfo, windows: ActivityWindow[]): Promise<void> {
+    return this.queue.run(() => this.core.activity.replace(metric.id, metric.idHex, windows));
+  }
+
+  /**
+   * Deletes the metric's `kind` data stamped before `before` ms (histograms: in the given
+   * rollup periods, null = all), or with `confirm` false only reports whether there is any.
+   * `seq` is the journal's next sequence: replayed entries below it cannot bring data back.
+   */
+  deleteData(metric: MetricInfo, kind: DataKind, before: number, seq: number, confirm: boolean, periods: readonly number[] | null): Promise<DeleteOutcome> {
+    return this.queue.run(async () => {
+      if (!(await this.core.hasDataBefore(metric, kind, before, periods))) return 'no content' as const;
+      if (!confirm) return 'found' as const;
+      await this.core.deleteBefore(metric, kind, before, { before, seq }, periods);
+      return 'deleted' as const;
+    });
+  }
+
+  /** Drops what the partition keeps of a metric (after a full delete of its data). */
+  forget(metric: MetricInfo): Promise<void> {
+    return this.queue.run(() => this.core.forget(metric));
+  }
+
+  /** The two most recent samples of each kind (histograms excepted). */
+  latest(metric: MetricInfo, kinds: readonly DataKind[]): Promise<LatestValues> {
+    return this.queue.run(async () => {
+      const out: LatestValues = {};
+      for (const kind of kinds) {
+        // Histograms are not stored as samples; their latest values are not tracked.
+        if (kind === 'histogram') continue;
+        const s = await this.core.readBackwards(metric, kind, LATEST_HORIZON, (got) => got.ts.length >= 2);
+        const from = Math.max(0, s.ts.length - 2);
+        out[kind] = s.ts.slice(from).map((ts, i) => [ts, s.values[from + i]!] as [number, BufferValue | null]);
+      }
+      return out;
+    });
+  }
+
+  readText(metric: MetricRef, options: TextReadOptions): Promise<TextRow[]> {
+    return this.queue.run(() => readText(this.core, metric, options));
+  }
 }
 
-async function readText(core: PartitionCore, metric: MetricInfo, options: TextReadOptions): Promise<TextRow[]> {
+async function readText(core: PartitionCore, metric: MetricRef, options: TextReadOptions): Promise<TextRow[]> {
   const inRange = (await core.read(metric, 'text', options.start, options.end)) as Series<string | null>;
   if (options.specificRange || !options.lead || inRange.ts[0] === options.start) return selectTextRows(inRange, options);
   // The lead row is the first sample of the run in force at start: look back (first
@@ -111,8 +145,6 @@ async function readText(core: PartitionCore, metric: MetricInfo, options: TextRe
   const complete = (s: Series<string | null>) => leadRunComplete(s, options.start);
   const older = complete(sameWindow)
     ? { ts: [], values: [] }
-    : ((await core.readBackwards(metric, 'text', options.start, (s) =>
-        complete(concatSeries([s as Series<string | null>, sameWindow])),
-      )) as Series<string | null>);
+    : ((await core.readBackwards(metric, 'text', options.start, (s) => complete(concatSeries([s as Series<string | null>, sameWindow])))) as Series<string | null>);
   return selectTextRows(concatSeries<string | null>([older, sameWindow, inRange]), options);
 }

@@ -2,8 +2,7 @@
 // evaluated to a set of dense ids from posting lists (smallest part first), then the ids are
 // narrowed by liveness, ownership (in a cluster) and activity, counted, and only the ids
 // returned are resolved to names. Check tags count as tags of every metric of their check.
-// Used by /find (find-service.ts) and by tag-query and pattern deletes.
-import type { ActivityWindow } from '../../model/activity.js';
+// Used by a shard's part of /find and of tag-query and pattern deletes (actors/shard/find.ts).
 import { checkTagOf } from '../../model/check-tags.js';
 import { tagSearchText } from '../../model/metric-name.js';
 import { metricKey } from '../../model/metric-key.js';
@@ -11,9 +10,7 @@ import type { TagQuery } from '../../model/tag-query/index.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import { evaluate } from '../../storage/metric-index/query-plan.js';
-import type { NameRecord } from './name-record.js';
 import type { MetricInfo } from '../metric-info.js';
-import type { FerriteNode } from '../node/node.js';
 
 export interface SearchOptions {
   account: AccountId;
@@ -41,14 +38,10 @@ export interface IdSearch {
   checkTags: CheckTagsByUuid;
 }
 
-export interface Found {
-  metric: MetricInfo;
-  record: NameRecord;
-  /** Tags of the metric's check (`/meta/check/tag`), canonical text. */
-  checkTags: string[];
-  /** Data types in a stable order: numeric, histogram, text. */
-  types: string[];
-  activity: ActivityWindow[];
+/** What a search reads: the shard's index, and the tags of the account's checks. */
+export interface SearchContext {
+  index: MetricIndex;
+  checkTags: CheckTagsByUuid;
 }
 
 /** Matches looked at between two yields to the event loop, so other requests go on. */
@@ -59,9 +52,8 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
  * The matches: with `countAll` the search goes on past the limit only to count (the total
  * find reports in x-svc-search-result-count).
  */
-export async function searchIds(node: FerriteNode, o: SearchOptions, countAll: boolean): Promise<IdSearch> {
-  const index = node.index;
-  const checkTags = await node.checkTags.forAccount(o.account);
+export async function searchIds(ctx: SearchContext, o: SearchOptions, countAll: boolean): Promise<IdSearch> {
+  const { index, checkTags } = ctx;
   const account = index.account(o.account);
   const none: IdSearch = { index, ids: [], total: 0, timedOut: false, checkTags };
   if (account === undefined) return none;
@@ -144,19 +136,6 @@ function searchTextOf(checkTags: CheckTagsByUuid): Map<string, [string, string][
         return [tagSearchText(t.category), tagSearchText(t.value ?? '')];
       }),
     );
-  }
-  return out;
-}
-
-/** Matching metrics, resolved (for deletes, which act on each). */
-export async function searchMetrics(node: FerriteNode, o: SearchOptions): Promise<Found[]> {
-  const { index, ids, checkTags } = await searchIds(node, o, false);
-  const out: Found[] = [];
-  for (const id of ids) {
-    const record: NameRecord = { account_id: index.accountIdOf(id) as AccountId, uuid: index.uuidOf(id), check_name: index.checkNameOf(id), metric_name: index.canonicalOf(id) };
-    const resolved = node.registry.intern(record.account_id, record.uuid, record.check_name, record.metric_name);
-    if (!resolved.ok) continue;
-    out.push({ metric: resolved.metric, record, checkTags: [...(checkTags.get(record.uuid) ?? [])], types: [...index.typesOf(id)], activity: [...index.activity.windows(id)] });
   }
   return out;
 }

@@ -18,6 +18,11 @@ export interface TestNode {
   stop(remove?: boolean): Promise<void>;
 }
 
+/** The RocksDB directory of a node's only shard (tests that read or damage stored data start nodes with `shards: 1`). */
+export function onlyShardDir(dataDir: string): string {
+  return path.join(dataDir, 'shards', '0');
+}
+
 export function tempDir(prefix = 'ferrite-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }
@@ -46,6 +51,8 @@ export interface ChildNode {
   url: string;
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** Every line the node has written to stdout so far (its log), kept up to date. */
+  log: string[];
 }
 
 const children = new Set<ChildProcess>();
@@ -67,6 +74,7 @@ export async function spawnNode(dataDir: string, extraArgs: string[] = [], runti
   });
   children.add(child);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const log: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = '';
     let stderr = '';
@@ -77,6 +85,7 @@ export async function spawnNode(dataDir: string, extraArgs: string[] = [], runti
       const lines = (buffered + d.toString()).split('\n');
       buffered = lines.pop()!;
       for (const line of lines) {
+        log.push(line);
         if (!line.includes('ferrite listening')) continue;
         clearTimeout(timer);
         resolve((JSON.parse(line) as { address: string }).address);
@@ -84,7 +93,7 @@ export async function spawnNode(dataDir: string, extraArgs: string[] = [], runti
     });
     child.on('exit', (code) => reject(new Error(`node exited with ${code} before listening: ${stderr}`)));
   });
-  return { url, child, exited };
+  return { url, child, exited, log };
 }
 
 export const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';

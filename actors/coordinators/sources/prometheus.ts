@@ -1,7 +1,7 @@
 // What Prometheus' protocols and the PromQL engine read: series chosen by label matchers
 // through the (cluster-wide) tag search, and their raw samples from each metric's owner.
 // Labels are the metric name (`__name__`) and its stream tags (model/prometheus/labels.ts).
-import { histogramFromBase64, histogramToBase64 } from '../../../model/histogram/index.js';
+import { deserializeHistogram, histogramFromBase64, histogramToBase64 } from '../../../model/histogram/index.js';
 import { metricLabels } from '../../../model/prometheus/labels.js';
 import { compileMatcher, matchesAll, requiredValues } from '../../../model/prometheus/matchers.js';
 import type { LabelMatcher, Labels, PromValue, SampleSeries, SeriesData } from '../../../model/prometheus/types.js';
@@ -83,11 +83,11 @@ async function localSamples(node: FerriteNode, metric: MetricInfo, kind: SeriesR
   if (!(await node.knows(metric))) return { ts: [], values: [] };
   if (kind === 'histogram') {
     const period = node.config.histogramRollups[0]!.period;
-    const rows = await node.partitions.readHistograms(metric, period, startMs, endMs);
-    return { ts: rows.map((r) => r[0]), values: rows.map((r) => r[1]) };
+    const rows = await node.shards.about(metric, 'histograms', period, startMs, endMs);
+    return { ts: rows.map((r) => r[0]), values: rows.map((r) => deserializeHistogram(r[1])) };
   }
   // `read` takes [start, end); samples at endMs count.
-  const rows = await node.partitions.read(metric, 'numeric', startMs, endMs + 1);
+  const rows = await node.shards.about(metric, 'read', 'numeric', startMs, endMs + 1);
   const values = rows.values.map((v): PromValue | null => (v === null || typeof v === 'string' ? null : Number.isFinite(Number(v)) ? Number(v) : null));
   return { ts: rows.ts, values };
 }

@@ -1,0 +1,204 @@
+// The node's side of its shards (actors/shard/): one worker thread each, owning the
+// partitions p with p % shards = its number. Samples go to a shard as columns with their
+// typed arrays transferred, never copied; questions are asked of the shard of a metric's
+// partition, or of every shard.
+import { Worker } from 'node:worker_threads';
+import type { FerriteConfig } from '../../model/config.js';
+import { ferr } from '../../model/errors.js';
+import type { IngestBatch } from '../../model/ingest-batch.js';
+import type { Topology } from '../../model/topology/index.js';
+import { shardDir } from '../../storage/shard-layout.js';
+import type { NewMetric, WirePart } from '../ingest/wire.js';
+import { wireMetric, type MetricInfo, type WireMetric } from '../metric-info.js';
+import type { ShardMethod, ShardMethods, ShardNotice, ShardReply, ShardRequest, ShardSetup } from '../shard/messages.js';
+import { fromWireError } from '../shard/wire-error.js';
+
+/** What shards tell the node without being asked. */
+export interface ShardSetEvents {
+  applied(records: number): void;
+  fault(shard: number, partition: number, error: Error): void;
+  /** A worker ended without being asked to stop. */
+  exited(shard: number, code: number): void;
+}
+
+type Answer<K extends ShardMethod> = Awaited<ReturnType<ShardMethods[K]>>;
+/** The questions about one metric (their first argument is it). */
+type MetricMethod = { [K in ShardMethod]: Parameters<ShardMethods[K]> extends [WireMetric, ...unknown[]] ? K : never }[ShardMethod];
+type AfterMetric<K extends MetricMethod> = Parameters<ShardMethods[K]> extends [WireMetric, ...infer R] ? R : never;
+
+interface Waiting {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/** The partitions shard `n` of `shards` owns. */
+export function partitionsOf(n: number, shards: number, partitions: number): number[] {
+  return Array.from({ length: partitions }, (_, p) => p).filter((p) => p % shards === n);
+}
+
+class ShardClient {
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 1;
+  private stopping = false;
+
+  private constructor(
+    readonly n: number,
+    private readonly worker: Worker,
+  ) {}
+
+  static start(setup: ShardSetup, events: ShardSetEvents): Promise<ShardClient> {
+    const worker = new Worker(new URL('../shard/main.js', import.meta.url), { workerData: setup });
+    const client = new ShardClient(setup.shard, worker);
+    return new Promise((resolve, reject) => {
+      worker.on('message', (reply: ShardReply) => {
+        switch (reply.type) {
+          case 'ready':
+            return resolve(client);
+          case 'failed':
+            return reject(fromWireError(reply.error));
+          case 'applied':
+            return events.applied(reply.records);
+          case 'fault':
+            return events.fault(setup.shard, reply.partition, fromWireError(reply.error));
+          case 'answer':
+            return client.answered(reply);
+        }
+      });
+      worker.on('error', (error) => {
+        reject(error);
+        client.failAll(error);
+      });
+      worker.on('exit', (code) => {
+        reject(new Error(`shard ${setup.shard} exited with code ${code} while starting`));
+        client.failAll(ferr('FER_ERR_OVERLOADED', `shard ${setup.shard} stopped`));
+        if (!client.stopping) events.exited(setup.shard, code);
+      });
+    });
+  }
+
+  notify(notice: ShardNotice, transfer: ArrayBuffer[] = []): void {
+    this.worker.postMessage(notice, transfer);
+  }
+
+  ask<K extends ShardMethod>(method: K, args: Parameters<ShardMethods[K]>): Promise<Answer<K>> {
+    const request: ShardRequest = { id: this.nextId++, method, args };
+    return new Promise<Answer<K>>((resolve, reject) => {
+      this.waiting.set(request.id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage(request);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    try {
+      await this.ask('stop', []);
+    } finally {
+      await this.worker.terminate();
+    }
+  }
+
+  private answered(reply: Extract<ShardReply, { type: 'answer' }>): void {
+    const w = this.waiting.get(reply.id);
+    this.waiting.delete(reply.id);
+    if (w === undefined) return;
+    if (reply.ok) w.resolve(reply.value);
+    else w.reject(fromWireError(reply.error));
+  }
+
+  private failAll(error: Error): void {
+    for (const w of this.waiting.values()) w.reject(error);
+    this.waiting.clear();
+  }
+}
+
+export class ShardSet {
+  private constructor(private readonly clients: ShardClient[]) {}
+
+  static async start(config: FerriteConfig, identity: string, topology: Topology, shards: number, events: ShardSetEvents): Promise<ShardSet> {
+    const setups = Array.from({ length: shards }, (_, n): ShardSetup => ({ shard: n, dir: shardDir(config.dataDir, n), partitions: partitionsOf(n, shards, config.partitions), config, identity, topology }));
+    const started = await Promise.allSettled(setups.map((s) => ShardClient.start(s, events)));
+    const clients = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed !== undefined) {
+      await Promise.allSettled(clients.map((c) => c.stop()));
+      throw failed.reason;
+    }
+    return new ShardSet(clients);
+  }
+
+  get count(): number {
+    return this.clients.length;
+  }
+
+  /** Metrics a parse lane names for the first time, each to its shard (before any apply that uses them). */
+  declare(lane: number, epoch: number, fresh: readonly NewMetric[]): void {
+    if (fresh.length === 0) return;
+    const byShard = this.split(fresh, (m) => m.partition);
+    for (const [n, list] of byShard) this.clients[n]!.notify({ type: 'declare', lane, epoch, fresh: list });
+  }
+
+  /** Journaled samples of a parse lane: each partition's columns to its shard, transferred. */
+  applyLane(seq: number, lane: number, epoch: number, parts: readonly WirePart[]): void {
+    for (const [n, list] of this.split(parts, (p) => p.partition)) {
+      this.clients[n]!.notify({ type: 'apply', seq, names: { lane, epoch }, parts: list }, transfers(list));
+    }
+  }
+
+  /** Journaled samples of this node's metrics (records of JSON writers, peers, replay). */
+  applyBatch(seq: number, batch: IngestBatch<MetricInfo>): void {
+    const byShard = new Map<number, { list: WireMetric[]; sids: Map<MetricInfo, number>; parts: WirePart[] }>();
+    for (const [partition, part] of batch.parts) {
+      const n = partition % this.clients.length;
+      let s = byShard.get(n);
+      if (s === undefined) byShard.set(n, (s = { list: [], sids: new Map(), parts: [] }));
+      const sidOf = (m: MetricInfo): number => {
+        let sid = s!.sids.get(m);
+        if (sid === undefined) {
+          sid = s!.list.length;
+          s!.sids.set(m, sid);
+          s!.list.push(wireMetric(m));
+        }
+        return sid;
+      };
+      const sids = new Uint32Array(part.length);
+      for (let i = 0; i < part.length; i++) sids[i] = sidOf(part.metrics[i]!);
+      const others = part.others.map((r) => ({ ...r, metric: { sid: sidOf(r.metric) } }));
+      s.parts.push({ partition, sids, ts: part.ts.slice(0, part.length), values: part.values.slice(0, part.length), others });
+    }
+    for (const [n, s] of byShard) this.clients[n]!.notify({ type: 'apply', seq, names: { list: s.list }, parts: s.parts }, transfers(s.parts));
+  }
+
+  /** Asks the shard of a metric's partition. */
+  ask<K extends ShardMethod>(metric: Pick<WireMetric, 'partition'>, method: K, ...args: Parameters<ShardMethods[K]>): Promise<Answer<K>> {
+    return this.clients[metric.partition % this.clients.length]!.ask(method, args);
+  }
+
+  /** Asks the shard of a metric's partition about the metric. */
+  about<K extends MetricMethod>(metric: WireMetric, method: K, ...args: AfterMetric<K>): Promise<Answer<K>> {
+    return this.ask(metric, method, ...([wireMetric(metric), ...args] as unknown as Parameters<ShardMethods[K]>));
+  }
+
+  /** Asks every shard; their answers in shard order. */
+  askAll<K extends ShardMethod>(method: K, ...args: Parameters<ShardMethods[K]>): Promise<Answer<K>[]> {
+    return Promise.all(this.clients.map((c) => c.ask(method, args)));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.clients.map((c) => c.stop()));
+  }
+
+  private split<T>(items: readonly T[], partitionOf: (item: T) => number): Map<number, T[]> {
+    const byShard = new Map<number, T[]>();
+    for (const item of items) {
+      const n = partitionOf(item) % this.clients.length;
+      const list = byShard.get(n);
+      if (list === undefined) byShard.set(n, [item]);
+      else list.push(item);
+    }
+    return byShard;
+  }
+}
+
+function transfers(parts: readonly WirePart[]): ArrayBuffer[] {
+  return parts.flatMap((p) => [p.sids.buffer as ArrayBuffer, p.ts.buffer as ArrayBuffer, p.values.buffer as ArrayBuffer]);
+}

@@ -1,0 +1,54 @@
+// A shard worker thread: opens its shard (actors/shard/shard.ts) and answers the node's
+// messages (actors/shard/messages.ts). Samples are taken in the order they arrive; questions
+// run side by side, each partition's in its mailbox order.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { ShardMethod, ShardMethods, ShardNotice, ShardReply, ShardRequest, ShardSetup } from './messages.js';
+import { Shard } from './shard.js';
+import { toWireError } from './wire-error.js';
+
+const port = parentPort!;
+const setup = workerData as ShardSetup;
+const send = (reply: ShardReply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
+
+type Handler = (...args: never[]) => unknown;
+
+async function main(): Promise<void> {
+  let shard: Shard;
+  try {
+    shard = await Shard.open(setup, {
+      applied: (records) => send({ type: 'applied', records }),
+      fault: (partition, error) => send({ type: 'fault', partition, error: toWireError(error) }),
+    });
+  } catch (error) {
+    send({ type: 'failed', error: toWireError(error) });
+    return;
+  }
+  const answer = async ({ id, method, args }: ShardRequest): Promise<void> => {
+    try {
+      const handler = shard[method as ShardMethod] as unknown as Handler;
+      const value = await handler.apply(shard, args as never[]);
+      send({ type: 'answer', id, ok: true, value }, transferablesOf(value));
+      if (method === 'stop') port.close();
+    } catch (error) {
+      send({ type: 'answer', id, ok: false, error: toWireError(error) });
+    }
+  };
+  port.on('message', (msg: ShardNotice | ShardRequest) => {
+    if ('type' in msg) {
+      if (msg.type === 'declare') shard.declare(msg.lane, msg.epoch, msg.fresh);
+      else shard.apply(msg.seq, msg.names, msg.parts);
+    } else void answer(msg);
+  });
+  send({ type: 'ready' });
+}
+
+/** Typed arrays of an answer travel without a copy. */
+function transferablesOf(value: unknown): ArrayBuffer[] {
+  if (ArrayBuffer.isView(value) && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) return [value.buffer as ArrayBuffer];
+  return [];
+}
+
+// Keeps the contract honest: every method the node may ask is one the shard has.
+export type Answered = { [K in keyof ShardMethods]: Shard[K] extends (...args: never[]) => unknown ? true : never };
+
+void main();

@@ -1,0 +1,345 @@
+// A shard: a fixed set of partitions with everything they own — their RocksDB directory,
+// series, slice of the metric index, rollups, tombstones and retention — run in a worker
+// thread of its own (actors/shard/main.ts). The node hands it journaled samples in columns
+// and asks it questions (actors/shard/messages.ts); nothing here is shared with another thread.
+import type { ActivityWindow } from '../../model/activity.js';
+import type { FerriteConfig } from '../../model/config.js';
+import { numericColumns, numericValues } from '../../model/fetch/numeric.js';
+import { serializeHistogram } from '../../model/histogram/index.js';
+import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
+import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
+import { numberJson } from '../../model/json-out.js';
+import { metricKey, placeMetric } from '../../model/metric-key.js';
+import { canonicalizeMetricName } from '../../model/metric-name.js';
+import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
+import { rollupTuplesJson, rollupTypeColumns, type RollupType } from '../../model/rollup/types.js';
+import type { Series } from '../../model/series.js';
+import type { TextReadOptions, TextRow } from '../../model/text-read.js';
+import { buildRing, ownersOf, type Ring } from '../../model/topology/index.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
+import { CF, decodeU64, latestFlagKey, sealSeqKey } from '../../storage/keys.js';
+import { MetricIndex } from '../../storage/metric-index/metric-index.js';
+import { Store } from '../../storage/rocks.js';
+import type { WirePart } from '../ingest/wire.js';
+import type { MetricInfo, WireMetric } from '../metric-info.js';
+import { rebuildActivity } from './activity-rebuild.js';
+import { diskUse, rollupBacklog, type ShardFigures } from './figures.js';
+import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
+import { HistogramStore } from './histogram-store.js';
+import type { SampleNames, ShardSetup, SlotGeometry, WireHistogramRow } from './messages.js';
+import { Partition, type DeleteOutcome, type PartitionHooks } from './partition.js';
+import { sweepRetention } from './retention.js';
+import { RollupStore, type RollupEngine } from './rollup-store.js';
+import { SeriesTable } from './series-table.js';
+import { Tombstones } from './tombstones.js';
+import type { BufferValue } from './window-buffer.js';
+
+const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
+/** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
+const FOREVER = Number.MAX_SAFE_INTEGER;
+const EMPTY = Buffer.alloc(0);
+
+/** What a shard tells the node without being asked. */
+export interface ShardEvents {
+  /** Samples handed to partitions, whatever the outcome (load shedding counts what waits). */
+  applied(records: number): void;
+  /** A partition failed to store data (it stays in the journal; the node refuses writes). */
+  fault(partition: number, error: unknown): void;
+}
+
+/** A parse lane's sids, for the epoch they were declared in. */
+interface Lane {
+  epoch: number;
+  metrics: MetricInfo[];
+}
+
+export class Shard {
+  private readonly series = new SeriesTable();
+  private readonly lanes = new Map<number, Lane>();
+  /** Index writes in the order applies made them; finds and lookups wait for the last. */
+  private indexTail: Promise<void> = Promise.resolve();
+  private readonly owners = new Map<string, string[]>();
+  private readonly ring: Ring;
+
+  private constructor(
+    private readonly setup: ShardSetup,
+    readonly store: Store,
+    readonly index: MetricIndex,
+    private readonly tombstones: Tombstones,
+    private readonly partitions: ReadonlyMap<number, Partition>,
+    private readonly events: ShardEvents,
+  ) {
+    this.ring = buildRing(setup.topology);
+  }
+
+  static async open(setup: ShardSetup, events: ShardEvents): Promise<Shard> {
+    const store = await Store.open(setup.dir);
+    try {
+      const tombstones = await Tombstones.load(store);
+      const { index } = await MetricIndex.load(store);
+      const hooks: PartitionHooks = { onFault: (p, e) => events.fault(p, e) };
+      const partitions = new Map<number, Partition>();
+      for (const p of setup.partitions) {
+        const raw = await store.get(CF.state, sealSeqKey(p));
+        const sealSeq = raw === null ? 0 : decodeU64(raw);
+        const histograms = await HistogramStore.open(p, store, setup.config);
+        const rollups = await RollupStore.open(p, store, setup.config);
+        partitions.set(p, new Partition(p, { index: p, store, config: setup.config, sealSeq, histograms, rollups, tombstones, now: Date.now }, hooks));
+      }
+      return new Shard(setup, store, index, tombstones, partitions, events);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+
+  get config(): FerriteConfig {
+    return this.setup.config;
+  }
+
+  // ---- ingest ----
+
+  /** Metrics a parse lane names for the first time; a new epoch replaces the lane's table. */
+  declare(lane: number, epoch: number, fresh: readonly (WireMetric & { sid: number })[]): void {
+    const table = this.lane(lane, epoch);
+    for (const m of fresh) table.metrics[m.sid] = this.series.adopt(m);
+  }
+
+  /**
+   * Journaled samples: new metrics and types are indexed (written before any partition
+   * takes the samples, so no block exists of a metric the index does not know), then each
+   * partition's columns are queued to it.
+   */
+  apply(seq: number, names: SampleNames, parts: readonly WirePart[]): void {
+    const table = 'list' in names ? names.list.map((m) => this.series.adopt(m)) : this.lane(names.lane, names.epoch).metrics;
+    const batch = new IngestBatch<MetricInfo>();
+    for (const p of parts) batch.adoptPart(p.partition, columnsOf(p, table));
+    const ready = this.indexSamples(batch);
+    const applied = [...batch.parts].map(([p, samples]) => this.partition(p).apply(seq, samples, ready));
+    void Promise.all(applied).then(() => this.events.applied(batch.size));
+  }
+
+  private lane(lane: number, epoch: number): Lane {
+    let l = this.lanes.get(lane);
+    if (l === undefined || l.epoch !== epoch) this.lanes.set(lane, (l = { epoch, metrics: [] }));
+    return l;
+  }
+
+  /** Indexes what the index may not know of `batch` and notes its activity; resolves once durable. */
+  private indexSamples(batch: IngestBatch<MetricInfo>): Promise<void> {
+    const entries = indexEntries(batch);
+    if (entries.length === 0) {
+      this.index.noteActivity(batch);
+      return this.indexTail;
+    }
+    const writes = this.store.batch();
+    const staged = this.index.stage(writes, entries);
+    const ready = this.indexTail.then(async () => {
+      await writes.write();
+      // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
+      for (const m of this.index.apply(staged)) m.unsealed = true;
+      for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.lookup(e.metric.id);
+      this.index.noteActivity(batch);
+    });
+    this.indexTail = ready.catch(() => {});
+    return ready;
+  }
+
+  // ---- reads ----
+
+  async knows(m: WireMetric): Promise<boolean> {
+    await this.indexTail;
+    return this.index.has(Buffer.from(m.idHex, 'hex'));
+  }
+
+  read(m: WireMetric, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
+    return this.partition(m.partition).read(this.series.resolve(m), kind, start, end);
+  }
+
+  readText(m: WireMetric, options: TextReadOptions): Promise<TextRow[]> {
+    return this.partition(m.partition).readText(this.series.resolve(m), options);
+  }
+
+  async rollupJson(m: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupType): Promise<string> {
+    const slots = await this.partition(m.partition).readRollups(this.series.resolve(m), spanMs, start, end, engine, rollupTypeColumns(type));
+    return rollupTuplesJson(slots, type);
+  }
+
+  async numericCells(m: WireMetric, g: SlotGeometry, transform: string): Promise<Float64Array | null> {
+    if (!(await this.knows(m))) return null;
+    const slots = await this.partition(m.partition).readRollups(this.series.resolve(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
+    return numericValues(transform, slots);
+  }
+
+  async histograms(m: WireMetric, period: number, start: number, end: number): Promise<WireHistogramRow[]> {
+    const rows = await this.partition(m.partition).readHistograms(this.series.resolve(m), period, start, end);
+    return rows.map(([ts, h]) => [ts, serializeHistogram(h)]);
+  }
+
+  async find(r: ShardFindRequest): Promise<FindPart> {
+    await this.indexTail;
+    return shardFind({ index: this.index, latest: this, owners: (m) => this.ownersOf(m.key), identity: this.setup.identity }, r);
+  }
+
+  async search(r: ShardSearch): Promise<FoundMetric[]> {
+    await this.indexTail;
+    return shardSearch(this.index, r);
+  }
+
+  /** A found metric's latest values as find's `latest` JSON (turning tracking on for latest=2). */
+  async latestJson(index: MetricIndex, id: number, latest: number): Promise<string> {
+    const named = canonicalizeMetricName(index.canonicalOf(id));
+    if (!named.ok) return '{}';
+    const metric = this.series.resolve(this.describe(index.accountIdOf(id) as AccountId, index.uuidOf(id), index.checkNameOf(id), named.value));
+    const tracked = this.config.implicitLatest || (await this.store.get(CF.index, latestFlagKey(metric.id))) !== null;
+    if (latest === 1 && !tracked) return '{}';
+    if (latest === 2 && !tracked) await this.store.batch().put(CF.index, latestFlagKey(metric.id), EMPTY).write();
+    const values = await this.partition(metric.partition).latest(metric, index.typesOf(id) as DataKind[]);
+    const parts = Object.entries(values).map(([kind, rows]) => {
+      const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
+      return `${JSON.stringify(kind)}:[${cells.join(',')}]`;
+    });
+    return `{${parts.join(',')}}`;
+  }
+
+  // ---- writes other than samples ----
+
+  /** Stores rollup records (/write/nnt, or journaled from another owner), indexing the metric first. */
+  async writeRollups(m: WireMetric, records: [number, RollupAccumulator][]): Promise<void> {
+    const metric = this.series.adopt(m);
+    const writes = this.store.batch();
+    const staged = this.index.stage(writes, [{ kind: 'numeric', metric }]);
+    await writes.write();
+    this.index.apply(staged);
+    await this.partition(m.partition).writeRollups(metric, records);
+  }
+
+  deleteData(m: WireMetric, kind: DataKind, before: number, seq: number, confirm: boolean, periods: number[] | null): Promise<DeleteOutcome> {
+    return this.partition(m.partition).deleteData(this.series.resolve(m), kind, before, seq, confirm, periods);
+  }
+
+  /**
+   * Full delete: every data type at every time and rollup, then the name record, postings,
+   * types, activity and latest flag. Tombstones keep journal replay from resurrecting it;
+   * data written afterwards starts a fresh metric.
+   */
+  async fullDelete(m: WireMetric, seq: number, confirm: boolean): Promise<DeleteOutcome> {
+    if (!confirm) return 'found';
+    const metric = this.series.resolve(m);
+    const partition = this.partition(m.partition);
+    for (const kind of DATA_KINDS) await partition.deleteData(metric, kind, FOREVER, seq, true, null);
+    await partition.forget(metric);
+    await this.indexTail;
+    const batch = this.store.batch().delete(CF.index, latestFlagKey(metric.id));
+    this.index.stageRemove(batch, metric.id);
+    await batch.write();
+    this.index.removed(metric.id);
+    metric.indexId = -1;
+    this.series.forget(m.key);
+    return 'deleted';
+  }
+
+  /** Replaces the metric's activity windows by what its stored data says. */
+  async rebuildActivity(m: WireMetric): Promise<ActivityWindow[]> {
+    const metric = this.series.resolve(m);
+    const partition = this.partition(m.partition);
+    const windows = await rebuildActivity({ config: this.config, store: this.store, read: (x, kind, start, end) => partition.read(x, kind, start, end) }, metric);
+    await partition.setActivity(metric, windows);
+    this.index.setActivity(metric.id, windows);
+    return windows;
+  }
+
+  // ---- upkeep ----
+
+  /** Seals what is due and rolls up what is quiet; the lowest journal sequence still needed. */
+  async checkpoint(journalCut: number): Promise<number> {
+    const lows = await Promise.all(
+      [...this.partitions.values()].map((p) =>
+        p.checkpoint(journalCut).catch((error: unknown) => {
+          throw new Error(`partition ${p.index}: ${(error as Error).message}`, { cause: error });
+        }),
+      ),
+    );
+    // Tombstones below the cut can no longer meet a replayed entry.
+    const batch = this.store.batch();
+    this.tombstones.prune(batch, journalCut);
+    await batch.write();
+    return Math.min(...lows);
+  }
+
+  async sealAll(): Promise<number> {
+    return Math.min(...(await Promise.all([...this.partitions.values()].map((p) => p.sealAll()))));
+  }
+
+  sweepRetention(now: number): Promise<void> {
+    return sweepRetention(this.store, this.config, now);
+  }
+
+  async figures(): Promise<ShardFigures> {
+    return { disk: await diskUse(this.store), backlog: await rollupBacklog(this.store, this.setup.partitions), index: this.index.report(), series: this.series.size };
+  }
+
+  /** Seals every buffer, leaves only SST files behind, and closes the store. */
+  async stop(): Promise<void> {
+    try {
+      await this.sealAll();
+      await this.store.flushAll();
+    } finally {
+      await this.store.close();
+    }
+  }
+
+  private partition(p: number): Partition {
+    const partition = this.partitions.get(p);
+    if (partition === undefined) throw new Error(`BUG: partition ${p} is not in shard ${this.setup.shard}`);
+    return partition;
+  }
+
+  private ownersOf(key: MetricKey): string[] {
+    let ids = this.owners.get(key);
+    if (ids === undefined) {
+      ids = ownersOf(this.ring, key).map((n) => n.id);
+      this.owners.set(key, ids);
+    }
+    return ids;
+  }
+
+  /** A metric named by its parts, placed as the node places it. */
+  private describe(accountId: AccountId, uuid: string, checkName: string, name: WireMetric['name']): WireMetric {
+    const key = metricKey(uuid, name.canonical);
+    const { id, partition } = placeMetric(key, this.config.partitions);
+    return { key, accountId, uuid, checkName, name, idHex: id.toString('hex'), partition };
+  }
+}
+
+/** A partition's columns with each sid replaced by the shard's metric. */
+function columnsOf(p: WirePart, table: readonly MetricInfo[]): SampleColumns<MetricInfo> {
+  const part = new SampleColumns<MetricInfo>();
+  const metrics = new Array<MetricInfo>(p.sids.length);
+  for (let i = 0; i < p.sids.length; i++) metrics[i] = table[p.sids[i]!]!;
+  part.metrics = metrics;
+  part.ts = p.ts;
+  part.values = p.values;
+  part.length = p.sids.length;
+  for (const o of p.others) part.others.push({ ...o, metric: table[o.metric.sid]! } as IngestRecord<MetricInfo>);
+  return part;
+}
+
+/**
+ * What the index may not know yet of a write: each metric of the numeric columns not
+ * marked indexed (once per run of its samples), and every other record. The mark makes a
+ * known metric's sample cost a bit test, not a lookup.
+ */
+function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; kind: DataKind }[] {
+  const entries: { metric: MetricInfo; kind: DataKind }[] = [];
+  for (const part of samples.parts.values()) {
+    let last: MetricInfo | null = null;
+    for (const m of part.metrics) {
+      if (m === last || m.indexId >= 0) continue;
+      last = m;
+      entries.push({ metric: m, kind: 'numeric' });
+    }
+    for (const r of part.others) entries.push(r);
+  }
+  return entries;
+}

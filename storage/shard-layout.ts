@@ -1,0 +1,160 @@
+// Where a node's data lives: the node's own store (journal, outbox, node state, check tags) at
+// the data directory, and each shard's store at `shards/<n>` holding the partitions p with
+// p % shards = n (docs/format/storage.md "Shards"). The layout in use is recorded in the node
+// store; a data directory written before shards, or with another shard count, is split anew
+// when the node opens it:
+//
+// 1. every source store (the node store itself before shards, else the old shard stores) is
+//    copied entry by entry into new stores under `shards.next/`, each entry to the shard of its
+//    metric's partition (from the metric's name record) or of the partition its key names;
+// 2. the new layout is recorded in the node store: the switch point of a crash;
+// 3. `shards.next/` replaces `shards/`, and what was copied out of the node store is deleted.
+//
+// A crash before 2 leaves the old layout whole (`shards.next/` is discarded at the next open);
+// after 2, the next open finishes 3.
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { metricKey, placeMetric } from '../model/metric-key.js';
+import { CF, METRIC_ID_BYTES, STATE_KEY, type ColumnFamilyName } from './keys.js';
+import { decodeNameRecord } from './metric-index/name-record.js';
+import { Store, type StoreBatch } from './rocks.js';
+
+export interface ShardLayout {
+  shards: number;
+  partitions: number;
+}
+
+/** Families whose every key starts with a metric id. */
+const BY_METRIC_ID: readonly ColumnFamilyName[] = [CF.metrics, CF.numeric, CF.text, CF.histogramRaw, CF.histogram, CF.rollup];
+/** Index keys that name a metric: a tag byte, then its id (types, activity, latest flags, tombstones). */
+const INDEX_TAGS_WITH_ID = new Set([0x74, 0x61, 0x4c, 0x44]);
+/** v1 postings end with the metric id. */
+const INDEX_POSTING = 0x70;
+/** State keys a partition owns: `<kind>/<partition>` or `<kind>/<partition>/…`. */
+const PARTITION_STATE = /^(seal_seq|hdirty|rdirty)\/(\d+)(\/|$)/;
+/** Entries copied between writes. */
+const BATCH_ENTRIES = 10_000;
+
+export function shardDir(dataDir: string, n: number): string {
+  return path.join(dataDir, 'shards', String(n));
+}
+
+/** The layout recorded in the node store (null: written before shards). */
+export async function recordedLayout(node: Store): Promise<ShardLayout | null> {
+  const raw = await node.get(CF.state, STATE_KEY.shardLayout);
+  return raw === null ? null : (JSON.parse(raw.toString('utf8')) as ShardLayout);
+}
+
+/**
+ * Makes the shard stores match `want`, splitting the data anew if it was written with another
+ * layout; `progress` hears of each source as it is copied.
+ */
+export async function prepareShardLayout(node: Store, dataDir: string, want: ShardLayout, progress: (what: string) => void): Promise<void> {
+  const next = path.join(dataDir, 'shards.next');
+  const current = path.join(dataDir, 'shards');
+  const recorded = await recordedLayout(node);
+  if (recorded !== null && recorded.partitions !== want.partitions) {
+    throw new Error(`the data directory was written with ${recorded.partitions} partitions, not ${want.partitions}: partitions are fixed for the life of a data directory`);
+  }
+  if (recorded === null || recorded.shards !== want.shards) {
+    rmSync(next, { recursive: true, force: true });
+    const fromNodeStore = recorded === null;
+    const sources = fromNodeStore ? [node] : await openAll(Array.from({ length: recorded.shards }, (_, n) => shardDir(dataDir, n)));
+    try {
+      await split(sources, next, want, progress);
+    } finally {
+      if (!fromNodeStore) for (const s of sources) await s.close();
+    }
+    await node.batch().put(CF.state, STATE_KEY.shardLayout, Buffer.from(JSON.stringify(want))).write();
+  }
+  if (existsSync(next)) {
+    rmSync(current, { recursive: true, force: true });
+    renameSync(next, current);
+  }
+  await dropShardData(node);
+}
+
+async function openAll(dirs: string[]): Promise<Store[]> {
+  const stores: Store[] = [];
+  try {
+    for (const dir of dirs) stores.push(await Store.open(dir));
+  } catch (error) {
+    for (const s of stores) await s.close();
+    throw error;
+  }
+  return stores;
+}
+
+async function split(sources: Store[], into: string, want: ShardLayout, progress: (what: string) => void): Promise<void> {
+  const targets = await openAll(Array.from({ length: want.shards }, (_, n) => path.join(into, String(n))));
+  try {
+    const copier = new Copier(targets);
+    for (const [i, source] of sources.entries()) {
+      progress(`splitting store ${i + 1} of ${sources.length} into ${want.shards} shards`);
+      const shardOfId = await metricShards(source, want);
+      const ofId = (key: Buffer, at: number): number => shardOfId.get(key.toString('hex', at, at + METRIC_ID_BYTES)) ?? 0;
+      for (const cf of BY_METRIC_ID) for await (const e of source.scan(cf, { capacity: 1024 })) await copier.put(ofId(e.key, 0), cf, e.key, e.value);
+      for await (const e of source.scan(CF.index, { capacity: 1024 })) {
+        const tag = e.key[0]!;
+        if (INDEX_TAGS_WITH_ID.has(tag)) await copier.put(ofId(e.key, 1), CF.index, e.key, e.value);
+        else if (tag === INDEX_POSTING) await copier.put(ofId(e.key, e.key.length - METRIC_ID_BYTES), CF.index, e.key, e.value);
+        // Check tags (`c`) stay with the node.
+      }
+      for await (const e of source.scan(CF.state, { capacity: 1024 })) {
+        const text = e.key.toString('utf8');
+        const owned = PARTITION_STATE.exec(text);
+        if (owned !== null) await copier.put(Number(owned[2]) % want.shards, CF.state, e.key, e.value);
+        else if (e.key.equals(STATE_KEY.rollupFormat)) for (let n = 0; n < want.shards; n++) await copier.put(n, CF.state, e.key, e.value);
+      }
+    }
+    await copier.flush();
+    for (const t of targets) await t.flushAll();
+  } finally {
+    for (const t of targets) await t.close();
+  }
+}
+
+/** Metric id (hex) → shard, from the name records. */
+async function metricShards(source: Store, want: ShardLayout): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for await (const { key, value } of source.scan(CF.metrics, { capacity: 4096 })) {
+    const r = decodeNameRecord(value);
+    out.set(key.toString('hex', 0, METRIC_ID_BYTES), placeMetric(metricKey(r.uuid, r.canonical), want.partitions).partition % want.shards);
+  }
+  return out;
+}
+
+/** Writes entries to target stores in batches. */
+class Copier {
+  private readonly batches: StoreBatch[];
+
+  constructor(private readonly targets: Store[]) {
+    this.batches = targets.map((t) => t.batch());
+  }
+
+  async put(n: number, cf: ColumnFamilyName, key: Buffer, value: Buffer): Promise<void> {
+    const batch = this.batches[n]!.put(cf, Buffer.from(key), Buffer.from(value));
+    if (batch.size < BATCH_ENTRIES) return;
+    await batch.write();
+    this.batches[n] = this.targets[n]!.batch();
+  }
+
+  async flush(): Promise<void> {
+    for (const b of this.batches) await b.write();
+  }
+}
+
+/** Deletes what the shards now hold from the node store (left there by a store written before shards). */
+async function dropShardData(node: Store): Promise<void> {
+  let any = false;
+  for await (const _ of node.scan(CF.metrics, { limit: 1 })) any = true;
+  for await (const _ of node.scan(CF.numeric, { limit: 1 })) any = true;
+  if (!any) return;
+  const all = { gte: Buffer.alloc(0), lt: Buffer.alloc(METRIC_ID_BYTES + 64, 0xff) };
+  const batch = node.batch();
+  for (const cf of BY_METRIC_ID) batch.deleteRange(cf, all.gte, all.lt);
+  for (const tag of [...INDEX_TAGS_WITH_ID, INDEX_POSTING]) batch.deleteRange(CF.index, Buffer.from([tag]), Buffer.from([tag + 1]));
+  for (const kind of ['seal_seq', 'hdirty', 'rdirty']) batch.deleteRange(CF.state, Buffer.from(`${kind}/`), Buffer.from(`${kind}0`));
+  await batch.write();
+  for (const cf of [...BY_METRIC_ID, CF.index, CF.state]) await node.compact(cf);
+}
