@@ -99,10 +99,14 @@ class Converter {
         const [range, step] = n.getChildren('DurationExpr');
         return { type: 'subquery', expr: this.expr(exprs[0]!), rangeMs: this.duration(range!), stepMs: step === undefined ? null : this.duration(step), offsetMs: 0, at: null };
       }
-      case 'OffsetExpr':
-        return withOffset(this.expr(exprs[0]!), this.offset(n.getChild('OffsetDurationExpr')!));
-      case 'StepInvariantExpr':
-        return withAt(this.expr(exprs[0]!), this.at(n));
+      case 'OffsetExpr': {
+        const ms = this.offset(n.getChild('OffsetDurationExpr')!);
+        return this.postfix(exprs[0]!, (e) => withOffset(e, ms));
+      }
+      case 'StepInvariantExpr': {
+        const at = this.at(n);
+        return this.postfix(exprs[0]!, (e) => withAt(e, at));
+      }
       case 'UnaryExpr': {
         const op = this.src(n.getChild('UnaryOp')!) as '-' | '+';
         return { type: 'unary', op, expr: this.expr(exprs[0]!) };
@@ -119,6 +123,21 @@ class Converter {
       default:
         throw new PromQLError(`${this.src(n)}: ${n.type.name === 'AnchoredExpr' || n.type.name === 'SmoothedExpr' ? 'anchored and smoothed selectors are' : 'this expression is'} not supported by ferrite`);
     }
+  }
+
+  /**
+   * `offset` and `@` bind tighter than any operator in Prometheus' grammar, but the lezer grammar
+   * hangs `a - b offset 1m` on the whole `a - b`: the modifier goes to the operand it follows.
+   */
+  private postfix(n: SyntaxNode, apply: (e: Expr) => Expr): Expr {
+    const kids = children(n);
+    const exprs = kids.filter(isExpr);
+    if (n.type.name === 'BinaryExpr') {
+      const e = this.binary(n, kids, exprs) as Extract<Expr, { type: 'binary' }>;
+      return { ...e, rhs: this.postfix(exprs[1]!, apply) };
+    }
+    if (n.type.name === 'UnaryExpr') return { type: 'unary', op: this.src(n.getChild('UnaryOp')!) as '-' | '+', expr: this.postfix(exprs[0]!, apply) };
+    return apply(this.expr(n));
   }
 
   private selector(n: SyntaxNode): Selector {
