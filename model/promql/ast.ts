@@ -29,9 +29,13 @@ export interface Subquery {
 
 /** How a binary operation between two vectors pairs their series. */
 export interface VectorMatching {
+  /** one-to-one, `group_left` (many-to-one), `group_right` (one-to-many); set operators are many-to-many. */
+  card: 'one-to-one' | 'many-to-one' | 'one-to-many' | 'many-to-many';
   /** `on(...)` (true) or `ignoring(...)` (false); absent clause = ignoring(). */
   on: boolean;
   labels: string[];
+  /** Labels `group_left(...)`/`group_right(...)` copy from the "one" side. */
+  include: string[];
 }
 
 export type BinaryOp = '+' | '-' | '*' | '/' | '%' | '^' | 'atan2' | '==' | '!=' | '>' | '<' | '>=' | '<=' | 'and' | 'or' | 'unless';

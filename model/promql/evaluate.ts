@@ -1,22 +1,23 @@
 // Evaluates a PromQL tree over a grid of evaluation times. Selectors read their series once
 // for the whole grid (plus the lookback or range before it); functions, operators and
-// aggregations then work on per-step values. Data comes from a PromSource.
-import { Histogram } from '../histogram/index.js';
+// aggregations then work on per-step values. Data comes from a PromSource. The tree has been
+// type-checked by the parser (signatures.ts), so arguments have the types their function takes.
 import type { SeriesData } from '../prometheus/types.js';
 import { PromQLError, type AtModifier, type Expr, type MatrixSelector, type Selector, type Subquery } from './ast.js';
 import { aggregate, AGGREGATIONS } from './aggregate.js';
 import { binary } from './binary.js';
-import { histogramQuantileOf, mapFloats, MATH_FUNCTIONS, roundTo } from './instant-functions.js';
+import { HISTOGRAM_STATISTICS, histogramFractionOf, histogramQuantileOf, histogramQuantilesOf, histogramStatistic } from './histogram-functions.js';
+import { absentLabels, DATE_FUNCTIONS, hasValueAt, labelJoin, labelReplace, mapFloats, MATH_FUNCTIONS, roundTo, sortByLabels, sortByValue } from './instant-functions.js';
 import { KEEPS_NAME, RANGE_FUNCTIONS } from './range-functions.js';
 import type { PromSource } from './source.js';
-import { labelsKey, lastAtOrBefore, timeAt, typeName, withoutName, type Cell, type Grid, type RangeSeries, type Value, type VSeries } from './values.js';
+import { compareLabelSets, lastAtOrBefore, SeriesCollector, timeAt, withoutName, type Cell, type Grid, type RangeSeries, type Value, type VSeries } from './values.js';
 import { maxOf, minOf } from '../extremes.js';
 
 export interface EvalOptions {
   source: PromSource;
   /** How far back an instant selector looks for a sample (Prometheus: 5 minutes). */
   lookbackMs: number;
-  /** The query's own start and end, for `@ start()` / `@ end()`. */
+  /** The query's own start and end, for `@ start()` / `@ end()` and start()/end(). */
   queryStartMs: number;
   queryEndMs: number;
 }
@@ -27,19 +28,13 @@ const DEFAULT_SUBQUERY_STEP_MS = 60_000;
 export const MAX_STEPS = 11_000;
 
 export async function evaluate(expr: Expr, grid: Grid, opts: EvalOptions): Promise<Value> {
-  const value = await new Evaluator(opts).eval(expr, grid);
-  if (value.kind === 'vector') assertUniqueLabels(value.series);
-  return value;
+  return new Evaluator(opts).eval(expr, grid);
 }
 
-function assertUniqueLabels(series: VSeries[]): void {
-  const seen = new Set<string>();
-  for (const s of series) {
-    const key = labelsKey(s.labels);
-    if (seen.has(key)) throw new PromQLError(`vector cannot contain metrics with the same labelset ${key}`);
-    seen.add(key);
-  }
-}
+type Vector = Extract<Value, { kind: 'vector' }>;
+type Matrix = Extract<Value, { kind: 'matrix' }>;
+const vector = (series: VSeries[]): Vector => ({ kind: 'vector', series });
+const scalar = (values: number[]): Value => ({ kind: 'scalar', values });
 
 class Evaluator {
   constructor(private readonly opts: EvalOptions) {}
@@ -47,11 +42,11 @@ class Evaluator {
   async eval(e: Expr, grid: Grid): Promise<Value> {
     switch (e.type) {
       case 'number':
-        return { kind: 'scalar', values: new Array<number>(grid.count).fill(e.value) };
+        return scalar(new Array<number>(grid.count).fill(e.value));
       case 'string':
         return { kind: 'string', value: e.value };
       case 'selector':
-        return this.selector(e, grid);
+        return vector(await this.selector(e, grid, false));
       case 'matrix':
         return this.matrix(e, grid);
       case 'subquery':
@@ -59,9 +54,8 @@ class Evaluator {
       case 'unary': {
         const v = await this.eval(e.expr, grid);
         if (e.op === '+') return v;
-        if (v.kind === 'scalar') return { kind: 'scalar', values: v.values.map((x) => -x) };
-        if (v.kind === 'vector') return { kind: 'vector', series: mapFloats(v.series, (x) => -x) };
-        throw new PromQLError(`unary expression only allowed on expressions of type scalar or instant vector, got ${typeName(v)}`);
+        if (v.kind === 'scalar') return scalar(v.values.map((x) => -x));
+        return vector(mapFloats((v as Vector).series, (x) => -x));
       }
       case 'binary': {
         const [lhs, rhs] = await Promise.all([this.eval(e.lhs, grid), this.eval(e.rhs, grid)]);
@@ -80,11 +74,14 @@ class Evaluator {
     return Array.from({ length: grid.count }, (_, i) => (fixed ?? timeAt(grid, i)) - offsetMs);
   }
 
+  /** Series in Prometheus' order (by label set), so order-dependent operators (limitk) agree. */
   private async read(s: Selector, from: number, to: number): Promise<SeriesData[]> {
-    return this.opts.source.select(s.matchers, from, to);
+    const data = await this.opts.source.select(s.matchers, from, to);
+    return data.sort((a, b) => compareLabelSets(a.labels, b.labels));
   }
 
-  private async selector(s: Selector, grid: Grid): Promise<Value> {
+  /** An instant selector: per step the latest sample within the lookback, or (`timestamps`) its time in seconds. */
+  private async selector(s: Selector, grid: Grid, timestamps: boolean): Promise<VSeries[]> {
     const times = this.evalTimes(grid, s.offsetMs, s.at);
     const lookback = this.opts.lookbackMs;
     const data = await this.read(s, minOf(times) - lookback, maxOf(times));
@@ -92,14 +89,16 @@ class Evaluator {
       const values = times.map((t): Cell => {
         const i = lastAtOrBefore(d.samples.ts, t);
         if (i < 0 || d.samples.ts[i]! <= t - lookback) return undefined;
-        return d.samples.values[i] ?? undefined; // a gap marker ends the series
+        const v = d.samples.values[i];
+        if (v === null || v === undefined) return undefined; // a gap marker ends the series
+        return timestamps ? d.samples.ts[i]! / 1000 : v;
       });
-      return { labels: d.labels, values };
+      return { labels: timestamps ? withoutName(d.labels) : d.labels, values };
     });
-    return { kind: 'vector', series: series.filter((s) => s.values.some((v) => v !== undefined)) };
+    return series.filter((s) => s.values.some((v) => v !== undefined));
   }
 
-  private async matrix(m: MatrixSelector, grid: Grid): Promise<Value> {
+  private async matrix(m: MatrixSelector, grid: Grid): Promise<Matrix> {
     const ends = this.evalTimes(grid, m.selector.offsetMs, m.selector.at);
     const data = await this.read(m.selector, minOf(ends) - m.rangeMs, maxOf(ends));
     const series = data.map((d): RangeSeries => {
@@ -117,7 +116,7 @@ class Evaluator {
   }
 
   /** The inner expression at every multiple of the step that falls in some step's window. */
-  private async subquery(q: Subquery, grid: Grid): Promise<Value> {
+  private async subquery(q: Subquery, grid: Grid): Promise<Matrix> {
     const ends = this.evalTimes(grid, q.offsetMs, q.at);
     const step = q.stepMs ?? DEFAULT_SUBQUERY_STEP_MS;
     if (step <= 0) throw new PromQLError('zero or negative subquery step');
@@ -125,8 +124,7 @@ class Evaluator {
     const last = Math.floor(maxOf(ends) / step);
     const inner: Grid = { startMs: first * step, stepMs: step, count: Math.max(0, last - first + 1) };
     if (inner.count > MAX_STEPS * 10) throw new PromQLError(`the subquery needs ${inner.count} evaluation steps; use a larger step`);
-    const v = inner.count === 0 ? ({ kind: 'vector', series: [] } as Value) : await this.eval(q.expr, inner);
-    if (v.kind !== 'vector') throw new PromQLError(`subquery is only allowed on instant vector, got ${typeName(v)} instead`);
+    const v = inner.count === 0 ? vector([]) : ((await this.eval(q.expr, inner)) as Vector);
     const series = v.series.map((s): RangeSeries => {
       const ts: number[] = [];
       const values: RangeSeries['values'] = [];
@@ -143,120 +141,130 @@ class Evaluator {
   private async aggregate(e: Extract<Expr, { type: 'aggregate' }>, grid: Grid): Promise<Value> {
     if (!AGGREGATIONS.has(e.op)) throw new PromQLError(`aggregation ${JSON.stringify(e.op)} is not supported by ferrite`);
     const [v, param] = await Promise.all([this.eval(e.expr, grid), e.param === null ? null : this.eval(e.param, grid)]);
-    if (v.kind !== 'vector') throw new PromQLError(`expected type instant vector in aggregation expression, got ${typeName(v)}`);
-    if (param !== null && param.kind !== 'scalar') throw new PromQLError(`expected type scalar in aggregation parameter, got ${typeName(param)}`);
     const params = param?.kind === 'scalar' ? param.values : [];
-    return { kind: 'vector', series: aggregate(e.op, v.series, e.grouping, e.without, grid.count, params) };
+    const label = param?.kind === 'string' ? param.value : '';
+    return vector(aggregate(e, (v as Vector).series, grid.count, params, label));
   }
 
   private async call(func: string, args: Expr[], grid: Grid): Promise<Value> {
+    if (func === 'timestamp' && args[0]!.type === 'selector') return vector(await this.selector(args[0]!, grid, true));
+    if (func === 'absent_over_time') return this.absentOverTime(args[0]!, grid);
     const vals = await Promise.all(args.map((a) => this.eval(a, grid)));
-    const want = (i: number, kind: Value['kind']): void => {
-      const v = vals[i];
-      if (v === undefined) throw new PromQLError(`expected at least ${i + 1} argument(s) in call to ${JSON.stringify(func)}, got ${vals.length}`);
-      if (v.kind !== kind) throw new PromQLError(`expected type ${typeName({ kind } as Value)} in call to function ${JSON.stringify(func)}, got ${typeName(v)}`);
-    };
-    const arity = (n: number): void => {
-      if (vals.length !== n) throw new PromQLError(`expected ${n} argument(s) in call to ${JSON.stringify(func)}, got ${vals.length}`);
-    };
     const scalarAt = (i: number): number[] => (vals[i] as Extract<Value, { kind: 'scalar' }>).values;
-    const vectorAt = (i: number): VSeries[] => (vals[i] as Extract<Value, { kind: 'vector' }>).series;
+    const vectorAt = (i: number): VSeries[] => (vals[i] as Vector).series;
+    const stringAt = (i: number): string => (vals[i] as Extract<Value, { kind: 'string' }>).value;
 
     const range = RANGE_FUNCTIONS[func];
     if (range !== undefined) {
-      const takesParam = func === 'quantile_over_time';
-      arity(takesParam ? 2 : 1);
-      if (takesParam) want(0, 'scalar');
-      want(takesParam ? 1 : 0, 'matrix');
-      const m = vals[takesParam ? 1 : 0] as Extract<Value, { kind: 'matrix' }>;
-      const params = takesParam ? scalarAt(0) : [];
-      return { kind: 'vector', series: applyRange(m, range, params, !KEEPS_NAME.has(func)) };
+      const matrixIndex = vals.findIndex((v) => v.kind === 'matrix');
+      const scalars = vals.flatMap((_v, i) => (i === matrixIndex ? [] : [scalarAt(i)]));
+      return vector(applyRange(vals[matrixIndex] as Matrix, range, scalars, !KEEPS_NAME.has(func), grid));
     }
     const math = MATH_FUNCTIONS[func];
-    if (math !== undefined) {
-      arity(1);
-      want(0, 'vector');
-      return { kind: 'vector', series: mapFloats(vectorAt(0), math) };
+    if (math !== undefined) return vector(mapFloats(vectorAt(0), math));
+    const date = DATE_FUNCTIONS[func];
+    if (date !== undefined) {
+      if (vals.length === 0) return vector([{ labels: {}, values: Array.from({ length: grid.count }, (_, i) => date(timeAt(grid, i) / 1000)) }]);
+      return vector(mapFloats(vectorAt(0), date));
     }
+    const statistic = HISTOGRAM_STATISTICS[func];
+    if (statistic !== undefined) return vector(histogramStatistic(vectorAt(0), statistic));
+    const steps = Array.from({ length: grid.count }, (_, i) => i);
     switch (func) {
       case 'round': {
-        if (vals.length < 1 || vals.length > 2) arity(1);
-        want(0, 'vector');
-        if (vals.length === 2) want(1, 'scalar');
         const to = vals.length === 2 ? scalarAt(1) : null;
-        return { kind: 'vector', series: mapFloats(vectorAt(0), (x, i) => roundTo(x, to?.[i] ?? 1)) };
+        return vector(mapFloats(vectorAt(0), (x, i) => roundTo(x, to?.[i] ?? 1)));
       }
       case 'clamp':
       case 'clamp_min':
       case 'clamp_max': {
-        arity(func === 'clamp' ? 3 : 2);
-        want(0, 'vector');
-        for (let i = 1; i < vals.length; i++) want(i, 'scalar');
         const lo = func === 'clamp_max' ? null : scalarAt(1);
         const hi = func === 'clamp' ? scalarAt(2) : func === 'clamp_max' ? scalarAt(1) : null;
-        const clamp = (x: number, i: number): number | undefined => {
+        return vector(mapFloats(vectorAt(0), (x, i) => {
           const min = lo?.[i] ?? -Infinity;
           const max = hi?.[i] ?? Infinity;
-          return min > max ? undefined : Math.max(min, Math.min(max, x));
-        };
-        return { kind: 'vector', series: mapFloats(vectorAt(0), clamp) };
+          return max < min ? undefined : Math.max(min, Math.min(max, x));
+        }));
       }
       case 'scalar': {
-        arity(1);
-        want(0, 'vector');
         const series = vectorAt(0);
-        return { kind: 'scalar', values: Array.from({ length: grid.count }, (_, i) => {
+        return scalar(steps.map((i) => {
           const present = series.filter((s) => typeof s.values[i] === 'number');
           return present.length === 1 ? (present[0]!.values[i] as number) : NaN;
-        }) };
+        }));
       }
-      case 'vector': {
-        arity(1);
-        want(0, 'scalar');
-        return { kind: 'vector', series: [{ labels: {}, values: [...scalarAt(0)] }] };
-      }
+      case 'vector':
+        return vector([{ labels: {}, values: [...scalarAt(0)] }]);
       case 'time':
-        arity(0);
-        return { kind: 'scalar', values: Array.from({ length: grid.count }, (_, i) => timeAt(grid, i) / 1000) };
+        return scalar(steps.map((i) => timeAt(grid, i) / 1000));
+      case 'pi':
+        return scalar(steps.map(() => Math.PI));
+      case 'start':
+      case 'end':
+        return scalar(steps.map(() => (func === 'start' ? this.opts.queryStartMs : this.opts.queryEndMs) / 1000));
+      case 'range':
+        return scalar(steps.map(() => (this.opts.queryEndMs - this.opts.queryStartMs) / 1000));
+      case 'step':
+        return scalar(steps.map(() => (grid.count > 1 ? grid.stepMs / 1000 : 0)));
+      case 'min_of':
+      case 'max_of':
+        return scalar(steps.map((i) => (func === 'min_of' ? Math.min : Math.max)(scalarAt(0)[i]!, scalarAt(1)[i]!)));
+      case 'timestamp':
+        return vector(mapFloats(vectorAt(0), (_x, i) => timeAt(grid, i) / 1000));
       case 'histogram_quantile':
-        arity(2);
-        want(0, 'scalar');
-        want(1, 'vector');
-        return { kind: 'vector', series: histogramQuantileOf(scalarAt(0), vectorAt(1)) };
+        return vector(histogramQuantileOf(scalarAt(0), vectorAt(1)));
+      case 'histogram_fraction':
+        return vector(histogramFractionOf(scalarAt(0), scalarAt(1), vectorAt(2)));
+      case 'histogram_quantiles':
+        return vector(histogramQuantilesOf(vectorAt(0), stringAt(1), vals.slice(2).map((_v, k) => scalarAt(k + 2))));
       case 'sort':
       case 'sort_desc':
-        arity(1);
-        want(0, 'vector');
-        return { kind: 'vector', series: sortSeries(vectorAt(0), func === 'sort_desc') };
+        return vector(sortByValue(vectorAt(0), func === 'sort_desc'));
+      case 'sort_by_label':
+      case 'sort_by_label_desc':
+        return vector(sortByLabels(vectorAt(0), vals.slice(1).map((_v, k) => stringAt(k + 1)), func === 'sort_by_label_desc'));
+      case 'label_replace':
+        return vector(labelReplace(vectorAt(0), stringAt(1), stringAt(2), stringAt(3), stringAt(4)));
+      case 'label_join':
+        return vector(labelJoin(vectorAt(0), stringAt(1), stringAt(2), vals.slice(3).map((_v, k) => stringAt(k + 3))));
+      case 'absent': {
+        const series = vectorAt(0);
+        const values = steps.map((i): Cell => (hasValueAt(series, i) ? undefined : 1));
+        return vector(values.some((v) => v !== undefined) ? [{ labels: absentLabels(selectorMatchers(args[0]!)), values }] : []);
+      }
       default:
         throw new PromQLError(`function ${JSON.stringify(func)} is not supported by ferrite`);
     }
   }
+
+  /** absent_over_time(v[r]): 1 at the steps where no series has a sample in the window. */
+  private async absentOverTime(arg: Expr, grid: Grid): Promise<Value> {
+    const m = (await this.eval(arg, grid)) as Matrix;
+    const present = applyRange(m, RANGE_FUNCTIONS.present_over_time!, [], true, grid);
+    const values = Array.from({ length: grid.count }, (_, i): Cell => (hasValueAt(present, i) ? undefined : 1));
+    if (values.every((v) => v === undefined)) return vector([]);
+    return vector([{ labels: absentLabels(selectorMatchers(arg)), values }]);
+  }
+}
+
+/** The matchers of a selector argument (absent's labels come from them); none for other expressions. */
+function selectorMatchers(e: Expr): Selector['matchers'] | null {
+  if (e.type === 'selector') return e.matchers;
+  if (e.type === 'matrix') return e.selector.matchers;
+  return null;
 }
 
 /** Applies a range function to each series of a range vector, at each step's window. */
-function applyRange(m: Extract<Value, { kind: 'matrix' }>, f: (typeof RANGE_FUNCTIONS)[string], params: number[], dropName: boolean): VSeries[] {
-  const out: VSeries[] = [];
+function applyRange(m: Matrix, f: (typeof RANGE_FUNCTIONS)[string], scalars: number[][], dropName: boolean, grid: Grid): VSeries[] {
+  const out = new SeriesCollector(m.ends.length);
   for (const s of m.series) {
     const values = m.ends.map((end, i): Cell => {
       const lo = lastAtOrBefore(s.ts, end - m.rangeMs) + 1;
       const hi = lastAtOrBefore(s.ts, end) + 1;
       if (hi <= lo) return undefined;
-      return f({ ts: s.ts, values: s.values, lo, hi, end, rangeMs: m.rangeMs }, params[i] ?? NaN);
+      return f({ ts: s.ts, values: s.values, lo, hi, end, rangeMs: m.rangeMs, evalTime: timeAt(grid, i) }, scalars.map((p) => p[i]!));
     });
-    if (values.some((v) => v !== undefined)) out.push({ labels: dropName ? withoutName(s.labels) : s.labels, values });
+    out.add(dropName ? withoutName(s.labels) : s.labels, values);
   }
-  return out;
-}
-
-/** Instant-query order for sort/sort_desc (by the first step's value; NaN last). */
-function sortSeries(series: VSeries[], desc: boolean): VSeries[] {
-  const key = (s: VSeries): number => (typeof s.values[0] === 'number' ? s.values[0] : s.values[0] instanceof Histogram ? NaN : NaN);
-  return [...series].sort((a, b) => {
-    const x = key(a);
-    const y = key(b);
-    if (Number.isNaN(x)) return 1;
-    if (Number.isNaN(y)) return -1;
-    return desc ? y - x : x - y;
-  });
+  return out.series();
 }

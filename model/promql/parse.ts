@@ -4,9 +4,11 @@
 // (duration arithmetic, anchored/smoothed selectors, fill modifiers) is a PromQLError too.
 import type { SyntaxNode } from '@lezer/common';
 import { parser } from '@prometheus-io/lezer-promql';
+import { compileMatcher } from '../prometheus/matchers.js';
 import type { LabelMatcher, MatcherType } from '../prometheus/types.js';
 import { PromQLError, type AtModifier, type BinaryOp, type Expr, type Selector, type VectorMatching } from './ast.js';
 import { lookupTable } from '../lookup-table.js';
+import { typeOf } from './signatures.js';
 
 const EXPR_NODES = new Set([
   'AggregateExpr', 'BinaryExpr', 'FunctionCall', 'MatrixSelector', 'NumberDurationLiteral', 'OffsetExpr', 'AnchoredExpr', 'SmoothedExpr',
@@ -19,13 +21,32 @@ const BINARY_OPS: Record<string, BinaryOp> = lookupTable({
 const MATCH_OPS: Record<string, MatcherType> = lookupTable({ EqlSingle: '=', Neq: '!=', EqlRegex: '=~', NeqRegex: '!~' });
 const UNIT_MS: Record<string, number> = lookupTable({ y: 365 * 86400_000, w: 7 * 86400_000, d: 86400_000, h: 3600_000, m: 60_000, s: 1000, ms: 1 });
 
-export function parsePromQL(text: string): Expr {
+/** What `step()` and `range()` stand for in duration expressions: the query's step and end − start. */
+export interface QueryDurations {
+  stepMs: number;
+  rangeMs: number;
+}
+
+/** Parses and type-checks a query (Prometheus' parse errors and type errors are PromQLErrors). */
+export function parsePromQL(text: string, durations: QueryDurations = { stepMs: 0, rangeMs: 0 }): Expr {
   if (text.trim() === '') throw new PromQLError('no expression found in input');
-  const tree = parser.parse(text);
-  reportFirstError(tree.topNode, text);
+  const source = withHoltWintersRenamed(text);
+  const tree = parser.parse(source);
+  reportFirstError(tree.topNode, source);
   const top = children(tree.topNode).find(isExpr);
   if (top === undefined) throw new PromQLError('no expression found in input');
-  return new Converter(text).expr(top);
+  const expr = new Converter(source, durations).expr(top);
+  typeOf(expr);
+  return expr;
+}
+
+/**
+ * Prometheus 2's `holt_winters` is 3's `double_exponential_smoothing`; the grammar knows only
+ * the new name, so the old one is renamed (outside string literals) before parsing.
+ */
+function withHoltWintersRenamed(text: string): string {
+  if (!text.includes('holt_winters')) return text;
+  return text.replace(/("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`[^`]*`)|\bholt_winters\b(?=\s*\()/g, (_m, quoted: string | undefined) => quoted ?? 'double_exponential_smoothing');
 }
 
 function reportFirstError(top: SyntaxNode, text: string): void {
@@ -48,7 +69,10 @@ function children(n: SyntaxNode): SyntaxNode[] {
 }
 
 class Converter {
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly durations: QueryDurations,
+  ) {}
 
   private src(n: SyntaxNode): string {
     return this.text.slice(n.from, n.to);
@@ -75,10 +99,14 @@ class Converter {
         const [range, step] = n.getChildren('DurationExpr');
         return { type: 'subquery', expr: this.expr(exprs[0]!), rangeMs: this.duration(range!), stepMs: step === undefined ? null : this.duration(step), offsetMs: 0, at: null };
       }
-      case 'OffsetExpr':
-        return withOffset(this.expr(exprs[0]!), this.offset(n.getChild('OffsetDurationExpr')!));
-      case 'StepInvariantExpr':
-        return withAt(this.expr(exprs[0]!), this.at(n));
+      case 'OffsetExpr': {
+        const ms = this.offset(n.getChild('OffsetDurationExpr')!);
+        return this.postfix(exprs[0]!, (e) => withOffset(e, ms));
+      }
+      case 'StepInvariantExpr': {
+        const at = this.at(n);
+        return this.postfix(exprs[0]!, (e) => withAt(e, at));
+      }
       case 'UnaryExpr': {
         const op = this.src(n.getChild('UnaryOp')!) as '-' | '+';
         return { type: 'unary', op, expr: this.expr(exprs[0]!) };
@@ -97,6 +125,21 @@ class Converter {
     }
   }
 
+  /**
+   * `offset` and `@` bind tighter than any operator in Prometheus' grammar, but the lezer grammar
+   * hangs `a - b offset 1m` on the whole `a - b`: the modifier goes to the operand it follows.
+   */
+  private postfix(n: SyntaxNode, apply: (e: Expr) => Expr): Expr {
+    const kids = children(n);
+    const exprs = kids.filter(isExpr);
+    if (n.type.name === 'BinaryExpr') {
+      const e = this.binary(n, kids, exprs) as Extract<Expr, { type: 'binary' }>;
+      return { ...e, rhs: this.postfix(exprs[1]!, apply) };
+    }
+    if (n.type.name === 'UnaryExpr') return { type: 'unary', op: this.src(n.getChild('UnaryOp')!) as '-' | '+', expr: this.postfix(exprs[0]!, apply) };
+    return apply(this.expr(n));
+  }
+
   private selector(n: SyntaxNode): Selector {
     const matchers: LabelMatcher[] = [];
     const ident = n.getChild('Identifier');
@@ -112,24 +155,25 @@ class Converter {
       const op = MATCH_OPS[m.getChild('MatchOp')!.firstChild!.type.name]!;
       matchers.push({ type: op, name, value: unquote(this.src(m.getChild('StringLiteral')!)) });
     }
-    if (!matchers.some((m) => !matchesEmpty(m))) throw new PromQLError('vector selector must contain at least one non-empty matcher');
+    if (ident !== null && matchers.slice(1).some((m) => m.name === '__name__')) throw new PromQLError(`metric name must not be set twice: ${JSON.stringify(this.src(ident))}`);
+    if (!matchers.some((m) => !compileMatcher(m).test(''))) throw new PromQLError('vector selector must contain at least one non-empty matcher');
     return { type: 'selector', matchers, offsetMs: 0, at: null };
   }
 
   private binary(n: SyntaxNode, kids: SyntaxNode[], exprs: SyntaxNode[]): Expr {
-    const opNode = kids.find((k) => BINARY_OPS[k.type.name] !== undefined && !isExpr(k))!;
+    const opNode = kids.find((k) => BINARY_OPS[k.type.name] !== undefined && !isExpr(k));
+    if (opNode === undefined) throw new PromQLError(`${this.src(n)}: this operator is not supported by ferrite`);
     const op = BINARY_OPS[opNode.type.name]!;
     if (n.getChild('FillModifier') !== null) throw new PromQLError('fill modifiers are not supported by ferrite');
+    const setOp = op === 'and' || op === 'or' || op === 'unless';
     const clause = n.getChild('MatchingModifierClause');
-    let matching: VectorMatching = { on: false, labels: [] };
+    let matching: VectorMatching = { card: setOp ? 'many-to-many' : 'one-to-one', on: false, labels: [], include: [] };
     if (clause !== null) {
-      if (clause.getChild('GroupLeft') !== null || clause.getChild('GroupRight') !== null) {
-        throw new PromQLError('group_left/group_right (many-to-one matching) is not supported by ferrite; only one-to-one matching');
-      }
-      matching = { on: clause.getChild('On') !== null, labels: this.labelList(clause.getChild('GroupingLabels')!) };
+      const [labels, include] = clause.getChildren('GroupingLabels');
+      const card = clause.getChild('GroupLeft') !== null ? 'many-to-one' : clause.getChild('GroupRight') !== null ? 'one-to-many' : matching.card;
+      matching = { card, on: clause.getChild('On') !== null, labels: this.labelList(labels!), include: include === undefined ? [] : this.labelList(include) };
     }
     const bool = n.getChild('BoolModifier') !== null;
-    if (bool && !['==', '!=', '>', '<', '>=', '<='].includes(op)) throw new PromQLError('bool modifier can only be used on comparison operators');
     return { type: 'binary', op, lhs: this.expr(exprs[0]!), rhs: this.expr(exprs[1]!), bool, matching };
   }
 
@@ -153,11 +197,44 @@ class Converter {
     return children(n).map((l) => (l.type.name === 'QuotedLabelName' ? unquote(this.src(l)) : this.src(l)));
   }
 
-  /** A duration: `5m`, `1h30m`, or a plain number of seconds. */
+  /** A duration: `5m`, `1h30m`, a plain number of seconds, or arithmetic on them (Prometheus 3's duration expressions). */
   private duration(n: SyntaxNode): number {
+    const ms = Math.round(this.durationSeconds(n) * 1000);
+    if (!Number.isFinite(ms)) throw new PromQLError(`${this.src(n)}: not a finite duration`);
+    return ms;
+  }
+
+  private durationSeconds(n: SyntaxNode): number {
     const kids = children(n);
-    if (kids.length !== 1 || kids[0]!.type.name !== 'NumberDurationLiteralInDurationContext') throw new PromQLError(`${this.src(n)}: duration expressions are not supported by ferrite`);
-    return durationMs(this.src(kids[0]!));
+    const first = kids[0];
+    if (first === undefined) throw new PromQLError(`${this.src(n)}: empty duration`);
+    switch (first.type.name) {
+      case 'NumberDurationLiteralInDurationContext':
+        return parseNumber(this.src(first));
+      case 'DurationStep':
+        return this.durations.stepMs / 1000;
+      case 'DurationRange':
+        return this.durations.rangeMs / 1000;
+      case 'DurationMinOf':
+      case 'DurationMaxOf': {
+        const [a, b] = n.getChildren('DurationExpr').map((d) => this.durationSeconds(d));
+        return first.type.name === 'DurationMinOf' ? Math.min(a!, b!) : Math.max(a!, b!);
+      }
+      case 'UnaryOp':
+        return (this.src(first) === '-' ? -1 : 1) * this.durationSeconds(kids[1]!);
+      case 'DurationExpr': {
+        if (kids.length === 1) return this.durationSeconds(first);
+        const a = this.durationSeconds(first);
+        const b = this.durationSeconds(kids[2]!);
+        const op = BINARY_OPS[kids[1]!.type.name];
+        if (op === '/' && b === 0) throw new PromQLError('division by zero in duration expression');
+        if (op === '%' && b === 0) throw new PromQLError('modulo by zero in duration expression');
+        return op === '+' ? a + b : op === '-' ? a - b : op === '*' ? a * b : op === '/' ? a / b : op === '%' ? a % b : a ** b;
+      }
+      default:
+        // `(` DurationExpr `)`
+        return this.durationSeconds(n.getChild('DurationExpr')!);
+    }
   }
 
   private offset(n: SyntaxNode): number {
@@ -174,8 +251,6 @@ class Converter {
     return { kind: 'time', ms: Math.round(seconds * 1000) };
   }
 }
-
-const matchesEmpty = (m: LabelMatcher): boolean => (m.type === '=' && m.value === '') || (m.type === '!=' && m.value !== '') || (m.type === '=~' && /^(\.\*|)$/.test(m.value)) || m.type === '!~';
 
 /** Offsets apply to the selectors and subqueries an expression is made of (Prometheus: directly). */
 function withOffset(e: Expr, ms: number): Expr {

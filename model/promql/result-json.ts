@@ -4,14 +4,10 @@
 import { binLower, binUpper, Histogram } from '../histogram/index.js';
 import type { Labels, PromValue } from '../prometheus/types.js';
 import { PromQLError } from './ast.js';
+import { formatGoFloat } from './format.js';
 import { timeAt, type Grid, type Value } from './values.js';
 
-export function formatFloat(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  return String(v);
-}
+const formatFloat = formatGoFloat;
 
 function histogramJson(h: Histogram): Record<string, unknown> {
   const buckets = h.entries().map(({ bin, count }) => [1, formatFloat(binLower(bin)), formatFloat(binUpper(bin)), String(count)]);

@@ -2,6 +2,7 @@
 // instant query, start..end by step for a range query). Every value is computed for all
 // steps at once, so a range query reads each series once.
 import type { Labels, PromValue } from '../prometheus/types.js';
+import { PromQLError } from './ast.js';
 
 export interface Grid {
   /** Epoch ms of step 0. */
@@ -60,3 +61,54 @@ export function lastAtOrBefore(ts: readonly number[], t: number): number {
   }
   return lo - 1;
 }
+
+/**
+ * Gathers result series by label set, as Prometheus' rangeEval does: series with equal labels
+ * merge, and two values for one label set at one step are its "same labelset" error.
+ * Series keep the order in which they first had a value.
+ */
+export class SeriesCollector {
+  private readonly byKey = new Map<string, VSeries>();
+
+  constructor(private readonly steps: number) {}
+
+  set(labels: Labels, step: number, value: Cell): void {
+    if (value === undefined) return;
+    const target = this.target(labels);
+    if (target.values[step] !== undefined) throw new PromQLError('vector cannot contain metrics with the same labelset');
+    target.values[step] = value;
+  }
+
+  add(labels: Labels, values: readonly Cell[]): void {
+    values.forEach((v, i) => this.set(labels, i, v));
+  }
+
+  series(): VSeries[] {
+    return [...this.byKey.values()];
+  }
+
+  private target(labels: Labels): VSeries {
+    const key = labelsKey(labels);
+    let s = this.byKey.get(key);
+    if (s === undefined) {
+      s = { labels, values: new Array<Cell>(this.steps).fill(undefined) };
+      this.byKey.set(key, s);
+    }
+    return s;
+  }
+}
+
+/** Prometheus' order of label sets (labels.Compare): by sorted names and values, pairwise. */
+export function compareLabelSets(a: Labels, b: Labels): number {
+  const x = Object.entries(a).sort(byName);
+  const y = Object.entries(b).sort(byName);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const [xn, xv] = x[i]!;
+    const [yn, yv] = y[i]!;
+    if (xn !== yn) return xn < yn ? -1 : 1;
+    if (xv !== yv) return xv < yv ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+const byName = ([a]: [string, string], [b]: [string, string]): number => (a < b ? -1 : a > b ? 1 : 0);

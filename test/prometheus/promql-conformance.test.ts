@@ -27,6 +27,8 @@ const DATA: SeriesData[] = [
   series({ __name__: 'nh', x: '1' }, [[50, hist(10)], [60, hist(20)]]),
   series({ __name__: 'nh', x: '2' }, [[60, hist(30, 40)]]),
   series({ __name__: 'gap' }, [[10, 1], [20, null]]),
+  series({ __name__: 'info', job: 'a', team: 'x' }, [[60, 1]]),
+  series({ __name__: 'info', job: 'b', team: 'y' }, [[60, 1]]),
 ];
 
 const source: PromSource = {
@@ -165,6 +167,54 @@ const TABLE: [string, Record<string, number> | number, number?][] = [
   ['histogram_quantile(0.5, increase(nh{x="1"}[1m]))', one({ x: '1' }, 10.5)],
   ['histogram_quantile(0.5, sum(rate(nh[1m])))', one({}, 20.5)], // 10, 20, 30, 40: rank 2 → bin [20,21) + 1/2
   ['count_over_time(nh[1m])', { [L({ x: '1' })]: 2, [L({ x: '2' })]: 1 }],
+  // Many-to-one matching: each c joins the d of its job (name dropped): 60 + 5, 10 + 2.
+  ['c + on(job) group_left d', { [L(A)]: 65, [L(B)]: 12 }],
+  // One-to-many: vector(1)'s empty signature is the "one" side for every d: 1 + 5, 1 + 2.
+  ['vector(1) + on() group_right d', { [L(A)]: 6, [L(B)]: 3 }],
+  // group_left(team) copies team from the matched info series.
+  ['c * on(job) group_left(team) info', { [L({ job: 'a', team: 'x' })]: 60, [L({ job: 'b', team: 'y' })]: 10 }],
+  // A filtering comparison keeps the left value and the left labels (name included).
+  ['c > on(job) group_left d', { [L({ __name__: 'c', job: 'a' })]: 60, [L({ __name__: 'c', job: 'b' })]: 10 }],
+  ['count_values("v", d)', { [L({ v: '5' })]: 1, [L({ v: '2' })]: 1 }],
+  ['count_values("v", c - c)', one({ v: '0' }, 2)],
+  ['count_values by (job) ("v", d)', { [L({ job: 'a', v: '5' })]: 1, [L({ job: 'b', v: '2' })]: 1 }],
+  // predict_linear over (10,3) (20,2) (30,5) (40,4): slope 0.06; intercept at t = 60 s: mean 3.5 − 0.06·(−35) = 5.6; + 0.06·60.
+  ['predict_linear(g[1m], 60)', one(A, 9.2)],
+  // Double exponential smoothing, sf = tf = 0.5 over 3, 2, 5, 4: smoothed 2, 3, 3.5 (trends −1, −1, 0).
+  ['holt_winters(g[1m], 0.5, 0.5)', one(A, 3.5)],
+  ['double_exponential_smoothing(g[1m], 0.5, 0.5)', one(A, 3.5)],
+  ['label_replace(d, "x", "$1-y", "job", "(.*)")', { [L({ __name__: 'd', job: 'a', x: 'a-y' })]: 5, [L({ __name__: 'd', job: 'b', x: 'b-y' })]: 2 }],
+  ['label_replace(d, "job", "", "job", "a")', { [L({ __name__: 'd' })]: 5, [L({ __name__: 'd', job: 'b' })]: 2 }], // "" removes the label
+  ['label_join(d, "x", "-", "job", "job")', { [L({ __name__: 'd', job: 'a', x: 'a-a' })]: 5, [L({ __name__: 'd', job: 'b', x: 'b-b' })]: 2 }],
+  ['absent(nothing{job="z", x=~"y"})', one({ job: 'z' }, 1)], // only = matchers give labels
+  ['absent(c)', {}],
+  ['absent_over_time(nothing[1m])', one({}, 1)],
+  ['absent_over_time(g[1m])', {}],
+  ['timestamp(g)', one(A, 40)], // the sample's own time (40 s), not the evaluation time
+  ['timestamp(g + 1)', one(A, 60)], // of an expression: the evaluation time
+  ['deg(vector(pi()))', one({}, 180)],
+  ['sin(d - d)', { [L(A)]: 0, [L(B)]: 0 }],
+  ['year(vector(0))', one({}, 1970)],
+  ['day_of_week(vector(3 * 86400))', one({}, 0)], // 1970-01-04 was a Sunday
+  ['days_in_month(vector(40 * 86400))', one({}, 28)], // February 1970
+  ['hour()', one({}, 0)], // of the evaluation time, 60 s past midnight
+  ['minute()', one({}, 1)],
+  ['limitk(1, c)', one({ __name__: 'c', job: 'a' }, 60)], // the first in label order
+  ['limit_ratio(1, c)', { [L({ __name__: 'c', job: 'a' })]: 60, [L({ __name__: 'c', job: 'b' })]: 10 }],
+  ['limit_ratio(-1, c)', { [L({ __name__: 'c', job: 'a' })]: 60, [L({ __name__: 'c', job: 'b' })]: 10 }],
+  ['mad_over_time(g[1m])', one(A, 1)], // 2,3,4,5: median 3.5, deviations .5 1.5 1.5 .5 → 1
+  ['first_over_time(g[1m])', one({ __name__: 'g', job: 'a' }, 3)],
+  ['ts_of_max_over_time(g[1m])', one(A, 30)],
+  ['ts_of_last_over_time(g[1m])', one(A, 40)],
+  ['histogram_count(nh{x="2"})', one({ x: '2' }, 2)],
+  ['histogram_fraction(0, 35, nh{x="2"})', one({ x: '2' }, 0.5)], // 30 below 35, 40 above
+  // Classic buckets 1:2, 2:6, +Inf:8: rank at 1.5 = 2 + 4·0.5 = 4 of 8.
+  ['histogram_fraction(0, 1.5, h_bucket)', one({}, 0.5)],
+  ['clamp(c, 30, 15)', {}], // min above max: nothing
+  ['topk by (job) (1, c)', { [L({ __name__: 'c', job: 'a' })]: 60, [L({ __name__: 'c', job: 'b' })]: 10 }],
+  ['c offset 10s + on(job) group_left c', { [L(A)]: 110, [L(B)]: 15 }], // 50 + 60, 5 + 10
+  ['sum(c @ 30)', one({}, 45)], // 30 + 15
+  ['max_over_time(c[30s:10s] offset 20s)', { [L(A)]: 40, [L(B)]: 15 }], // steps 20, 30, 40: a 20..40, b 10, 15, 0
 ];
 
 for (const [query, expected, time] of TABLE) {
@@ -195,12 +245,30 @@ test('a range query of 500k steps evaluates (selectors and ranges no longer spre
   }
 });
 
+test('sort, sort_desc and sort_by_label order an instant vector', async (t) => {
+  const order = async (q: string) => ((await at(q)) as Extract<Value, { kind: 'vector' }>).series.map((s) => s.labels.job);
+  t.deepEqual(await order('sort(c)'), ['b', 'a']); // 10, 60
+  t.deepEqual(await order('sort_desc(c)'), ['a', 'b']);
+  t.deepEqual(await order('sort_by_label_desc(d, "job")'), ['b', 'a']);
+  t.deepEqual(await order('sort_by_label(d, "job")'), ['a', 'b']);
+});
+
 const ERRORS: [string, RegExp][] = [
-  ['predict_linear(g[1m], 60)', /function "predict_linear" is not supported/],
+  ['info(c)', /function "info" is not supported by ferrite/],
   ['foo(g)', /unknown function with name "foo"/],
   ['sum(', /parse error/],
-  ['count_values("v", c)', /aggregation "count_values" is not supported/],
-  ['c + on(job) group_left d', /group_left/],
+  ['sum(c) @ 30', /@ modifier must be preceded by/],
+  ['sum(1)', /expected type instant vector in aggregation expression, got scalar/],
+  ['topk("a", c)', /expected type scalar in aggregation parameter, got string/],
+  ['count_values(1, c)', /expected type string in aggregation parameter, got scalar/],
+  ['c and on(job) group_left d', /no grouping allowed for "and" operation/],
+  ['c * on() group_left d', /found duplicate series for the match group/], // both d have the empty signature
+  ['c + on(job) group_left(job) d', /must not occur in ON and GROUP clause/],
+  ['label_replace(c, "x", "y", "job", "(")', /invalid regular expression in label_replace/],
+  ['holt_winters(g[1m], 1, 0.5)', /invalid smoothing factor/],
+  ['round(c, 1, 2)', /expected at most 2 argument/],
+  ['c{__name__="d"}', /metric name must not be set twice/],
+  ['{job=~"a?"}', /at least one non-empty matcher/],
   ['rate(c)', /expected type range vector in call to function "rate", got instant vector/],
   ['c{job=~"("}', /invalid regular expression/],
   ['{job=""}', /at least one non-empty matcher/],
@@ -216,6 +284,6 @@ for (const [query, error] of ERRORS) {
 }
 
 test('errors are PromQLErrors (Prometheus bad_data)', async (t) => {
-  const e = await t.throwsAsync(() => at('predict_linear(g[1m], 60)'));
+  const e = await t.throwsAsync(() => at('info(g)'));
   t.true(e instanceof PromQLError);
 });

@@ -156,7 +156,7 @@ test('CAQL #lang="promql" evaluates through the PromQL engine', async (t) => {
   t.deepEqual((await q('#lang="promql" caql_promql * 2')).json, [[1700000040, [6]], [1700000100, [6]]]);
   const df4 = await getJson(`${n.url}/extension/lua/caql_v1?account_id=${ACCOUNT}&start=1700000040&end=1700000160&period=60&format=DF4&query=${encodeURIComponent('#lang="promql" caql_promql')}`);
   t.deepEqual(df4.json.meta.map((m: { label: string }) => m.label), ['caql_promql{job="x"}']);
-  const bad = await q('#lang="promql" predict_linear(caql_promql[5m], 1)');
+  const bad = await q('#lang="promql" info(caql_promql)');
   t.is(bad.status, 400);
-  t.regex(bad.json.user_error.message, /predict_linear/);
+  t.regex(bad.json.user_error.message, /info/);
 });
