@@ -4,7 +4,7 @@
 // plain whenever the plain text is legal (§1.3), so `host=web-1` reads back as `host:web-1`.
 import type { IngestRecord, MetricIdentity, MetricResolution, RecordError } from './ingest-record.js';
 import { RESERVED_CATEGORIES } from './metric-name.js';
-import type { EpochMs } from './types.js';
+import type { EpochMs, NumericValue } from './types.js';
 
 export interface TaggedSample {
   name: string;
@@ -12,7 +12,8 @@ export interface TaggedSample {
   tags: readonly (readonly [string, string])[];
   /** Epoch ms. */
   ts: number;
-  value: number;
+  /** A number, or a serialized circllhist (base64) for a histogram record. */
+  value: NumericValue | { histogram: string };
 }
 
 export interface TaggedContext<M extends MetricIdentity> {
@@ -43,7 +44,9 @@ export function taggedRecord<M extends MetricIdentity>(s: TaggedSample, ctx: Tag
   if (typeof spelling !== 'string') return spelling.reason;
   const resolved = ctx.resolve(spelling);
   if (!resolved.ok) return `metric '${s.name}': ${resolved.reason}`;
-  return { kind: 'numeric', metric: resolved.metric, ts: s.ts as EpochMs, value: s.value };
+  const ts = s.ts as EpochMs;
+  if (s.value !== null && typeof s.value === 'object') return { kind: 'histogram', metric: resolved.metric, ts, value: s.value.histogram };
+  return { kind: 'numeric', metric: resolved.metric, ts, value: s.value };
 }
 
 /**
