@@ -12,8 +12,9 @@ import type { IngestRecord, RecordError } from '../model/ingest-record.js';
 import { decodeRequest, encodeResponse, type OtlpEncoding, type PartialSuccess } from '../model/otlp/codec.js';
 import { CumulativeExponentials } from '../model/otlp/cumulative.js';
 import { pointItems, type PointItem } from '../model/otlp/samples.js';
+import type { SeriesName } from '../model/otlp/spelling-memo.js';
 import { OtlpFormatError } from '../model/otlp/types.js';
-import { taggedRecord, type TaggedContext } from '../model/tagged-sample.js';
+import { spelledRecord, type TaggedContext } from '../model/tagged-sample.js';
 import { mediaType } from './headers.js';
 import { requireSomething } from './ingest-reply.js';
 import { defaultScope, taggedContext } from './tagged-ingest.js';
@@ -38,12 +39,12 @@ export async function otlpRoutes(app: FastifyInstance, opts: { node: FerriteNode
       throw error;
     }
     const remember: (() => void)[] = [];
-    const items = pointItems(resources, (key, p) => {
-      const d = cumulative.delta(`${scope.account}/${scope.uuid}/${key}`, p);
+    const items = pointItems(resources, (series, p) => {
+      const d = cumulative.delta(`${scope.account}/${scope.uuid}/${series}`, p);
       remember.push(d.remember);
       return d.counts;
     });
-    const { records, errors } = pointRecords(items, taggedContext(node, scope));
+    const { records, errors } = pointRecords(items, taggedContext(node, scope), `${scope.account}/${scope.uuid}`);
     if (items.length > 0 && errors.length === items.length) requireSomething(0, errors, 'item');
     if (records.length > 0) await node.ingest(records);
     for (const r of remember) r();
@@ -74,14 +75,16 @@ function plainBody(req: FastifyRequest, limit: number): Buffer {
 }
 
 /** Each point's records, or its error (`at` = the point's index in the request); a point is stored whole or not at all. */
-function pointRecords(items: readonly PointItem[], ctx: TaggedContext<MetricInfo>): { records: IngestRecord<MetricInfo>[]; errors: RecordError[] } {
+function pointRecords(items: readonly PointItem[], ctx: TaggedContext<MetricInfo>, check: string): { records: IngestRecord<MetricInfo>[]; errors: RecordError[] } {
+  // A series remembers what it resolved to in the last check, sparing the registry's lookup by spelling.
+  const resolveIn = (series: SeriesName) => series.resolvedIn(check, ctx.resolve);
   const records: IngestRecord<MetricInfo>[] = [];
   const errors: RecordError[] = [];
   items.forEach((item, at) => {
     if (typeof item === 'string') return errors.push({ at, reason: item });
     const mine: IngestRecord<MetricInfo>[] = [];
     for (const s of item) {
-      const r = taggedRecord(s, ctx);
+      const r = spelledRecord(s.name, s.series.spelling, s.ts, s.value, ctx, () => resolveIn(s.series));
       if (typeof r === 'string') return errors.push({ at, reason: r });
       mine.push(r);
     }

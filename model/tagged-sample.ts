@@ -38,15 +38,25 @@ export function taggedSpelling(name: string, tags: TaggedSample['tags']): string
 
 /** One numeric record, or the reason the sample is rejected. */
 export function taggedRecord<M extends MetricIdentity>(s: TaggedSample, ctx: TaggedContext<M>): IngestRecord<M> | string {
-  if (!Number.isFinite(s.ts) || !Number.isInteger(s.ts) || s.ts < 0) return `timestamp ${s.ts} of '${s.name}' is not a non-negative epoch`;
-  if (s.ts > ctx.latestAllowed) return `sample of '${s.name}' at ${s.ts} ms is further in the future than the allowed clock skew`;
-  const spelling = taggedSpelling(s.name, s.tags);
+  return spelledRecord(s.name, taggedSpelling(s.name, s.tags), s.ts, s.value, ctx, ctx.resolve);
+}
+
+/** As taggedRecord, for a sample whose spelling (or why it has none) is already known, resolved by `resolve`. */
+export function spelledRecord<M extends MetricIdentity>(
+  name: string,
+  spelling: string | { reason: string },
+  ts: number,
+  value: TaggedSample['value'],
+  ctx: Pick<TaggedContext<M>, 'latestAllowed'>,
+  resolve: (spelling: string) => MetricResolution<M>,
+): IngestRecord<M> | string {
+  if (!Number.isFinite(ts) || !Number.isInteger(ts) || ts < 0) return `timestamp ${ts} of '${name}' is not a non-negative epoch`;
+  if (ts > ctx.latestAllowed) return `sample of '${name}' at ${ts} ms is further in the future than the allowed clock skew`;
   if (typeof spelling !== 'string') return spelling.reason;
-  const resolved = ctx.resolve(spelling);
-  if (!resolved.ok) return `metric '${s.name}': ${resolved.reason}`;
-  const ts = s.ts as EpochMs;
-  if (s.value !== null && typeof s.value === 'object') return { kind: 'histogram', metric: resolved.metric, ts, value: s.value.histogram };
-  return { kind: 'numeric', metric: resolved.metric, ts, value: s.value };
+  const resolved = resolve(spelling);
+  if (!resolved.ok) return `metric '${name}': ${resolved.reason}`;
+  if (value !== null && typeof value === 'object') return { kind: 'histogram', metric: resolved.metric, ts: ts as EpochMs, value: value.histogram };
+  return { kind: 'numeric', metric: resolved.metric, ts: ts as EpochMs, value };
 }
 
 /**

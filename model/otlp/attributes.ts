@@ -76,7 +76,8 @@ function nested(v: unknown, where: string): Raw {
     const d = doubleOf(a.doubleValue, where);
     return Number.isFinite(d) ? d : String(d);
   }
-  return rawValue(v, where);
+  const set = ['stringValue', 'bytesValue', 'arrayValue', 'kvlistValue'].some((k) => has(a, k));
+  return set ? rawValue(v, where) : null;
 }
 
 function has(o: object, key: string): boolean {

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { readProtobufRequest } from './protobuf.js';
 import { readRequest } from './request.js';
 import { OtlpFormatError, type ResourceMetrics } from './types.js';
 
@@ -15,8 +16,14 @@ const root = protobuf.parse(readFileSync(PROTO, 'utf8')).root;
 export const ExportRequest = root.lookupType('otlp.ExportMetricsServiceRequest');
 const ExportResponse = root.lookupType('otlp.ExportMetricsServiceResponse');
 
+/** A request body: protobuf walked by protobuf.ts, JSON read by request.ts. */
 export function decodeRequest(body: Uint8Array, encoding: OtlpEncoding): ResourceMetrics[] {
-  return readRequest(encoding === 'protobuf' ? decodeProtobuf(body) : decodeJson(body));
+  return encoding === 'protobuf' ? readProtobufRequest(body) : readRequest(decodeJson(body));
+}
+
+/** protobufjs' own decoding of the request as metrics.proto declares it, read by request.ts (tests compare protobuf.ts with it). */
+export function decodeRequestByReflection(body: Uint8Array): ResourceMetrics[] {
+  return readRequest(decodeProtobuf(body));
 }
 
 function decodeProtobuf(body: Uint8Array): unknown {

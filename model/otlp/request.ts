@@ -36,6 +36,7 @@ function readResource(r: Obj, where: string): ResourceMetrics {
 function readScope(s: Obj, where: string): ScopeMetrics {
   const scope = s.scope === undefined || s.scope === null ? {} : object(s.scope, `${where}.scope`);
   return {
+    key: null,
     name: text(scope.name, `${where}.scope.name`),
     version: text(scope.version, `${where}.scope.version`),
     schemaUrl: text(s.schemaUrl, `${where}.schemaUrl`),

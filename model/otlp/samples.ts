@@ -4,28 +4,39 @@
 // summaries as `{quantile}` / `_sum` / `_count`, exponential histograms as one circllhist
 // histogram metric. Each data point is one item: all its samples, or the reason it is rejected.
 import { histogramToBase64 } from '../histogram/serialize.js';
-import type { TaggedSample } from '../tagged-sample.js';
+import { taggedSpelling, type TaggedSample } from '../tagged-sample.js';
 import { exponentialToCircllhist, isEmptyExponential, type ExponentialCounts } from './exponential.js';
 import { labelName, metricName, type NameKind } from './names.js';
-import type { Attribute, ExponentialPoint, HistogramPoint, Metric, NumberPoint, PointBase, ResourceMetrics, ScopeMetrics, SummaryPoint } from './types.js';
+import { SeriesName, SpellingMemo } from './spelling-memo.js';
+import type { Attribute, AttributeList, ExponentialPoint, HistogramPoint, Metric, NumberPoint, PointBase, ResourceMetrics, ScopeMetrics, SummaryPoint } from './types.js';
 
 export type Tags = [string, string][];
 
+/** One sample of a point: its metric name, series (spelling `name|ST[…]`, or why there is none), time and value. */
+export interface OtlpSample {
+  name: string;
+  series: SeriesName;
+  ts: number;
+  value: TaggedSample['value'];
+}
+
 /** A point's samples, or the reason it is rejected. */
-export type PointItem = TaggedSample[] | string;
+export type PointItem = OtlpSample[] | string;
 
 /**
  * What becomes of a cumulative exponential histogram point: the counts to store for it (the
- * change since the series' previous point), or null to store nothing. `key` names the series.
+ * change since the series' previous point), or null to store nothing. `series` is its spelling.
  */
-export type CumulativeExponential = (key: string, point: ExponentialPoint) => ExponentialCounts | null;
+export type CumulativeExponential = (series: string, point: ExponentialPoint) => ExponentialCounts | null;
+
+const memo = new SpellingMemo();
 
 export function pointItems(resources: readonly ResourceMetrics[], cumulative: CumulativeExponential): PointItem[] {
   const items: PointItem[] = [];
   for (const r of resources) {
     for (const s of r.scopes) {
-      const labels = scopeLabels(r, s);
-      for (const m of s.metrics) items.push(...metricItems(m, labels, cumulative));
+      const scope = scopeLabels(r, s);
+      for (const m of s.metrics) for (const item of metricItems(m, scope, cumulative)) items.push(item);
     }
   }
   return items;
@@ -33,6 +44,8 @@ export function pointItems(resources: readonly ResourceMetrics[], cumulative: Cu
 
 /** Labels every point of a scope gets: resource attributes (under point attributes), then scope and job/instance (over them). */
 interface ScopeLabels {
+  /** Memo key prefix of the scope (null: do not memoise). */
+  key: string | null;
   under: Tags;
   over: Tags;
 }
@@ -50,7 +63,7 @@ function scopeLabels(r: ResourceMetrics, s: ScopeMetrics): ScopeLabels {
   const instance = attr('service.instance.id');
   if (service !== undefined) over.push(['job', namespace !== undefined ? `${namespace}/${service}` : service]);
   if (instance !== undefined) over.push(['instance', instance]);
-  return { under, over };
+  return { key: s.key === null ? null : memo.scopeId(s.key), under, over };
 }
 
 /** Attributes as labels; two that map to one label name are joined with `;` (Prometheus' rule). */
@@ -64,11 +77,44 @@ function joined(attributes: readonly Attribute[]): Tags {
   return [...out];
 }
 
-function pointTags(p: PointBase, scope: ScopeLabels): Tags {
-  const tags = new Map(joined(p.attributes));
-  for (const [k, v] of scope.under) if (!tags.has(k)) tags.set(k, v);
-  for (const [k, v] of scope.over) tags.set(k, v);
-  return [...tags];
+function decoded(list: AttributeList): readonly Attribute[] {
+  return Array.isArray(list) ? list : (list as { decode(): Attribute[] }).decode();
+}
+
+/** Names a point's series: its labels are worked out (once) only when a name is not memoised. */
+class PointSeries {
+  private tags: Tags | null = null;
+  private readonly names: Map<string, SeriesName> | null;
+
+  constructor(
+    private readonly p: PointBase,
+    private readonly scope: ScopeLabels,
+  ) {
+    const attrs = p.attributes;
+    this.names = scope.key === null || Array.isArray(attrs) ? null : memo.point(`${scope.key}\u0001${(attrs as { key: string }).key}`);
+  }
+
+  /** The series of `name` with the point's labels, and one more label when `extra` is given. */
+  series(name: string, extra?: readonly [string, string]): SeriesName {
+    const spell = () => new SeriesName(taggedSpelling(name, extra === undefined ? this.labels() : [...this.labels(), extra]));
+    if (this.names === null) return spell();
+    const key = extra === undefined ? name : `${name}\u0001${extra[0]}=${extra[1]}`;
+    let found = this.names.get(key);
+    if (found === undefined) this.names.set(key, (found = spell()));
+    return found;
+  }
+
+  sample(name: string, value: TaggedSample['value'], extra?: readonly [string, string]): OtlpSample {
+    return { name, series: this.series(name, extra), ts: this.p.timeMs, value };
+  }
+
+  private labels(): Tags {
+    if (this.tags !== null) return this.tags;
+    const tags = new Map(joined(decoded(this.p.attributes)));
+    for (const [k, v] of this.scope.under) if (!tags.has(k)) tags.set(k, v);
+    for (const [k, v] of this.scope.over) tags.set(k, v);
+    return (this.tags = [...tags]);
+  }
 }
 
 const TEMPORALITY_ADVICE = "ferrite stores cumulative sums and histograms only (set the exporter's temporality preference to cumulative)";
@@ -78,14 +124,15 @@ function metricItems(m: Metric, scope: ScopeLabels, cumulative: CumulativeExpone
   if (m.data === null) return [`${at} has no data of a type ferrite reads (gauge, sum, histogram, exponential histogram, summary); counted as one rejected point`];
   const d = m.data;
   if (m.name === '') return d.points.map(() => 'a metric has an empty name');
-  const each = <P extends PointBase>(points: readonly P[], kind: NameKind | null, sample: (p: P, name: string, tags: Tags) => PointItem, refuse?: string): PointItem[] =>
-    points.map((p, i) => {
-      const where = `${at} point ${i}`;
-      if (refuse !== undefined) return `${where}: ${refuse}`;
-      if (p.timeMs === 0) return `${where}: time_unix_nano is not set`;
-      const item = sample(p, kind === null ? m.name : metricName(m.name, m.unit, kind), pointTags(p, scope));
-      return typeof item === 'string' ? `${where}: ${item}` : item;
+  const each = <P extends PointBase>(points: readonly P[], kind: NameKind, sample: (p: P, name: string, series: PointSeries) => PointItem, refuse?: string): PointItem[] => {
+    const name = metricName(m.name, m.unit, kind);
+    return points.map((p, i) => {
+      if (refuse !== undefined) return `${at} point ${i}: ${refuse}`;
+      if (p.timeMs === 0) return `${at} point ${i}: time_unix_nano is not set`;
+      const item = sample(p, name, new PointSeries(p, scope));
+      return typeof item === 'string' ? `${at} point ${i}: ${item}` : item;
     });
+  };
   switch (d.type) {
     case 'gauge':
       return each(d.points, 'gauge', numberSamples);
@@ -96,9 +143,9 @@ function metricItems(m: Metric, scope: ScopeLabels, cumulative: CumulativeExpone
     case 'summary':
       return each(d.points, 'summary', summarySamples);
     case 'exponential_histogram': {
-      if (d.temporality === 'unspecified') return each(d.points, null, () => '', 'the aggregation temporality is unspecified');
+      const problem = d.temporality === 'unspecified' ? 'an exponential histogram with unspecified aggregation temporality' : undefined;
       const delta = d.temporality === 'delta';
-      return each(d.points, 'histogram', (p, name, tags) => exponentialSamples(p, name, tags, delta ? null : cumulative));
+      return each(d.points, 'histogram', (p, name, series) => exponentialSamples(p, name, series, delta ? null : cumulative), problem);
     }
   }
 }
@@ -108,54 +155,50 @@ function temporalityProblem(t: 'unspecified' | 'delta' | 'cumulative', what: str
   return t === 'delta' ? `a ${what} with delta temporality: ${TEMPORALITY_ADVICE}` : `a ${what} with unspecified aggregation temporality`;
 }
 
-export function seriesKey(name: string, tags: Tags): string {
-  return JSON.stringify([name, tags]);
-}
-
-const sample = (name: string, tags: Tags, ts: number, value: TaggedSample['value']): TaggedSample => ({ name, tags, ts, value });
-
-function numberSamples(p: NumberPoint, name: string, tags: Tags): PointItem {
-  if (p.noRecordedValue) return [sample(name, tags, p.timeMs, null)];
+function numberSamples(p: NumberPoint, name: string, series: PointSeries): PointItem {
+  if (p.noRecordedValue) return [series.sample(name, null)];
   if (p.value === null) return 'the point has no value (neither as_double nor as_int)';
-  return [sample(name, tags, p.timeMs, p.value)];
+  return [series.sample(name, p.value)];
 }
 
-function histogramSamples(p: HistogramPoint, name: string, tags: Tags): PointItem {
+function histogramSamples(p: HistogramPoint, name: string, series: PointSeries): PointItem {
   const bounds = p.explicitBounds;
   if (p.bucketCounts.length !== 0 && p.bucketCounts.length !== bounds.length + 1) return `${p.bucketCounts.length} bucket counts for ${bounds.length} explicit bounds (there must be one more count than bounds)`;
   for (let i = 0; i < bounds.length; i++) {
     if (Number.isNaN(bounds[i]) || (i > 0 && !(bounds[i]! > bounds[i - 1]!))) return `explicit bounds must increase strictly (bound ${i} is ${bounds[i]})`;
   }
   const value = (v: number): number | null => (p.noRecordedValue ? null : v);
-  const out: TaggedSample[] = [];
-  if (p.sum !== null) out.push(sample(`${name}_sum`, tags, p.timeMs, value(p.sum)));
-  out.push(sample(`${name}_count`, tags, p.timeMs, value(p.count)));
+  const out: OtlpSample[] = [];
+  if (p.sum !== null) out.push(series.sample(`${name}_sum`, value(p.sum)));
+  out.push(series.sample(`${name}_count`, value(p.count)));
   let below = 0;
   for (let i = 0; i < bounds.length && i < p.bucketCounts.length; i++) {
     below += p.bucketCounts[i]!;
-    out.push(sample(`${name}_bucket`, [...tags, ['le', plainNumber(bounds[i]!)]], p.timeMs, value(below)));
+    out.push(series.sample(`${name}_bucket`, value(below), ['le', plainNumber(bounds[i]!)]));
   }
-  out.push(sample(`${name}_bucket`, [...tags, ['le', '+Inf']], p.timeMs, value(p.count)));
+  out.push(series.sample(`${name}_bucket`, value(p.count), ['le', '+Inf']));
   return out;
 }
 
-function summarySamples(p: SummaryPoint, name: string, tags: Tags): PointItem {
+function summarySamples(p: SummaryPoint, name: string, series: PointSeries): PointItem {
   const value = (v: number): number | null => (p.noRecordedValue ? null : v);
-  const out: TaggedSample[] = [sample(`${name}_sum`, tags, p.timeMs, value(p.sum)), sample(`${name}_count`, tags, p.timeMs, value(p.count))];
-  for (const q of p.quantiles) out.push(sample(name, [...tags, ['quantile', plainNumber(q.quantile)]], p.timeMs, value(q.value)));
+  const out: OtlpSample[] = [series.sample(`${name}_sum`, value(p.sum)), series.sample(`${name}_count`, value(p.count))];
+  for (const q of p.quantiles) out.push(series.sample(name, value(q.value), ['quantile', plainNumber(q.quantile)]));
   return out;
 }
 
 /** A delta point as it is; a cumulative one (`cumulative` given) as its change since the series' last point. */
-function exponentialSamples(p: ExponentialPoint, name: string, tags: Tags, cumulative: CumulativeExponential | null): PointItem {
+function exponentialSamples(p: ExponentialPoint, name: string, series: PointSeries, cumulative: CumulativeExponential | null): PointItem {
   const h = exponentialToCircllhist(p);
   if (typeof h === 'string') return h;
   if (p.noRecordedValue) return [];
-  const counts = cumulative === null ? p : cumulative(seriesKey(name, tags), p);
+  const named = series.series(name);
+  if (typeof named.spelling !== 'string') return named.spelling.reason;
+  const counts = cumulative === null ? p : cumulative(named.spelling, p);
   if (counts === null || isEmptyExponential(counts)) return [];
   const stored = counts === p ? h : exponentialToCircllhist(counts);
   if (typeof stored === 'string') return stored;
-  return [sample(name, tags, p.timeMs, { histogram: histogramToBase64(stored) })];
+  return [{ name, series: named, ts: p.timeMs, value: { histogram: histogramToBase64(stored) } }];
 }
 
 /** A float as Go's strconv.FormatFloat(x, 'f', -1, 64) writes it (Prometheus' `le` and `quantile`): no exponent. */

@@ -4,12 +4,25 @@
 /** [key, value as text]; how each AnyValue kind becomes text is in attributes.ts. */
 export type Attribute = readonly [string, string];
 
+/**
+ * A point's attributes as they came: decoded (JSON), or still protobuf (decoded on demand)
+ * with `key`, text that is equal exactly when the encoded attributes are, to memoise by.
+ */
+export type AttributeList = readonly Attribute[] | EncodedAttributes;
+
+export interface EncodedAttributes {
+  readonly key: string;
+  decode(): Attribute[];
+}
+
 export interface ResourceMetrics {
   attributes: Attribute[];
   scopes: ScopeMetrics[];
 }
 
 export interface ScopeMetrics {
+  /** Equal exactly when resource and scope are (protobuf: their bytes); null when unknown (JSON). */
+  key: string | null;
   name: string;
   version: string;
   schemaUrl: string;
@@ -34,7 +47,7 @@ export type MetricData =
   | { type: 'summary'; points: SummaryPoint[] };
 
 export interface PointBase {
-  attributes: Attribute[];
+  attributes: AttributeList;
   /** start_time_unix_nano in epoch ms (floor); 0 when unset. */
   startMs: number;
   /** time_unix_nano in epoch ms (floor); 0 when unset. */
