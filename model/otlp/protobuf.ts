@@ -379,14 +379,19 @@ class Attrs implements EncodedAttributes {
     return this.text;
   }
 
+  /** The attributes; an OtlpFormatError when their bytes (checked only for length so far) are damaged. */
   decode(): Attribute[] {
     const out: Attribute[] = [];
-    for (let i = 0; i < this.ranges.length; i += 2) {
-      const r = protobuf.Reader.create(this.buf.subarray(this.ranges[i]!, this.ranges[i + 1]!));
-      while (r.pos < r.len) {
-        const tag = r.tag();
-        out.push(nested(r, tag & 7, 'attribute', (e) => keyValue(r, e, 0)));
+    try {
+      for (let i = 0; i < this.ranges.length; i += 2) {
+        const r = protobuf.Reader.create(this.buf.subarray(this.ranges[i]!, this.ranges[i + 1]!));
+        while (r.pos < r.len) {
+          const tag = r.tag();
+          out.push(nested(r, tag & 7, 'attribute', (e) => keyValue(r, e, 0)));
+        }
       }
+    } catch (error) {
+      throw error instanceof OtlpFormatError ? error : new OtlpFormatError((error as Error).message);
     }
     return out;
   }

@@ -8,7 +8,7 @@ import { taggedSpelling, type TaggedSample } from '../tagged-sample.js';
 import { exponentialToCircllhist, isEmptyExponential, type ExponentialCounts } from './exponential.js';
 import { labelName, metricName, type NameKind } from './names.js';
 import { SeriesName, SpellingMemo } from './spelling-memo.js';
-import type { Attribute, AttributeList, ExponentialPoint, HistogramPoint, Metric, NumberPoint, PointBase, ResourceMetrics, ScopeMetrics, SummaryPoint } from './types.js';
+import { OtlpFormatError, type Attribute, type AttributeList, type ExponentialPoint, type HistogramPoint, type Metric, type NumberPoint, type PointBase, type ResourceMetrics, type ScopeMetrics, type SummaryPoint } from './types.js';
 
 export type Tags = [string, string][];
 
@@ -129,7 +129,7 @@ function metricItems(m: Metric, scope: ScopeLabels, cumulative: CumulativeExpone
     return points.map((p, i) => {
       if (refuse !== undefined) return `${at} point ${i}: ${refuse}`;
       if (p.timeMs === 0) return `${at} point ${i}: time_unix_nano is not set`;
-      const item = sample(p, name, new PointSeries(p, scope));
+      const item = pointSamples(() => sample(p, name, new PointSeries(p, scope)));
       return typeof item === 'string' ? `${at} point ${i}: ${item}` : item;
     });
   };
@@ -147,6 +147,16 @@ function metricItems(m: Metric, scope: ScopeLabels, cumulative: CumulativeExpone
       const delta = d.temporality === 'delta';
       return each(d.points, 'histogram', (p, name, series) => exponentialSamples(p, name, series, delta ? null : cumulative), problem);
     }
+  }
+}
+
+/** A point's samples; protobuf attributes are decoded only now, so their damage rejects this point alone. */
+function pointSamples(make: () => PointItem): PointItem {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof OtlpFormatError) return `its attributes cannot be read: ${error.message}`;
+    throw error;
   }
 }
 
