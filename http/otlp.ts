@@ -21,7 +21,7 @@ import { defaultScope, taggedContext } from './tagged-ingest.js';
 
 const MEDIA: Record<string, OtlpEncoding> = { 'application/x-protobuf': 'protobuf', 'application/protobuf': 'protobuf', 'application/json': 'json' };
 /** Distinct rejection reasons quoted in `partial_success.error_message` (all are counted). */
-const MAX_REASONS = 5;
+const MAX_REASONS = 10;
 
 export async function otlpRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
