@@ -141,12 +141,17 @@ async function main(): Promise<void> {
   const start = Math.floor(Date.now() / 1000) - o.exports * STEP_S - 60;
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-bench-otlp-'));
   console.log(`bench/otlp: ${total} samples (${o.series} series × ${o.exports} exports, ${STEP_S} s apart), one export per request, ${o.concurrency} in flight`);
-  const otlpBodies: Bodies = { length: o.exports, at: (i) => exportRequest(o, start, i) };
+  // Bodies are made before the clock starts: the client shares the two cores with the server.
+  const made = (make: (i: number) => string | Uint8Array): Bodies => {
+    const list = Array.from({ length: o.exports }, (_, i) => make(i));
+    return { length: list.length, at: (i) => list[i]! };
+  };
+  const otlpBodies = made((i) => exportRequest(o, start, i));
   const results: Result[] = [];
   try {
     const ferrite = await startFerrite(path.join(root, 'ferrite'));
     const headers = { 'content-type': 'application/x-protobuf', 'x-svc-account-id': '1', 'x-svc-check-uuid': UUID };
-    console.log(`one export: ${exportRequest(o, start, 0).length} bytes of protobuf`);
+    console.log(`one export: ${otlpBodies.at(0).length} bytes of protobuf`);
     results.push(await measure(ferrite, 'ferrite OTLP protobuf', `${ferrite.url}/v1/metrics`, otlpBodies, headers, o, () => ferriteCount(ferrite.url, o, start)));
     if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
     else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
@@ -157,7 +162,7 @@ async function main(): Promise<void> {
         results.push(await measure(vm, `victoria-metrics OTLP ${otlpPath}`, `${vm.url}${otlpPath}`, otlpBodies, { 'content-type': 'application/x-protobuf' }, o, () => vmCount(vm.url, o, start)));
       } else {
         console.log('this VictoriaMetrics takes no OTLP: comparing with its Prometheus import of the same samples');
-        const text: Bodies = { length: o.exports, at: (i) => vmBody(o, start, i) };
+        const text = made((i) => vmBody(o, start, i));
         results.push(await measure(vm, 'victoria-metrics Prometheus import', `${vm.url}/api/v1/import/prometheus`, text, {}, o, () => vmCount(vm.url, o, start)));
       }
     }

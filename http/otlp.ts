@@ -82,6 +82,11 @@ function pointRecords(items: readonly PointItem[], ctx: TaggedContext<MetricInfo
   const errors: RecordError[] = [];
   items.forEach((item, at) => {
     if (typeof item === 'string') return errors.push({ at, reason: item });
+    if (item.length === 1) {
+      const s = item[0]!;
+      const r = spelledRecord(s.name, s.series.spelling, s.ts, s.value, ctx, () => resolveIn(s.series));
+      return typeof r === 'string' ? errors.push({ at, reason: r }) : records.push(r);
+    }
     const mine: IngestRecord<MetricInfo>[] = [];
     for (const s of item) {
       const r = spelledRecord(s.name, s.series.spelling, s.ts, s.value, ctx, () => resolveIn(s.series));

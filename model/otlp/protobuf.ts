@@ -223,7 +223,8 @@ function numberPoint(r: Reader, end: number): NumberPoint {
     else return false;
     return true;
   });
-  return { ...p.done(), value };
+  const b = p.done();
+  return { attributes: b.attributes, startMs: b.startMs, timeMs: b.timeMs, noRecordedValue: b.noRecordedValue, value };
 }
 
 function histogramPoint(r: Reader, end: number): HistogramPoint {

@@ -3,6 +3,7 @@
 // are worked out from the request in the comments beside them.
 import { gzipSync } from 'node:zlib';
 import test from 'ava';
+import { isWrite } from '../../http/load-shedding.js';
 import { decodeResponse, encodeRequest, type OtlpEncoding } from '../../model/otlp/codec.js';
 import { getJson, startNode, type TestNode } from '../helpers/node.js';
 
@@ -199,4 +200,10 @@ test('account and check come from the headers, else the configured defaults, els
   const res = await fetch(`${n.url}/v1/metrics`, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf' } });
   t.is(res.status, 400);
   t.true(((await res.json()) as { error: string }).error.includes('x-svc-account-id'));
+});
+
+test('both OTLP paths are writes for load shedding (503 with Retry-After when overloaded)', (t) => {
+  t.true(isWrite({ method: 'POST', url: '/v1/metrics' }));
+  t.true(isWrite({ method: 'POST', url: '/api/v1/otlp/v1/metrics' }));
+  t.false(isWrite({ method: 'GET', url: '/api/v1/query' }));
 });
