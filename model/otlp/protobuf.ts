@@ -114,7 +114,8 @@ function scopeMetrics(r: Reader, end: number, resourceKey: string): ScopeMetrics
     else return false;
     return true;
   });
-  scope.key = `${resourceKey}\u0000${scopeKey}\u0000${scope.schemaUrl}`;
+  // Length-prefixed, so no two (resource, scope) pairs give one key.
+  scope.key = `${resourceKey.length}:${resourceKey}${scopeKey.length}:${scopeKey}${scope.schemaUrl}`;
   return scope;
 }
 

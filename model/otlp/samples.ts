@@ -98,7 +98,8 @@ class PointSeries {
   series(name: string, extra?: readonly [string, string]): SeriesName {
     const spell = () => new SeriesName(taggedSpelling(name, extra === undefined ? this.labels() : [...this.labels(), extra]));
     if (this.names === null) return spell();
-    const key = extra === undefined ? name : `${name}\u0001${extra[0]}=${extra[1]}`;
+    // Stored names hold no NUL (names.ts), so this key is unambiguous.
+    const key = extra === undefined ? name : `${name}\u0000${extra[0]}=${extra[1]}`;
     let found = this.names.get(key);
     if (found === undefined) this.names.set(key, (found = spell()));
     return found;

@@ -3,7 +3,7 @@
 // `/histogram` and the PromQL API. Expected values are worked out from what each instrument
 // was given, in the comments beside them.
 import { OTLPMetricExporter as ProtoExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
-import { OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { AggregationTemporalityPreference, OTLPMetricExporter as JsonExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AggregationType, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import test from 'ava';
@@ -149,5 +149,34 @@ test.serial('SDK exponential histograms (cumulative) become circllhist histogram
   t.is(q.status, 'success');
   const p90 = Number(q.data.result[0]!.value[1]);
   t.true(p90 >= 7 && p90 < 7.1, String(p90));
+  await p.close();
+});
+
+test.serial('SDK with delta temporality (JSON): exponential histograms stored as they come, delta counters refused', async (t) => {
+  const { exporter, results } = recording(new JsonExporter({ url: `${n.url}/v1/metrics`, temporalityPreference: AggregationTemporalityPreference.DELTA }));
+  const p = provider(exporter, 'deltas');
+  const size = p.meter.createHistogram('payload.size', { unit: 'By' });
+  const sent = p.meter.createCounter('delta.sent');
+  size.record(5.05);
+  sent.add(1);
+  await p.flush();
+  size.record(5.05);
+  size.record(9.05);
+  sent.add(1);
+  await p.flush();
+  // The counter's points are refused (partial success), the histograms' stored: both exports succeed.
+  t.deepEqual(results.map((r) => r.code), [0, 0], String(results.find((r) => r.code !== 0)?.error));
+  t.deepEqual(await canonicalNames('delta.sent_total'), []);
+  // Delta points: {5.05} then {5.05, 9.05}. 5.05 alone stays at scale 20 (bucket far inside
+  // [5.0, 5.1)); with 9.05 the SDK picks log2(9.05/5.05)·2^s ≤ 160 → s = 7 (107.7), where 5.05 is
+  // in bucket ⌈log2(5.05)·128⌉ − 1 = 299, (2^(299/128), 2^(300/128)] = (5.049, 5.076] ⊂ [5.0, 5.1),
+  // and 9.05 in bucket 406, (9.012, 9.061] ⊂ [9.0, 9.1).
+  // Summed: {5.0: 2, 9.0: 1}.
+  const [name] = (await canonicalNames('payload.size_bytes')).filter((c) => c.includes('deltas'));
+  const now = Math.floor(Date.now() / 1000);
+  const rows = (await getJson(`${n.url}/histogram/${now - 600}/${now + 60}/60/${UUID}/${encodeURIComponent(name!)}`)).json as [number, number, Record<string, number>][];
+  const total: Record<string, number> = {};
+  for (const [, , bins] of rows) for (const [bin, c] of Object.entries(bins)) total[bin] = (total[bin] ?? 0) + c;
+  t.deepEqual(total, { '+50e-001': 2, '+90e-001': 1 });
   await p.close();
 });
