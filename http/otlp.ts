@@ -11,8 +11,7 @@ import { ferr } from '../model/errors.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';
 import { decodeRequest, encodeResponse, type OtlpEncoding, type PartialSuccess } from '../model/otlp/codec.js';
 import { CumulativeExponentials } from '../model/otlp/cumulative.js';
-import { pointItems, type PointItem } from '../model/otlp/samples.js';
-import type { SeriesName } from '../model/otlp/spelling-memo.js';
+import { pointItems, type OtlpSample, type PointItem } from '../model/otlp/samples.js';
 import { OtlpFormatError } from '../model/otlp/types.js';
 import { spelledRecord, type TaggedContext } from '../model/tagged-sample.js';
 import { mediaType } from './headers.js';
@@ -77,23 +76,15 @@ function plainBody(req: FastifyRequest, limit: number): Buffer {
 /** Each point's records, or its error (`at` = the point's index in the request); a point is stored whole or not at all. */
 function pointRecords(items: readonly PointItem[], ctx: TaggedContext<MetricInfo>, check: string): { records: IngestRecord<MetricInfo>[]; errors: RecordError[] } {
   // A series remembers what it resolved to in the last check, sparing the registry's lookup by spelling.
-  const resolveIn = (series: SeriesName) => series.resolvedIn(check, ctx.resolve);
+  const record = (s: OtlpSample) => spelledRecord(s.name, s.series.spelling, s.ts, s.value, ctx, () => s.series.resolvedIn(check, ctx.resolve));
   const records: IngestRecord<MetricInfo>[] = [];
   const errors: RecordError[] = [];
   items.forEach((item, at) => {
     if (typeof item === 'string') return errors.push({ at, reason: item });
-    if (item.length === 1) {
-      const s = item[0]!;
-      const r = spelledRecord(s.name, s.series.spelling, s.ts, s.value, ctx, () => resolveIn(s.series));
-      return typeof r === 'string' ? errors.push({ at, reason: r }) : records.push(r);
-    }
-    const mine: IngestRecord<MetricInfo>[] = [];
-    for (const s of item) {
-      const r = spelledRecord(s.name, s.series.spelling, s.ts, s.value, ctx, () => resolveIn(s.series));
-      if (typeof r === 'string') return errors.push({ at, reason: r });
-      mine.push(r);
-    }
-    for (const r of mine) records.push(r);
+    const mine = item.map(record);
+    const problem = mine.find((r): r is string => typeof r === 'string');
+    if (problem !== undefined) return errors.push({ at, reason: problem });
+    for (const r of mine as IngestRecord<MetricInfo>[]) records.push(r);
     return undefined;
   });
   return { records, errors };
