@@ -176,7 +176,7 @@ function histogramSamples(p: HistogramPoint, name: string, series: PointSeries):
   const bounds = p.explicitBounds;
   if (p.bucketCounts.length !== 0 && p.bucketCounts.length !== bounds.length + 1) return `${p.bucketCounts.length} bucket counts for ${bounds.length} explicit bounds (there must be one more count than bounds)`;
   for (let i = 0; i < bounds.length; i++) {
-    if (Number.isNaN(bounds[i]) || (i > 0 && !(bounds[i]! > bounds[i - 1]!))) return `explicit bounds must increase strictly (bound ${i} is ${bounds[i]})`;
+    if (!Number.isFinite(bounds[i]) || (i > 0 && !(bounds[i]! > bounds[i - 1]!))) return `explicit bounds must be finite and increase strictly (bound ${i} is ${bounds[i]})`;
   }
   const value = (v: number): number | null => (p.noRecordedValue ? null : v);
   const out: OtlpSample[] = [];

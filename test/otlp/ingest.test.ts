@@ -149,13 +149,15 @@ test('partial success: bad points are rejected and named, the good ones in the s
       { name: 'mixed.badhist', histogram: { aggregationTemporality: 2, dataPoints: [{ timeUnixNano: nanos(T0), count: 1, bucketCounts: [1], explicitBounds: [1] }] } },
       gauge('mixed.stale', [{ timeUnixNano: nanos(T0), flags: 1 }]),
       gauge('mixed.badattr', [point(T0, 5, [attr('k', '\uD800')])]), // a lone surrogate: not UTF-8 on the wire
+      { name: 'mixed.infbound', histogram: { aggregationTemporality: 2, dataPoints: [{ timeUnixNano: nanos(T0), count: 1, bucketCounts: [1, 0, 0], explicitBounds: [1, Infinity] }] } },
     ]),
   );
   t.is(r.status, 200, r.text);
   // Rejected: the future point, the unset time, the delta sum, the metric of no known type
-  // (one point), the histogram with 1 count for 1 bound, the attribute that is not UTF-8: 6 of 9.
-  t.is(r.partial!.rejectedDataPoints, 6, r.partial!.errorMessage);
-  for (const words of ['further in the future', 'time_unix_nano is not set', 'delta temporality', "metric 'mixed.unknown' has no data", 'one more count than bounds', 'attributes cannot be read']) {
+  // (one point), the histogram with 1 count for 1 bound, the attribute that is not UTF-8, the
+  // bound +Inf (the implicit last bucket's): 7 of 10.
+  t.is(r.partial!.rejectedDataPoints, 7, r.partial!.errorMessage);
+  for (const words of ['further in the future', 'time_unix_nano is not set', 'delta temporality', "metric 'mixed.unknown' has no data", 'one more count than bounds', 'attributes cannot be read', 'must be finite']) {
     t.true(r.partial!.errorMessage.includes(words), `${words} in ${r.partial!.errorMessage}`);
   }
   // NaN is a value (Prometheus' rule); /raw's JSON writes it as null.
