@@ -78,7 +78,8 @@ function resourceMetrics(r: Reader, end: number): ResourceMetrics {
   each(r, end, 'ResourceMetrics', (no, wt) => {
     if (no === 1)
       nested(r, wt, 'resource', (e) => {
-        resourceKey = latin1(r, r.pos, e);
+        // A message may come in parts (protobuf merges them): the key covers every part.
+        resourceKey += lengthPrefixed(latin1(r, r.pos, e));
         each(r, e, 'Resource', (f, w) => (f === 1 ? (attributes.push(nested(r, w, 'attribute', (e2) => keyValue(r, e2, 0))), true) : false));
       });
     else if (no === 2) nested(r, wt, 'scope_metrics', (e) => scopes.push({ start: r.pos, end: e }));
@@ -100,7 +101,7 @@ function scopeMetrics(r: Reader, end: number, resourceKey: string): ScopeMetrics
   each(r, end, 'ScopeMetrics', (no, wt) => {
     if (no === 1)
       nested(r, wt, 'scope', (e) => {
-        scopeKey = latin1(r, r.pos, e);
+        scopeKey += lengthPrefixed(latin1(r, r.pos, e));
         each(r, e, 'InstrumentationScope', (f, w) => {
           if (f === 1) scope.name = string(r, w, 'scope name');
           else if (f === 2) scope.version = string(r, w, 'scope version');
@@ -114,8 +115,8 @@ function scopeMetrics(r: Reader, end: number, resourceKey: string): ScopeMetrics
     else return false;
     return true;
   });
-  // Length-prefixed, so no two (resource, scope) pairs give one key.
-  scope.key = `${resourceKey.length}:${resourceKey}${scopeKey.length}:${scopeKey}${scope.schemaUrl}`;
+  // Length-prefixed parts, so no two (resource, scope) pairs give one key.
+  scope.key = `${lengthPrefixed(resourceKey)}${lengthPrefixed(scopeKey)}${scope.schemaUrl}`;
   return scope;
 }
 
@@ -351,6 +352,8 @@ function uvarint64(r: Reader): number {
   }
   throw new OtlpFormatError('a varint longer than 10 bytes');
 }
+
+const lengthPrefixed = (text: string): string => `${text.length}:${text}`;
 
 function latin1(r: Reader, start: number, end: number): string {
   return (r.buf as Buffer).toString('latin1', start, end);
