@@ -209,3 +209,19 @@ test('both OTLP paths are writes for load shedding (503 with Retry-After when ov
   t.true(isWrite({ method: 'POST', url: '/api/v1/otlp/v1/metrics' }));
   t.false(isWrite({ method: 'GET', url: '/api/v1/query' }));
 });
+
+test('series names memoised by attribute bytes still tell resources, scopes and metrics apart', async (t) => {
+  const twoResources = {
+    resourceMetrics: ['a', 'b'].map((svc) => ({
+      resource: { attributes: [attr('service.name', svc)] },
+      scopeMetrics: ['s1', 's2'].map((scope) => ({ scope: { name: scope }, metrics: [gauge('memo.g', [point(T0, 1, [attr('k', 'v')])]), gauge('memo.h', [point(T0, 2, [attr('k', 'v')])])] })),
+    })),
+  };
+  // Twice: the second time every name comes from the memo.
+  for (let i = 0; i < 2; i++) t.is((await send(twoResources)).status, 200);
+  // 2 resources × 2 scopes per metric name, each its own series with one sample.
+  const g = await names('memo.g');
+  t.deepEqual(g, ['a', 'b'].flatMap((svc) => ['s1', 's2'].map((scope) => `memo.g|ST[job:${svc},k:v,otel_scope_name:${scope},service.name:${svc}]`)).sort());
+  for (const name of g) t.deepEqual(await raw(name), [[T0, 1]]);
+  t.is((await names('memo.h')).length, 4);
+});
