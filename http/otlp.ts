@@ -16,6 +16,7 @@ import { OtlpFormatError } from '../model/otlp/types.js';
 import { spelledRecord, type TaggedContext } from '../model/tagged-sample.js';
 import { mediaType } from './headers.js';
 import { requireSomething } from './ingest-reply.js';
+import { JSON_BODY, TAG } from './schemas.js';
 import { defaultScope, taggedContext } from './tagged-ingest.js';
 
 const MEDIA: Record<string, OtlpEncoding> = { 'application/x-protobuf': 'protobuf', 'application/protobuf': 'protobuf', 'application/json': 'json' };
@@ -51,8 +52,13 @@ export async function otlpRoutes(app: FastifyInstance, opts: { node: FerriteNode
     return { encoding, body: encodeResponse(partialSuccess(errors), encoding) };
   };
 
+  const schema = { tags: [TAG.ingest], summary: 'OpenTelemetry metrics (OTLP/HTTP ExportMetricsServiceRequest); account and check from x-svc-account-id / x-svc-check-uuid or the defaults' };
+  const rawBody = {
+    description: 'An ExportMetricsServiceRequest, gzip or not (Content-Encoding). Reply: an ExportMetricsServiceResponse in the same encoding, with partial_success when points were rejected.',
+    types: { 'application/x-protobuf': 'protobuf (model/otlp/metrics.proto)', [JSON_BODY]: 'the OTLP JSON mapping' },
+  };
   for (const url of ['/v1/metrics', '/api/v1/otlp/v1/metrics']) {
-    app.post(url, async (req, reply) => {
+    app.post(url, { schema, config: { rawBody } }, async (req, reply) => {
       const { encoding, body } = await handler(req);
       return reply.type(encoding === 'json' ? 'application/json' : 'application/x-protobuf').send(body);
     });
