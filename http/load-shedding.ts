@@ -6,7 +6,7 @@ import type { IngestAdmission } from '../actors/node/admission.js';
 import { ferr } from '../model/errors.js';
 
 /** Paths whose PUT/POST store data. */
-const WRITE_PATH = /^\/(?:raw|write\/[a-z]+|histogram\/write|graphite\/|opentsdb\/|api\/put|module\/prometheus\/write\/)/;
+const WRITE_PATH = /^\/(?:raw|write\/[a-z]+|histogram\/write|graphite\/|opentsdb\/|api\/put|module\/prometheus\/write\/|v1\/metrics|api\/v1\/otlp\/)/;
 /** Seconds a refused client is asked to wait. */
 const RETRY_AFTER_S = 1;
 

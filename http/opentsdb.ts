@@ -7,10 +7,9 @@ import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { parseOpenTsdbPut } from '../model/opentsdb.js';
 import { taggedRecords } from '../model/tagged-sample.js';
-import { accountHeader, svcHeader } from './headers.js';
 import { ingestAndReply, requireSomething } from './ingest-reply.js';
 import { bodyText } from './request.js';
-import { scopeFromPath, taggedContext, type CheckScope } from './tagged-ingest.js';
+import { defaultScope, scopeFromPath, taggedContext } from './tagged-ingest.js';
 
 export async function openTsdbRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
@@ -45,13 +44,4 @@ function parsedPoints(req: FastifyRequest) {
   const items = parseOpenTsdbPut(bodyText(req));
   if (typeof items === 'string') throw ferr('FER_ERR_BAD_BODY', items);
   return items;
-}
-
-/** `/api/put` names no account or check: headers, else the configured defaults. */
-function defaultScope(node: FerriteNode, req: FastifyRequest): CheckScope {
-  const account = accountHeader(req) ?? node.config.defaultAccount;
-  if (account === null) throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-account-id (or configure defaultAccount)');
-  const uuid = svcHeader(req, 'check-uuid') ?? node.config.defaultCheckUuid;
-  if (uuid === null || uuid === undefined) throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-check-uuid (or configure defaultCheckUuid)');
-  return scopeFromPath(String(account), uuid);
 }

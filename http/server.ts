@@ -17,6 +17,7 @@ import { rollupRoutes } from './rollup.js';
 import { rawRoutes } from './raw.js';
 import { prometheusRemoteRoutes } from './prometheus-remote.js';
 import { openTsdbRoutes } from './opentsdb.js';
+import { otlpRoutes } from './otlp.js';
 import { prometheusApiRoutes } from './prometheus-api.js';
 import { textRoutes } from './text.js';
 import { surrogateRoutes } from './surrogate.js';
@@ -89,6 +90,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(graphiteRoutes, { node });
   app.register(prometheusRemoteRoutes, { node });
   app.register(openTsdbRoutes, { node });
+  app.register(otlpRoutes, { node });
   app.register(prometheusApiRoutes, { node });
   app.register(consoleRoutes, { node, traffic });
   return app;

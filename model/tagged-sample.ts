@@ -4,7 +4,7 @@
 // plain whenever the plain text is legal (§1.3), so `host=web-1` reads back as `host:web-1`.
 import type { IngestRecord, MetricIdentity, MetricResolution, RecordError } from './ingest-record.js';
 import { RESERVED_CATEGORIES } from './metric-name.js';
-import type { EpochMs } from './types.js';
+import type { EpochMs, NumericValue } from './types.js';
 
 export interface TaggedSample {
   name: string;
@@ -12,7 +12,8 @@ export interface TaggedSample {
   tags: readonly (readonly [string, string])[];
   /** Epoch ms. */
   ts: number;
-  value: number;
+  /** A number, or a serialized circllhist (base64) for a histogram record. */
+  value: NumericValue | { histogram: string };
 }
 
 export interface TaggedContext<M extends MetricIdentity> {
@@ -37,13 +38,25 @@ export function taggedSpelling(name: string, tags: TaggedSample['tags']): string
 
 /** One numeric record, or the reason the sample is rejected. */
 export function taggedRecord<M extends MetricIdentity>(s: TaggedSample, ctx: TaggedContext<M>): IngestRecord<M> | string {
-  if (!Number.isFinite(s.ts) || !Number.isInteger(s.ts) || s.ts < 0) return `timestamp ${s.ts} of '${s.name}' is not a non-negative epoch`;
-  if (s.ts > ctx.latestAllowed) return `sample of '${s.name}' at ${s.ts} ms is further in the future than the allowed clock skew`;
-  const spelling = taggedSpelling(s.name, s.tags);
+  return spelledRecord(s.name, taggedSpelling(s.name, s.tags), s.ts, s.value, ctx, ctx.resolve);
+}
+
+/** As taggedRecord, for a sample whose spelling (or why it has none) is already known, resolved by `resolve`. */
+export function spelledRecord<M extends MetricIdentity>(
+  name: string,
+  spelling: string | { reason: string },
+  ts: number,
+  value: TaggedSample['value'],
+  ctx: Pick<TaggedContext<M>, 'latestAllowed'>,
+  resolve: (spelling: string) => MetricResolution<M>,
+): IngestRecord<M> | string {
+  if (!Number.isFinite(ts) || !Number.isInteger(ts) || ts < 0) return `timestamp ${ts} of '${name}' is not a non-negative epoch`;
+  if (ts > ctx.latestAllowed) return `sample of '${name}' at ${ts} ms is further in the future than the allowed clock skew`;
   if (typeof spelling !== 'string') return spelling.reason;
-  const resolved = ctx.resolve(spelling);
-  if (!resolved.ok) return `metric '${s.name}': ${resolved.reason}`;
-  return { kind: 'numeric', metric: resolved.metric, ts: s.ts as EpochMs, value: s.value };
+  const resolved = resolve(spelling);
+  if (!resolved.ok) return `metric '${name}': ${resolved.reason}`;
+  if (value !== null && typeof value === 'object') return { kind: 'histogram', metric: resolved.metric, ts: ts as EpochMs, value: value.histogram };
+  return { kind: 'numeric', metric: resolved.metric, ts: ts as EpochMs, value };
 }
 
 /**
