@@ -8,14 +8,14 @@ export interface MetricInfo extends MetricIdentity {
   idHex: string;
   partition: number;
   /**
-   * The metric's dense id in this node's metric index once its name and numeric type are
-   * durable there, else -1 (kept by actors/node/node.ts): checked per sample, so a known metric
-   * costs the write path one comparison, not an index lookup.
+   * The metric's dense id in its shard's slice of the metric index once its name and numeric
+   * type are staged there, else -1 (kept by actors/shard/shard.ts): checked per sample, so a
+   * known metric costs the write path one comparison, not an index lookup.
    */
   indexId: number;
   /**
    * True while this node holds no sealed block of the metric, so a read need not look for
-   * one. Known only for metrics first indexed by this process (actors/node/node.ts sets it), and
+   * one. Known only for metrics first indexed by this process (actors/shard/shard.ts sets it), and
    * cleared by the partition before it seals the first block.
    */
   unsealed: boolean;

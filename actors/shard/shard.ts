@@ -134,11 +134,12 @@ export class Shard {
     }
     const writes = this.store.batch();
     const staged = this.index.stage(writes, entries);
+    // Marked at once, so samples arriving before the write is durable do not stage the metric again.
+    for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.stagedId(e.metric.id);
     const ready = this.indexTail.then(async () => {
       await writes.write();
       // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
       for (const m of this.index.apply(staged)) m.unsealed = true;
-      for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.lookup(e.metric.id);
       this.index.noteActivity(batch);
     });
     this.indexTail = ready.catch(() => {});

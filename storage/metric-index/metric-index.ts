@@ -123,6 +123,12 @@ export class MetricIndex {
     return id >= 0 && this.state[id] === State.Alive ? id : -1;
   }
 
+  /** The dense id of a metric staged or stored here, even before its batch is durable (-1: neither). */
+  stagedId(storageId: Buffer): number {
+    const id = this.find(storageId);
+    return id >= 0 && (this.state[id] === State.Alive || this.state[id] === State.Pending) ? id : -1;
+  }
+
   has(storageId: Buffer): boolean {
     return this.lookup(storageId) >= 0;
   }
