@@ -1,16 +1,19 @@
 // Runs a validated fetch plan (model/fetch) against this node: each stream is read by its
 // shard in the resolution that serves the slots and transformed there into a column, and the
-// columns go through the reducers. Streams are read concurrently.
+// columns go through the reducers. Streams are read concurrently. A plan whose first reducer
+// is a sum, mean or groupby of numeric streams is pushed down: each shard folds the streams it
+// holds into partial sums while reading, and the node adds up the partials (and the streams
+// other nodes own, read from them).
 import { checkDeadline, withinDeadline } from '../../model/deadline.js';
-import type { Column } from '../../model/fetch/column.js';
+import { commonTags, type Column } from '../../model/fetch/column.js';
 import { FetchRequestError } from '../../model/fetch/errors.js';
 import { histogramCell, HISTOGRAM_TRANSFORMS } from '../../model/fetch/histogram.js';
-import { applyReducers, foldCells, nameOf, type StreamCells } from '../../model/fetch/reduce.js';
+import { applyReducers, CellSums, groupBy, nameOf, type ReduceSpec } from '../../model/fetch/reduce.js';
 import type { FetchPlan, StreamSpec } from '../../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../../model/fetch/text.js';
 import { deserializeHistogram, type Histogram } from '../../model/histogram/index.js';
 import { tagText } from '../../model/metric-name.js';
-import type { MetricInfo } from '../metric-info.js';
+import { wireMetric, type MetricInfo } from '../metric-info.js';
 import type { FerriteNode } from '../node/node.js';
 import { columnFromWire, columnToWire, type WireColumn } from '../../model/fetch/column-wire.js';
 
@@ -23,11 +26,10 @@ const SECOND = 1000;
 export function runFetch(node: FerriteNode, plan: FetchPlan, deadline = Infinity): Promise<Column[]> {
   const work = (async () => {
     const first = plan.reduce[0];
-    if ((first?.method === 'sum' || first?.method === 'mean') && plan.streams.every((s) => s.kind === 'numeric')) {
-      // Numeric streams summed or averaged straight away: each stays a Float64Array until folded.
-      const streams = await Promise.all(plan.streams.map((s, i) => streamCells(node, plan, s, `streams[${i}]`)));
+    if (first !== undefined && FOLDS[first.method] !== undefined && plan.streams.every((s) => s.kind === 'numeric')) {
+      const columns = await foldStreams(node, plan, first);
       checkDeadline(deadline, 'the fetch');
-      return applyReducers([foldCells(nameOf(first), first.method, streams, plan.count)], plan.reduce.slice(1), plan.count);
+      return applyReducers(columns, plan.reduce.slice(1), plan.count);
     }
     const columns = await Promise.all(plan.streams.map((s, i) => streamColumn(node, plan, s, `streams[${i}]`)));
     checkDeadline(deadline, 'the fetch');
@@ -36,15 +38,31 @@ export function runFetch(node: FerriteNode, plan: FetchPlan, deadline = Infinity
   return deadline === Infinity ? work : withinDeadline(work, deadline, 'the fetch');
 }
 
-/** A numeric stream's cells (NaN: no value), read here or by the owner. */
-async function streamCells(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<StreamCells> {
-  const metric = streamMetric(node, s, path);
-  if (!node.routing.owns(metric)) {
-    const column = await streamColumn(node, plan, s, path);
-    return { tags: column.tags, cells: column.values as (number | null)[] };
-  }
-  const cells = (await numericSlots(node, plan, s, metric)) ?? new Float64Array(plan.count).fill(NaN);
-  return { tags: headOf(s, metric).tags, cells };
+/** The reducers a shard can fold streams for, and how each slot of a group combines. */
+const FOLDS: Partial<Record<ReduceSpec['method'], 'sum' | 'mean'>> = { sum: 'sum', mean: 'mean', groupby_sum: 'sum', groupby_mean: 'mean' };
+
+/**
+ * A sum, mean or groupby of numeric streams: the shards fold the streams they hold (in one
+ * request each), other nodes' streams are read whole, and the partial sums are added up.
+ */
+async function foldStreams(node: FerriteNode, plan: FetchPlan, reduce: ReduceSpec): Promise<Column[]> {
+  const streams = plan.streams.map((s, i) => {
+    const metric = streamMetric(node, s, `streams[${i}]`);
+    return { s, metric, tags: headOf(s, metric).tags, group: 0 };
+  });
+  const groups: [string, typeof streams][] = reduce.method.startsWith('groupby_') ? groupBy(streams, reduce) : [[nameOf(reduce), streams]];
+  groups.forEach(([, members], g) => members.forEach((m) => (m.group = g)));
+  const slots = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count };
+  const sums = new CellSums(groups.length, plan.count);
+  const local = streams.filter((x) => node.routing.owns(x.metric));
+  const partials = [...node.shards.byShard(local, (x) => x.metric.partition)].map(([n, list]) =>
+    node.shards.askShard(n, 'foldNumeric', list.map((x) => ({ metric: wireMetric(x.metric), transform: x.s.transform.name, group: x.group })), slots, groups.length),
+  );
+  const remote = streams.filter((x) => !node.routing.owns(x.metric)).map(async (x) => ({ group: x.group, column: await streamColumn(node, plan, x.s, 'stream') }));
+  for (const partial of await Promise.all(partials)) sums.merge(partial);
+  for (const { group, column } of await Promise.all(remote)) sums.add(group, column.values as (number | null)[]);
+  const how = FOLDS[reduce.method]!;
+  return groups.map(([label, members], g) => sums.column(g, label, how, commonTags(members), members.length));
 }
 
 /** The stream's transformed values per slot (NaN: none), read by its shard; null when never stored here. */

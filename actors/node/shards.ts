@@ -178,6 +178,16 @@ export class ShardSet {
     return this.ask(metric, method, ...([wireMetric(metric), ...args] as unknown as Parameters<ShardMethods[K]>));
   }
 
+  /** Asks shard `n` (see `byShard`). */
+  askShard<K extends ShardMethod>(n: number, method: K, ...args: Parameters<ShardMethods[K]>): Promise<Answer<K>> {
+    return this.clients[n]!.ask(method, args);
+  }
+
+  /** Items grouped by the shard of their partition. */
+  byShard<T>(items: readonly T[], partitionOf: (item: T) => number): Map<number, T[]> {
+    return this.split(items, partitionOf);
+  }
+
   /** Asks every shard; their answers in shard order. */
   askAll<K extends ShardMethod>(method: K, ...args: Parameters<ShardMethods[K]>): Promise<Answer<K>[]> {
     return Promise.all(this.clients.map((c) => c.ask(method, args)));

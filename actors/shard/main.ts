@@ -42,10 +42,12 @@ async function main(): Promise<void> {
   send({ type: 'ready' });
 }
 
-/** Typed arrays of an answer travel without a copy. */
+/** Typed arrays of an answer (itself, or its top-level fields) travel without a copy. */
 function transferablesOf(value: unknown): ArrayBuffer[] {
-  if (ArrayBuffer.isView(value) && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) return [value.buffer as ArrayBuffer];
-  return [];
+  const whole = (v: unknown): v is ArrayBufferView => ArrayBuffer.isView(v) && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength;
+  if (whole(value)) return [value.buffer as ArrayBuffer];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  return Object.values(value).filter(whole).map((v) => v.buffer as ArrayBuffer);
 }
 
 // Keeps the contract honest: every method the node may ask is one the shard has.

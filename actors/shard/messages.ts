@@ -51,6 +51,19 @@ export interface SlotGeometry {
   count: number;
 }
 
+/** A numeric stream a shard folds into partial sums (`group` of a sum, mean or groupby reduce). */
+export interface FoldStream {
+  metric: WireMetric;
+  transform: string;
+  group: number;
+}
+
+/** Partial sums and counts per group and slot (model/fetch/reduce.ts CellSums). */
+export interface WireSums {
+  sum: Float64Array;
+  n: Uint32Array;
+}
+
 /** A histogram row as it crosses threads: [period start ms, serialized circllhist]. */
 export type WireHistogramRow = [number, Uint8Array];
 
@@ -63,6 +76,8 @@ export interface ShardMethods {
   rollupJson(metric: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupType): string;
   /** One numeric stream read into slots and transformed (NaN: no value); null when never stored here. */
   numericCells(metric: WireMetric, slots: SlotGeometry, transform: string): Float64Array | null;
+  /** Its streams read, transformed and folded into partial sums per group (a sum, mean or groupby reduce pushed down). */
+  foldNumeric(streams: FoldStream[], slots: SlotGeometry, groups: number): WireSums;
   histograms(metric: WireMetric, period: number, start: number, end: number): WireHistogramRow[];
   /** Stores rollup records (/write/nnt), indexing the metric first. */
   writeRollups(metric: WireMetric, records: [number, RollupAccumulator][]): void;

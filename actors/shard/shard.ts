@@ -5,6 +5,7 @@
 import type { ActivityWindow } from '../../model/activity.js';
 import type { FerriteConfig } from '../../model/config.js';
 import { numericColumns, numericValues } from '../../model/fetch/numeric.js';
+import { CellSums } from '../../model/fetch/reduce.js';
 import { serializeHistogram } from '../../model/histogram/index.js';
 import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
 import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
@@ -26,7 +27,7 @@ import { rebuildActivity } from './activity-rebuild.js';
 import { diskUse, rollupBacklog, type ShardFigures } from './figures.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
 import { HistogramStore } from './histogram-store.js';
-import type { SampleNames, ShardSetup, SlotGeometry, WireHistogramRow } from './messages.js';
+import type { FoldStream, SampleNames, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type DeleteOutcome, type PartitionHooks } from './partition.js';
 import { sweepRetention } from './retention.js';
 import { RollupStore, type RollupEngine } from './rollup-store.js';
@@ -170,6 +171,14 @@ export class Shard {
     if (!(await this.knows(m))) return null;
     const slots = await this.partition(m.partition).readRollups(this.series.resolve(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
     return numericValues(transform, slots);
+  }
+
+  async foldNumeric(streams: FoldStream[], g: SlotGeometry, groups: number): Promise<WireSums> {
+    const sums = new CellSums(groups, g.count);
+    // Read side by side, added in stream order, so the sums are repeatable.
+    const cells = await Promise.all(streams.map((s) => this.numericCells(s.metric, g, s.transform)));
+    cells.forEach((c, i) => c !== null && sums.add(streams[i]!.group, c));
+    return { sum: sums.sum, n: sums.n };
   }
 
   async histograms(m: WireMetric, period: number, start: number, end: number): Promise<WireHistogramRow[]> {

@@ -70,20 +70,60 @@ const numericCells = (cols: Column[]): StreamCells[] => (cols as NumericColumn[]
  * null; with no inputs at all a sum is zeros.
  */
 export function foldCells(label: string, how: 'sum' | 'mean', inputs: readonly StreamCells[], count: number): NumericColumn {
-  const sum = new Float64Array(count);
-  const n = new Uint32Array(count);
+  const sums = new CellSums(1, count);
   // Stream by stream, as the cells lie in memory; always in stream order, so sums are repeatable.
-  for (const { cells } of inputs) {
-    for (let i = 0; i < count; i++) {
+  for (const { cells } of inputs) sums.add(0, cells);
+  return sums.column(0, label, how, commonTags(inputs), inputs.length);
+}
+
+/**
+ * Per-slot sums and counts of the values of numeric streams, in groups (group g's slot i at
+ * g · count + i): what a sum, mean or groupby reduce needs of its inputs, so shards can fold
+ * the streams they read and the node add up their partial sums.
+ */
+export class CellSums {
+  readonly sum: Float64Array;
+  readonly n: Uint32Array;
+
+  constructor(
+    readonly groups: number,
+    readonly count: number,
+  ) {
+    this.sum = new Float64Array(groups * count);
+    this.n = new Uint32Array(groups * count);
+  }
+
+  /** Adds one stream's cells (null or NaN: no value) to a group. */
+  add(group: number, cells: ArrayLike<number | null>): void {
+    const at = group * this.count;
+    for (let i = 0; i < this.count; i++) {
       const v = cells[i];
       if (v === null || v === undefined || Number.isNaN(v)) continue;
-      sum[i] += v;
-      n[i]!++;
+      this.sum[at + i] += v;
+      this.n[at + i]!++;
     }
   }
-  const mean = how === 'mean';
-  const values = Array.from(sum, (s, i) => (n[i] === 0 ? (mean || inputs.length > 0 ? null : 0) : mean ? s / n[i]! : s));
-  return { kind: 'numeric', label, tags: commonTags(inputs), values };
+
+  /** Adds partial sums of the same groups and slots (another shard's). */
+  merge(other: { sum: ArrayLike<number>; n: ArrayLike<number> }): void {
+    for (let i = 0; i < this.sum.length; i++) {
+      this.sum[i] += other.sum[i]!;
+      this.n[i]! += other.n[i]!;
+    }
+  }
+
+  /** One group's reduced column; `inputs` is how many streams the group had. */
+  column(group: number, label: string, how: 'sum' | 'mean', tags: string[], inputs: number): NumericColumn {
+    const at = group * this.count;
+    const mean = how === 'mean';
+    const values = new Array<number | null>(this.count);
+    for (let i = 0; i < this.count; i++) {
+      const n = this.n[at + i]!;
+      const s = this.sum[at + i]!;
+      values[i] = n === 0 ? (mean || inputs > 0 ? null : 0) : mean ? s / n : s;
+    }
+    return { kind: 'numeric', label, tags, values };
+  }
 }
 
 /** Histograms merge; numbers become samples of the slot's histogram (nulls and NaN excluded). */
@@ -105,8 +145,8 @@ function mergeAcross(cols: Column[], count: number): (Histogram | null)[] {
  * appearance; a column without a category is grouped with those lacking it too.
  * Labels are the group's `cat:value` tags (after the reduce label when there is one).
  */
-function groupBy(columns: Column[], spec: ReduceSpec): [string, Column[]][] {
-  const out = new Map<string, Column[]>();
+export function groupBy<C extends Pick<Column, 'tags'>>(columns: C[], spec: ReduceSpec): [string, C[]][] {
+  const out = new Map<string, C[]>();
   for (const c of columns) {
     const groupTags = spec.params.flatMap((cat) => {
       const tag = c.tags.find((t) => t.startsWith(`${cat}:`));
