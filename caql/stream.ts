@@ -18,6 +18,8 @@ interface StreamHead {
   /** The metric name without tags and with them (for `%n` and `%cn`); the label otherwise. */
   name: string;
   canonical: string;
+  /** The stream's index in a vector (`vector:pack`): binary operators pair vectors by key. */
+  key?: string;
 }
 
 export type NumericStream = StreamHead & { kind: 'numeric'; values: (number | null)[] };
