@@ -1,8 +1,12 @@
 // The CAQL function table: every name a query may call (IRONdb's CAQL reference, whole).
+import { ANOMALY } from './anomaly.js';
 import { FILTERS } from './filter.js';
+import { FORECASTING } from './forecasting.js';
+import { GRAPHITE } from './graphite.js';
 import { HISTOGRAMS } from './histogram.js';
 import { MATH } from './math.js';
 import { OP } from './op.js';
+import { OUTLIER } from './outlier.js';
 import { SELECT } from './select.js';
 import { SERIES } from './series.js';
 import { STATS } from './stats.js';
@@ -25,6 +29,10 @@ export const FUNCTIONS: Readonly<Record<string, CaqlFunction>> = lookupTable({
   ...VECTORS,
   ...HISTOGRAMS,
   ...WINDOWS,
+  ...FORECASTING,
+  ...ANOMALY,
+  ...OUTLIER,
+  ...GRAPHITE,
 });
 
 /** Names differing only in case (the reference writes `graphite:aliasSub` and `graphite:aliassub`). */
