@@ -49,12 +49,11 @@ function sumFilter(condition: string, negate: boolean): CaqlFunction {
   });
 }
 
-/** `filter:values[:not]:percentile:<op>(p)` (p in 0–100) and `…:quantile:<op>(q)` (q in 0–1). */
+/** `filter:values[:not]:percentile:<op>(x)` (x in 0–100) and `…:quantile:<op>(x)` (x in 0–1). */
 function rankFilter(scale: 'percentile' | 'quantile', condition: string, negate: boolean): CaqlFunction {
-  const param = scale === 'percentile' ? 'p' : 'q';
   const top = scale === 'percentile' ? 100 : 1;
-  return define(sig(`${param}:number`), async (inv) => {
-    const at = inv.num(param);
+  return define(sig('x:number'), async (inv) => {
+    const at = inv.num('x');
     if (!(at >= 0 && at <= top)) throw new CaqlUserError(`${inv.name}: ${at} is not between 0 and ${top}`);
     const compare = COMPARE[condition]!;
     return (await numericSources(inv)).map((s) => {
