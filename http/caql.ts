@@ -78,7 +78,7 @@ async function answer(node: FerriteNode, req: FastifyRequest, reply: FastifyRepl
     const { directives, at } = parseDirectives(text);
     const format = formatOf(params);
     const lang = directives.lang ?? 'caql';
-    if (lang !== 'caql' && lang !== 'promql') throw new CaqlUserError(`#lang=${String(lang)}: only caql and promql are served`);
+    if (lang !== 'caql' && lang !== 'promql') throw new CaqlUserError(lang === true ? '#lang needs a value: #lang="promql" or #lang="caql"' : `#lang=${lang}: only caql and promql are served`);
     if ((format === 'PQ' || format === 'PQR') && lang !== 'promql') throw new CaqlUserError(`format ${format} answers #lang="promql" queries; use DF1 or DF4 for CAQL`);
     const account = accountOf(req, params);
     if (lang === 'promql') {

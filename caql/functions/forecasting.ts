@@ -150,7 +150,7 @@ function lineForecast(inv: Invocation, s: NumericStream, offset: number, windowS
   let line: { a: number; b: number } | null = null;
   return Array.from({ length: inv.grid.count }, (_, k) => {
     const t = k + offset;
-    if ((k & 255) === 0) inv.checkDeadline();
+    if ((k & 15) === 0) inv.checkDeadline();
     if (k % stepSlots === 0) {
       const points: [number, number][] = [];
       for (let i = Math.max(0, t - windowSlots + 1); i <= t; i++) {

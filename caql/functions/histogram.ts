@@ -9,7 +9,7 @@ import { durationSeconds, sig, type Signature } from '../signature.js';
 import type { HistogramStream, Stream } from '../stream.js';
 import { present } from './numbers.js';
 import { normalDraw, seededRandom } from './random.js';
-import { define, finite, numericSources, requireHistogram, withValues, type CaqlFunction } from './types.js';
+import { define, finite, numericSources, perSlot, requireHistogram, withValues, type CaqlFunction } from './types.js';
 import { lookupTable } from '../../model/lookup-table.js';
 
 const NONE = sig();
@@ -19,7 +19,7 @@ const histogramStream = (label: string, values: (Histogram | null)[]): Histogram
 /** `histogram()` / `histogram:create()`: per slot, a histogram of every numeric input's value. */
 const create = define(NONE, async (inv) => {
   const inputs = await numericSources(inv);
-  const values = Array.from({ length: inv.grid.count }, (_, i) => {
+  const values = perSlot(inv, (i) => {
     const v = present(inputs.map((s) => s.values[i] ?? null));
     return v.length === 0 ? null : v.reduce((h, x) => h.insert(x), new Histogram());
   });
@@ -33,7 +33,7 @@ async function histogramSources(inv: Invocation): Promise<HistogramStream[]> {
 /** `histogram:merge()`: every input merged into one stream. */
 const merge = define(NONE, async (inv) => {
   const inputs = await histogramSources(inv);
-  const values = Array.from({ length: inv.grid.count }, (_, i) => {
+  const values = perSlot(inv, (i) => {
     const hs = inputs.map((s) => s.values[i] ?? null).filter((h): h is Histogram => h !== null);
     return hs.length === 0 ? null : hs.reduce((acc, h) => acc.merge(h), new Histogram());
   });
@@ -143,7 +143,7 @@ const random = define(
     if (draw === undefined) throw new CaqlUserError(`${inv.name}: method must be one of ${Object.keys(DRAWS).join(', ')}, not '${inv.str('method')}'`);
     const [source] = await numericSources(inv);
     const rng = seededRandom(inv.num('seed'));
-    const values = Array.from({ length: inv.grid.count }, (_, i) => {
+    const values = perSlot(inv, (i) => {
       if ((i & 255) === 0) inv.checkDeadline();
       const n = source === undefined ? inv.num('samples') : source.values[i];
       if (n === null || n === undefined) return null;

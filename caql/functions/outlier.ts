@@ -52,16 +52,23 @@ const stdScore = define(sig('trim:number=0, show_model:number=0, normalize:numbe
   return [withValues(first, values)];
 });
 
+/** Per slot, each stream's |std_score| against all the others, from the slot's totals (linear in the streams). */
 const clusterScore = define(sig('normalize:number=0'), async (inv) => {
   const normalize = normalizeMode(inv);
   const streams = await numericSources(inv);
-  return streams.map((s, k) =>
+  const totals = perSlot(inv, (i) => {
+    const v = present(streams.map((s) => s.values[i] ?? null));
+    return { n: v.length, sum: v.reduce((a, b) => a + b, 0), squares: v.reduce((a, b) => a + b * b, 0) };
+  });
+  return streams.map((s) =>
     withValues(
       s,
       s.values.map((y, i) => {
-        if (y === null) return null;
-        const score = standardScore(y, present(streams.filter((_, j) => j !== k).map((o) => o.values[i] ?? null)), normalize);
-        return score === null ? null : Math.abs(score);
+        const { n, sum, squares } = totals[i]!;
+        if (y === null || n < 2) return null;
+        const m = (sum - y) / (n - 1);
+        const norm = normalize === 0 ? 1 : normalize === 1 ? Math.sqrt(Math.max(0, (squares - y * y) / (n - 1) - m * m)) : Math.abs(m);
+        return finite(Math.abs(y - m) / norm);
       }),
     ),
   );

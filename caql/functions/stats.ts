@@ -76,12 +76,13 @@ const ratio = define(sig('', 'partition_fmt:string?, partition:string?, of:numbe
   const cat = inv.optStr('partition');
   const partOf = (s: Stream, i: number) => (fmt !== undefined ? formatLabel(fmt, s, i, streams) : cat !== undefined ? (s.tags.find((t) => t.startsWith(`${cat}:`)) ?? '') : '');
   const parts = streams.map((s, i) => partOf(s, i));
+  const totals = new Map<string, number[]>();
+  for (const part of new Set(parts)) {
+    const members = streams.filter((_, j) => parts[j] === part);
+    totals.set(part, perSlot(inv, (i) => sum(present(members.map((m) => m.values[i] ?? null)))));
+  }
   const of = inv.num('of');
-  return streams.map((s, k) => {
-    const members = streams.filter((_, j) => parts[j] === parts[k]);
-    const total = (i: number) => sum(present(members.map((m) => m.values[i] ?? null)));
-    return withValues(s, s.values.map((v, i) => (v === null ? null : finite((v / total(i)) * of))));
-  });
+  return streams.map((s, k) => withValues(s, s.values.map((v, i) => (v === null ? null : finite((v / totals.get(parts[k]!)![i]!) * of)))));
 });
 
 /** `stats:clamp(min, max)`: every value bounded (either bound may be NULL or left out). */

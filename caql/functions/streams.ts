@@ -11,7 +11,7 @@ import { formatLabel, tagCategory, tagValue } from './label-format.js';
 import { AGGREGATES, present } from './numbers.js';
 import { expandGroups, firstMatch, userRegex } from './regex.js';
 import { commonTags } from './stats.js';
-import { define, requireHistogram, requireNumeric, type CaqlFunction } from './types.js';
+import { define, perSlot, requireHistogram, requireNumeric, type CaqlFunction } from './types.js';
 import { lookupTable } from '../../model/lookup-table.js';
 
 const FORMATS = sig('...format:string');
@@ -130,14 +130,14 @@ function groupBy(method: string): CaqlFunction {
       const slot = (i: number) => members.map((m) => m.values[i] ?? null);
       if (method === 'merge') {
         for (const m of members) requireHistogram(inv.name, m);
-        const values = Array.from({ length: inv.grid.count }, (_, i) => {
+        const values = perSlot(inv, (i) => {
           const hs = slot(i).filter((h): h is Histogram => h instanceof Histogram);
           return hs.length === 0 ? null : hs.reduce((acc, h) => acc.merge(h), new Histogram());
         });
         return { ...head, kind: 'histogram' as const, values };
       }
       for (const m of members) requireNumeric(inv.name, m);
-      return numeric(head, Array.from({ length: inv.grid.count }, (_, i) => GROUP_AGGREGATES[method]!(present(slot(i) as (number | null)[]))));
+      return numeric(head, perSlot(inv, (i) => GROUP_AGGREGATES[method]!(present(slot(i) as (number | null)[]))));
     });
   });
 }

@@ -40,9 +40,12 @@ export async function numericSources(inv: Invocation, grid?: Grid): Promise<Nume
   return (await inv.sources(grid)).map((s) => requireNumeric(inv.name, s));
 }
 
-/** One value per slot of the call's grid. */
+/** One value per slot of the call's grid; the deadline is checked as it goes (a slot may cost a sort over thousands of streams). */
 export function perSlot<T>(inv: Invocation, at: (i: number) => T): T[] {
-  return Array.from({ length: inv.grid.count }, (_, i) => at(i));
+  return Array.from({ length: inv.grid.count }, (_, i) => {
+    if ((i & 1023) === 0) inv.checkDeadline();
+    return at(i);
+  });
 }
 
 /** A function of each present value of each numeric stream (NULL stays NULL; a non-finite result becomes NULL); `check` vets the arguments first. */

@@ -130,7 +130,7 @@ async function windowed(inv: Invocation, spec: WindowSpec, reducer: Reducer, par
     const cells: readonly Cell[] = reducer.input === 'histogram' ? requireHistogram(inv.name, s).values : requireNumeric(inv.name, s).values;
     let previous: { from: number; to: number; value: Cell } | null = null;
     const values = windows.map(([from, to], i) => {
-      if ((i & 255) === 0) inv.checkDeadline();
+      if ((i & 15) === 0) inv.checkDeadline();
       if (previous === null || previous.from !== from || previous.to !== to) previous = { from, to, value: reducer.reduce(cells.slice(index(from), index(to)), param) };
       return previous.value;
     });
