@@ -52,23 +52,12 @@ export function sig(positional = '', keywords = ''): Signature {
   return { positional: parseParams(positional, false), keywords: parseParams(keywords, true) };
 }
 
-/** The parameter names a signature accepts, for messages and documentation. */
-export function describeSignature(s: Signature): string {
-  const one = (p: Param) => `${p.variadic ? '...' : ''}${p.name}${p.default !== undefined ? `=${String(p.default)}` : p.optional ? '?' : ''}`;
-  const kws = s.keywords.map(one);
-  return [...s.positional.map(one), ...kws].join(', ');
-}
-
 /** The arguments of one call, checked and converted. */
 export class BoundArgs {
   constructor(
     readonly fn: string,
     private readonly values: ReadonlyMap<string, ArgValue | ArgValue[]>,
   ) {}
-
-  has(name: string): boolean {
-    return this.values.has(name);
-  }
 
   get(name: string): ArgValue | ArgValue[] | undefined {
     return this.values.get(name);

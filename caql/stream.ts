@@ -68,3 +68,11 @@ export function widen(grid: Grid, backS: number): { grid: Grid; offset: number }
   }
   return { grid: { ...grid, startS: grid.startS - offset * grid.periodS, count: grid.count + offset }, offset };
 }
+
+/** The grid of `periodS` covering [fromS, toS). */
+export function gridCovering(fn: string, fromS: number, toS: number, periodS: number): Grid {
+  const startS = Math.floor(fromS / periodS) * periodS;
+  const count = Math.max(1, Math.ceil((toS - startS) / periodS));
+  if (!(count <= MAX_GRID_SLOTS)) throw new CaqlUserError(`${fn}: needs ${count} periods of ${periodS} s; at most ${MAX_GRID_SLOTS}`);
+  return { startS, periodS, count };
+}

@@ -19,9 +19,8 @@
 import { CaqlUserError } from '../errors.js';
 import type { Invocation } from '../evaluate.js';
 import { sig } from '../signature.js';
-import { widen, type Grid } from '../stream.js';
+import { gridCovering, widen, type Grid } from '../stream.js';
 import { dewmaSteps, ewmaSteps, holtWintersSteps, type Step } from './forecasting.js';
-import { gridCovering } from './window.js';
 import { define, numericSources, withValues, type CaqlFunction } from './types.js';
 import { maxOf } from '../../model/extremes.js';
 import { lookupTable } from '../../model/lookup-table.js';
@@ -57,7 +56,7 @@ function prefillS(inv: Invocation, seasonS: number | null): number {
 }
 
 /** Scores 0–100 of a stream of 5-minute values, from the model's one-step forecasts. */
-export function anomalyScores(values: readonly (number | null)[], forecasts: readonly Step[], k: number): (number | null)[] {
+function anomalyScores(values: readonly (number | null)[], forecasts: readonly Step[], k: number): (number | null)[] {
   let sigma: number | null = null;
   const zs: (number | null)[] = [];
   return values.map((x, t) => {

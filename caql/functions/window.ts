@@ -14,7 +14,7 @@ import { Histogram } from '../../model/histogram/index.js';
 import { CaqlUserError } from '../errors.js';
 import type { Invocation } from '../evaluate.js';
 import { durationSeconds, sig, type Signature } from '../signature.js';
-import { MAX_GRID_SLOTS, type Grid, type Stream } from '../stream.js';
+import { gridCovering, type Stream } from '../stream.js';
 import { AGGREGATES, quantile } from './numbers.js';
 import { timeZone, type TimeZone } from './time.js';
 import { define, requireHistogram, requireNumeric, withValues, type CaqlFunction } from './types.js';
@@ -111,14 +111,6 @@ function windowAt(spec: WindowSpec, t: number, viewPeriodS: number): [number, nu
   const shift = typeof spec.offset === 'number' ? spec.offset : -spec.offset.offsetS(anchor);
   const start = Math.floor((anchor - shift) / spec.skipS) * spec.skipS + shift;
   return [start, start + spec.durationS];
-}
-
-/** The grid of `periodS` covering [fromS, toS). */
-export function gridCovering(fn: string, fromS: number, toS: number, periodS: number): Grid {
-  const startS = Math.floor(fromS / periodS) * periodS;
-  const count = Math.max(1, Math.ceil((toS - startS) / periodS));
-  if (!(count <= MAX_GRID_SLOTS)) throw new CaqlUserError(`${fn}: its windows need ${count} periods of ${periodS} s; at most ${MAX_GRID_SLOTS}`);
-  return { startS, periodS, count };
 }
 
 /** Evaluates a windowed function: read the sources once on the covering grid, reduce each slot's window. */
