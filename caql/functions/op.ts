@@ -34,15 +34,16 @@ const isConstant = (s: NumericStream) => /^-?[0-9.e+]+$|^NULL$/.test(s.label);
  * of one plain stream joins every row.
  */
 export function pairRows(fn: string, groups: NumericStream[][]): NumericStream[][] {
+  // A source without streams (a find matching nothing) leaves nothing to pair.
+  if (groups.some((g) => g.length === 0)) return [];
   const broadcast = (g: NumericStream[]) => g.length === 1 && g[0]!.key === undefined;
-  const vectors = groups.filter((g) => g.length > 0 && g.every((s) => s.key !== undefined));
+  const vectors = groups.filter((g) => g.every((s) => s.key !== undefined));
   if (vectors.length > 0) {
-    if (groups.some((g) => !broadcast(g) && !vectors.includes(g) && g.length > 0)) throw new CaqlUserError(`${fn}: cannot pair a vector with plain streams (apply vector:pack to both)`);
+    if (groups.some((g) => !broadcast(g) && !vectors.includes(g))) throw new CaqlUserError(`${fn}: cannot pair a vector with plain streams (apply vector:pack to both)`);
     const byKey = vectors.map((g) => new Map(g.map((s) => [s.key!, s])));
     const keys = vectors[0]!.map((s) => s.key!).filter((k) => byKey.every((m) => m.has(k)));
     return keys.map((k) => groups.map((g) => (broadcast(g) ? g[0]! : byKey[vectors.indexOf(g)]!.get(k)!)));
   }
-  if (groups.some((g) => g.length === 0)) return [];
   const width = Math.max(...groups.map((g) => g.length));
   if (groups.some((g) => g.length !== 1 && g.length !== width)) {
     throw new CaqlUserError(`${fn}: inputs of ${groups.map((g) => g.length).join(' and ')} streams cannot be paired`);

@@ -182,4 +182,6 @@ test('vector: streams paired by key in operators', async (t) => {
   t.regex(await caql.error('find("cpu") | vector("%tv{dc}")'), /vector: two streams have the key 'east' \(pass sloppy=1 to keep the first\)/);
   t.deepEqual(await caql.labels('find("cpu") | vector("%tv{dc}", sloppy=1) | vector:unpack() | label("%tv{host}")'), ['a', 'c']);
   t.regex(await caql.error('op:sum{find("reqs") | vector("%tv{host}"), find("cpu")}'), /cannot pair a vector with plain streams/);
+  // A source with no streams leaves nothing to pair (the fuzzer found this a 500).
+  t.deepEqual(await caql.values('find("nothing") + op:div{find("reqs") | vector("%tv{host}"), find("reqs") | vector("%tv{host}")}'), []);
 });
