@@ -2,11 +2,16 @@
 // function and a pipe `X | F(...)` into F with X as its first source, so evaluation only
 // knows calls, literals and constants.
 
-export type Literal = { type: 'number'; value: number } | { type: 'string'; value: string } | { type: 'duration'; seconds: number } | { type: 'null' };
+export type Literal =
+  | { type: 'number'; value: number }
+  | { type: 'string'; value: string }
+  | { type: 'duration'; seconds: number }
+  | { type: 'null' }
+  /** `VIEW_PERIOD`, `VIEW_RANGE`, …: resolved against the request's grid when the call binds. */
+  | { type: 'constant'; name: string };
 
 export type Expr =
   | Literal
-  | { type: 'constant'; name: string }
   | { type: 'call'; name: string; args: Literal[]; kwargs: Record<string, Literal>; sources: Expr[] };
 
 export interface Query {

@@ -176,13 +176,14 @@ class Parser {
     if (CONSTANTS.has(t.value)) return { type: 'constant', name: t.value };
     const hasArgs = this.isPunct('(');
     const args: Literal[] = [];
-    const kwargs: Record<string, Literal> = {};
+    const kwargs: Record<string, Literal> = lookupTable({});
     if (hasArgs) {
       this.i++;
       while (!this.isPunct(')')) {
         const k = this.peek();
         if (k.kind === 'name' && this.tokens[this.i + 1]?.kind === 'punct' && (this.tokens[this.i + 1] as { value: string }).value === '=') {
           this.i += 2;
+          if (Object.hasOwn(kwargs, k.value)) throw new CaqlSyntaxError(`keyword argument '${k.value}' is given twice`, k.at);
           kwargs[k.value] = this.literal();
         } else {
           if (Object.keys(kwargs).length > 0) throw new CaqlSyntaxError('positional argument after a keyword argument', k.at);
@@ -208,18 +209,19 @@ class Parser {
     return { type: 'call', name: t.value, args, kwargs, sources };
   }
 
-  /** An argument: a number (maybe negative), string, duration, NULL or constant. */
+  /** An argument: a number (maybe negative), string, duration, NULL or a VIEW_* constant. */
   private literal(): Literal {
     const t = this.next();
-    if (t.kind === 'punct' && t.value === '-') {
+    if (t.kind === 'punct' && (t.value === '-' || t.value === '+')) {
       const n = this.next();
-      if (n.kind === 'number') return { type: 'number', value: -n.value };
-      throw new CaqlSyntaxError(`expected a number after '-'`, n.at);
+      if (n.kind === 'number') return { type: 'number', value: t.value === '-' ? -n.value : n.value };
+      throw new CaqlSyntaxError(`expected a number after '${t.value}'`, n.at);
     }
     if (t.kind === 'number') return { type: 'number', value: t.value };
     if (t.kind === 'duration') return { type: 'duration', seconds: t.seconds };
     if (t.kind === 'string') return { type: 'string', value: t.value };
     if (t.kind === 'name' && (t.value === 'NULL' || t.value === 'null')) return { type: 'null' };
+    if (t.kind === 'name' && CONSTANTS.has(t.value)) return { type: 'constant', name: t.value };
     throw new CaqlSyntaxError(`expected a literal argument but found ${describe(t)}`, t.at);
   }
 }

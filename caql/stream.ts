@@ -18,6 +18,8 @@ interface StreamHead {
   /** The metric name without tags and with them (for `%n` and `%cn`); the label otherwise. */
   name: string;
   canonical: string;
+  /** The stream's index in a vector (`vector:pack`): binary operators pair vectors by key. */
+  key?: string;
 }
 
 export type NumericStream = StreamHead & { kind: 'numeric'; values: (number | null)[] };
@@ -65,4 +67,12 @@ export function widen(grid: Grid, backS: number): { grid: Grid; offset: number }
     throw new CaqlUserError(`a window of ${backS} s at period ${grid.periodS} s needs ${grid.count + offset} periods; at most ${MAX_GRID_SLOTS}`);
   }
   return { grid: { ...grid, startS: grid.startS - offset * grid.periodS, count: grid.count + offset }, offset };
+}
+
+/** The grid of `periodS` covering [fromS, toS). */
+export function gridCovering(fn: string, fromS: number, toS: number, periodS: number): Grid {
+  const startS = Math.floor(fromS / periodS) * periodS;
+  const count = Math.max(1, Math.ceil((toS - startS) / periodS));
+  if (!(count <= MAX_GRID_SLOTS)) throw new CaqlUserError(`${fn}: needs ${count} periods of ${periodS} s; at most ${MAX_GRID_SLOTS}`);
+  return { startS, periodS, count };
 }

@@ -13,6 +13,8 @@ export interface Df4Head {
   count: number;
   errors: string[];
   warnings: string[];
+  /** CAQL's `explain=true` report, JSON only. */
+  explain?: unknown;
 }
 
 /** DF4.version in the FlatBuffer (the JSON form says "DF4"). */
@@ -22,6 +24,7 @@ export function df4Json(head: Df4Head, columns: readonly Column[]): string {
   const h: Record<string, unknown> = { count: head.count, start: head.startMs / 1000, period: head.periodMs / 1000 };
   if (head.errors.length > 0) h.error = head.errors;
   if (head.warnings.length > 0) h.warning = head.warnings;
+  if (head.explain !== undefined) h.explain = head.explain;
   return JSON.stringify({
     version: 'DF4',
     head: h,

@@ -53,11 +53,15 @@ function compileRe2(source: string): RE2JS {
   }
 }
 
-function graphiteSource(pattern: string): string {
+/** A Graphite glob as RE2 source; with `globstar`, `**` matches across levels (CAQL's graphite:find). */
+export function graphiteSource(pattern: string, globstar = false): string {
   let out = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
-    if (c === '*') out += '[^.]*';
+    if (globstar && pattern.startsWith('**', i)) {
+      out += '.*';
+      i++;
+    } else if (c === '*') out += '[^.]*';
     else if (c === '?') out += '[^.]';
     else if (c === '{') {
       const close = pattern.indexOf('}', i);

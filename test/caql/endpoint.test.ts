@@ -55,7 +55,7 @@ test('bad queries are 400 with the user-error body', async (t) => {
     [{ q: '1', start: 'soon', end: NOW + 60 }, /parameter start must be a number/],
     [{ q: '1', start: NOW, end: NOW - 60 }, /end must be after start/],
     [{ q: 'find("cpu")', start: NOW, end: NOW + 60 }, /needs an account/],
-    [{ q: '1', start: NOW, end: NOW + 60, format: 'DF9' }, /format must be DF1 or DF4/],
+    [{ q: '1', start: NOW, end: NOW + 60, format: 'DF9' }, /format must be DF1, DF4, PQ or PQR, not 'DF9'/],
   ] as const) {
     const bad = await post('/extension/lua/caql_v1', body);
     t.is(bad.status, 400);
@@ -72,6 +72,6 @@ test('a query past its _timeout is refused with the user-error body', async (t) 
 
 test('GET /extension/lua lists caql_v1; unknown extensions are 404', async (t) => {
   const list = await getJson(`${n.url}/extension/lua`);
-  t.deepEqual(Object.keys(list.json.caql_v1.params).sort(), ['_timeout', 'end', 'format', 'period', 'query', 'start']);
+  t.deepEqual(Object.keys(list.json.caql_v1.params).sort(), ['_timeout', 'end', 'explain', 'format', 'period', 'query', 'start']);
   t.is((await getJson(`${n.url}/extension/lua/nope`)).status, 404);
 });

@@ -125,7 +125,10 @@ test('filters keep streams or values', async (t) => {
   t.deepEqual(await labels('find("cpu") | filter:any:gt(30) | label("%tv{host}")'), ['b']);
   t.deepEqual(await labels('find("cpu") | filter:all:leq(6) | label("%tv{host}")'), ['a', 'c']);
   t.deepEqual(await labels('find("cpu") | filter:any:missing() | label("%tv{host}")'), ['b']);
-  t.deepEqual(await labels('find("cpu") | filter:any:not:missing() | label("%tv{host}")'), ['a', 'c']);
+  // `:not:` negates the condition per value (reference: filter:any:not:missing() "removes streams
+  // that consist entirely of missing values"): every cpu stream has some value.
+  t.deepEqual(await labels('find("cpu") | filter:any:not:missing() | label("%tv{host}")'), ['a', 'b', 'c']);
+  t.deepEqual(await labels('find("cpu") | filter:all:not:missing() | label("%tv{host}")'), ['a', 'c']);
   t.deepEqual(await values('find("cpu", "and(host:a)") | filter:values:geq(4)'), [[null, null, null, 4, 5, 6]]);
 });
 
@@ -158,5 +161,6 @@ test('semantic errors name the problem', async (t) => {
   await t.throwsAsync(() => caql('find:histogram("latency") | stats:sum()'), { message: /expects numeric streams/ });
   await t.throwsAsync(() => caql('find("cpu", limit=5000)'), { message: /limit must be an integer from 1 to 3000/ });
   await t.throwsAsync(() => caql('histogram:percentile(120){find:histogram("latency")}'), { message: /120 is not between 0 and 100/ });
-  await t.throwsAsync(() => caql('op:sum{find("cpu"), find("requests"), find:histogram("x")}'), { message: /cannot be paired/ });
+  await t.throwsAsync(() => caql('op:sum{find("cpu"), pass{find("requests"), find("requests")}}'), { message: /inputs of 3 and 2 streams cannot be paired/ });
+  await t.throwsAsync(() => caql('window:mean(5M, nonsense=3){find("cpu")}'), { message: "window:mean: unknown keyword argument 'nonsense' (it takes window_duration, skip, offset, align, period)" });
 });

@@ -14,6 +14,8 @@ function lit(l: Literal): string {
       return `${l.seconds}s`;
     case 'null':
       return 'NULL';
+    case 'constant':
+      return l.name;
   }
 }
 
