@@ -53,7 +53,7 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     shards = await ShardSet.start(config, identity, ring.topology, config.shards, {
       applied: (records) => node?.onShardApplied(records),
       fault: (_shard, partition, error) => node?.onShardFault(partition, error),
-      exited: (shard, code) => log.fatal({ shard, code }, 'shard worker exited'),
+      exited: (shard, code) => void node?.onShardExited(shard, code),
     });
   } catch (error) {
     await nats?.close();

@@ -54,6 +54,8 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.setErrorHandler((error: FastifyError | FerriteError, req, reply) => {
     if (error instanceof FerriteError) {
       if (error.status >= 500) req.log.error({ err: error }, error.message);
+      // Every 503 is a passing condition (load, a restarting shard): say when to try again.
+      if (error.status === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', '1');
       return reply.status(error.status).send(errorBody(error));
     }
     // A request that fails its route schema gets the code and message its handler would give.

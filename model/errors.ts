@@ -32,6 +32,7 @@ export const ERRORS = {
   FER_ERR_NO_OWNER: { status: 503, message: 'no owner of %s answered: %s' },
   FER_ERR_CHECKPOINT_FAILING: { status: 503, message: 'service unavailable: checkpoints are failing (%s); writes are refused until one succeeds, see /state' },
   FER_ERR_SHUTTING_DOWN: { status: 503, message: 'service unavailable: node is shutting down' },
+  FER_ERR_SHARD_UNAVAILABLE: { status: 503, message: 'service unavailable: shard %s is restarting after a failure; %s' },
   FER_ERR_STORAGE: { status: 500, message: 'storage failure: %s' },
   FER_ERR_BUG: { status: 500, message: 'BUG: %s' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -9,6 +9,7 @@ import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { RawContext, RawFormat } from '../../model/journal-entry.js';
 import { MetricListFormatError } from '../../model/metric-list/decode.js';
+import { asEpochMs } from '../../model/types.js';
 import type { MetricInfo } from '../metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 import { parseMetricListBody, parseTsvBody, type ParsedBody } from './raw-bodies.js';
@@ -58,7 +59,7 @@ export class IngestPool {
    * Throws MetricListFormatError for a malformed MetricList.
    */
   async parse(format: RawFormat, ctx: RawContext, body: Buffer): Promise<ParsedBody<LaneSamples | IngestBatch<MetricInfo>> & { body: Buffer }> {
-    if (this.lanes.length === 0) return { ...this.parseHere(format, ctx, body), body };
+    if (this.lanes.length === 0) return { ...this.parseHere(format as RawFormat, ctx, body), body };
     const lane = this.lanes.reduce((a, b) => (b.busy < a.busy ? b : a));
     const job: ParseJob = { id: this.nextJob++, format, ctx, body: owned(body) };
     lane.busy++;
@@ -75,6 +76,23 @@ export class IngestPool {
     } finally {
       lane.busy--;
     }
+  }
+
+  /**
+   * Makes every lane forget its metrics and start a new sid epoch, so sids declared to a shard
+   * that has since restarted are never sent to it again. Resolves once every lane has.
+   */
+  async forget(): Promise<void> {
+    await Promise.all(
+      this.lanes.map(
+        (lane) =>
+          new Promise<ParseResult>((resolve, reject) => {
+            const job: ParseJob = { id: this.nextJob++, format: 'forget', ctx: { latestAllowed: asEpochMs(0), textSizeLimit: 0, headerAccount: null }, body: new Uint8Array(0) };
+            lane.waiting.set(job.id, { resolve, reject });
+            lane.worker.postMessage(job);
+          }),
+      ),
+    );
   }
 
   async stop(): Promise<void> {

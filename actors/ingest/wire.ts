@@ -7,7 +7,8 @@ import type { WireMetric } from '../metric-info.js';
 
 export interface ParseJob {
   id: number;
-  format: RawFormat;
+  /** `forget`: no body to parse; the worker forgets its metrics and starts a new sid epoch. */
+  format: RawFormat | 'forget';
   ctx: RawContext;
   /** The body; transferred to the worker and back. */
   body: Uint8Array;

@@ -94,8 +94,9 @@ function envelopeResolver() {
 }
 
 function parse(job: ParseJob): ParseResult {
-  if (metrics.length > MAX_METRICS) forget();
+  if (metrics.length > MAX_METRICS || job.format === 'forget') forget();
   fresh = [];
+  if (job.format === 'forget') return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body };
   const batch = new IngestBatch<WorkerMetric>();
   let errors;
   let submitted;

@@ -100,6 +100,8 @@ export class FerriteNode {
   /** Check tags (`/meta/check/tag`), kept on every node. */
   readonly checkTags: CheckTagStore;
   private fault: unknown = null;
+  /** Shards whose worker died and is being restarted: writes wait until they have replayed the journal. */
+  private readonly recovering = new Set<number>();
   readonly checkpoints: CheckpointHealth;
   /** Parses write bodies, on worker threads when configured. */
   readonly ingestPool: IngestPool;
@@ -277,6 +279,8 @@ export class FerriteNode {
 
   private checkWritable(): void {
     if (this.stopping) throw ferr('FER_ERR_SHUTTING_DOWN');
+    const [shard] = this.recovering;
+    if (shard !== undefined) throw ferr('FER_ERR_SHARD_UNAVAILABLE', shard, 'writes are refused until it has replayed the journal');
     if (this.fault !== null) throw ferr('FER_ERR_OVERLOADED', 'a partition failed to store data; see the log');
     this.checkpoints.checkWritable();
   }
@@ -286,6 +290,8 @@ export class FerriteNode {
    * whatever `extend` adds; then the samples go to their shards, which index them.
    */
   private async commit(samples: Samples, rawEntry: Buffer | null, extend: (batch: StoreBatch) => void): Promise<void> {
+    // Checked again here, after parsing: a shard that died meanwhile must not be handed samples it cannot place.
+    this.checkWritable();
     const seq = this.nextSeq++;
     this.inflight.add(seq);
     try {
@@ -433,24 +439,59 @@ export class FerriteNode {
     return low - 1;
   }
 
-  private dispatch(seq: number, samples: Samples): void {
-    this.admission.dispatched(samples.size);
-    if (samples instanceof IngestBatch) this.shards.applyBatch(seq, samples);
-    else this.shards.applyLane(seq, samples.lane, samples.epoch, samples.parts);
+  /** Hands samples to their shards (`only`: to that shard alone). */
+  private dispatch(seq: number, samples: Samples, only?: number): void {
+    const sent = samples instanceof IngestBatch ? this.shards.applyBatch(seq, samples, only) : this.shards.applyLane(seq, samples.lane, samples.epoch, samples.parts);
+    this.admission.dispatched(sent);
   }
 
   private async replayJournal(): Promise<void> {
     const cut = await this.store.get(CF.state, STATE_KEY.journalCut);
     this.journalCut = cut === null ? 0 : decodeU64(cut);
-    let last = this.journalCut - 1;
+    const { entries, last } = await this.replayEntries();
+    this.stats.journalEntriesReplayed += entries;
+    this.nextSeq = Math.max(1, (last ?? this.journalCut - 1) + 1);
+    if (entries > 0) this.log.info({ entries, lastSeq: last }, 'journal replayed');
+  }
+
+  /** Hands every journal entry on disk to the shards again (`only`: to that shard alone). */
+  private async replayEntries(only?: number): Promise<{ entries: number; last: number | null }> {
+    let entries = 0;
+    let last: number | null = null;
     for await (const { key, value } of this.store.scan(CF.journal, {})) {
       const seq = journalSeqOf(key);
-      this.dispatch(seq, this.replayed(decodeJournal(value), seq));
-      this.stats.journalEntriesReplayed++;
+      this.dispatch(seq, this.replayed(decodeJournal(value), seq), only);
+      entries++;
       last = seq;
     }
-    this.nextSeq = Math.max(1, last + 1);
-    if (this.stats.journalEntriesReplayed > 0) this.log.info({ entries: this.stats.journalEntriesReplayed, lastSeq: last }, 'journal replayed');
+    return { entries, last };
+  }
+
+  /**
+   * A shard worker died: it is started again and given its part of every journal entry on
+   * disk (what it had in memory and not sealed), meanwhile its partitions answer 503 and
+   * writes are refused. Parse lanes start a new sid epoch, so the new worker is never sent
+   * sids it was not told about, and writes already journaled are waited for, so the replay
+   * sees every entry its predecessor may have missed.
+   */
+  async onShardExited(shard: number, code: number): Promise<void> {
+    if (this.stopping) return;
+    this.recovering.add(shard);
+    this.log.error({ shard, code }, 'shard worker exited; restarting it and replaying its part of the journal');
+    for (let attempt = 1; !this.stopping; attempt++) {
+      try {
+        await this.shards.restart(shard);
+        await this.ingestPool.forget();
+        while (this.inflight.size > 0) await new Promise((r) => setTimeout(r, 10));
+        const { entries } = await this.replayEntries(shard);
+        this.recovering.delete(shard);
+        this.log.warn({ shard, entries }, 'shard recovered: journal replayed');
+        return;
+      } catch (error) {
+        this.log.error({ err: error, shard, attempt }, 'shard restart failed; trying again');
+        await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * attempt)));
+      }
+    }
   }
 
   /** A journal entry's samples, as they were accepted when it was written. */

@@ -40,6 +40,10 @@ class ShardClient {
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private stopping = false;
+  /** Set once the worker has ended: questions are refused, notices dropped (the journal keeps the samples). */
+  private down: string | null = null;
+  /** Records sent and not yet reported applied (released if the worker dies). */
+  private pending = 0;
 
   private constructor(
     readonly n: number,
@@ -57,6 +61,7 @@ class ShardClient {
           case 'failed':
             return reject(fromWireError(reply.error));
           case 'applied':
+            client.pending -= reply.records;
             return events.applied(reply.records);
           case 'fault':
             return events.fault(setup.shard, reply.partition, fromWireError(reply.error));
@@ -70,17 +75,27 @@ class ShardClient {
       });
       worker.on('exit', (code) => {
         reject(new Error(`shard ${setup.shard} exited with code ${code} while starting`));
-        client.failAll(ferr('FER_ERR_OVERLOADED', `shard ${setup.shard} stopped`));
+        client.down = `its worker exited with code ${code}`;
+        client.failAll(unavailable(setup.shard, client.down));
+        // What it never reported applied will not be: load shedding must not count it forever.
+        if (client.pending > 0) events.applied(client.pending);
+        client.pending = 0;
         if (!client.stopping) events.exited(setup.shard, code);
       });
     });
   }
 
-  notify(notice: ShardNotice, transfer: ArrayBuffer[] = []): void {
+  /** Sends a notice; the records it hands over (0 when the worker is down and it is dropped). */
+  notify(notice: ShardNotice, transfer: ArrayBuffer[] = []): number {
+    if (this.down !== null) return 0;
+    const records = notice.type === 'apply' ? notice.parts.reduce((n, p) => n + p.sids.length + p.others.length, 0) : 0;
+    this.pending += records;
     this.worker.postMessage(notice, transfer);
+    return records;
   }
 
   ask<K extends ShardMethod>(method: K, args: Parameters<ShardMethods[K]>): Promise<Answer<K>> {
+    if (this.down !== null) return Promise.reject(unavailable(this.n, this.down));
     const request: ShardRequest = { id: this.nextId++, method, args };
     return new Promise<Answer<K>>((resolve, reject) => {
       this.waiting.set(request.id, { resolve: resolve as (v: unknown) => void, reject });
@@ -91,10 +106,15 @@ class ShardClient {
   async stop(): Promise<void> {
     this.stopping = true;
     try {
-      await this.ask('stop', []);
+      if (this.down === null) await this.ask('stop', []);
     } finally {
       await this.worker.terminate();
     }
+  }
+
+  /** Ends the worker as a crash would (tests of recovery). */
+  kill(): Promise<number> {
+    return this.worker.terminate();
   }
 
   private answered(reply: Extract<ShardReply, { type: 'answer' }>): void {
@@ -111,8 +131,16 @@ class ShardClient {
   }
 }
 
+function unavailable(shard: number, why: string): Error {
+  return ferr('FER_ERR_SHARD_UNAVAILABLE', shard, `${why}; its partitions answer again once it has replayed the journal`);
+}
+
 export class ShardSet {
-  private constructor(private readonly clients: ShardClient[]) {}
+  private constructor(
+    private readonly clients: ShardClient[],
+    private readonly setups: ShardSetup[],
+    private readonly events: ShardSetEvents,
+  ) {}
 
   static async start(config: FerriteConfig, identity: string, topology: Topology, shards: number, events: ShardSetEvents): Promise<ShardSet> {
     const setups = Array.from({ length: shards }, (_, n): ShardSetup => ({ shard: n, dir: shardDir(config.dataDir, n), partitions: partitionsOf(n, shards, config.partitions), config, identity, topology }));
@@ -123,11 +151,21 @@ export class ShardSet {
       await Promise.allSettled(clients.map((c) => c.stop()));
       throw failed.reason;
     }
-    return new ShardSet(clients);
+    return new ShardSet(clients, setups, events);
   }
 
   get count(): number {
     return this.clients.length;
+  }
+
+  /** Starts shard `n`'s worker again (after it died); resolves once it has opened its store. */
+  async restart(n: number): Promise<void> {
+    this.clients[n] = await ShardClient.start(this.setups[n]!, this.events);
+  }
+
+  /** Kills shard `n`'s worker as a crash would (tests of recovery). */
+  async kill(n: number): Promise<void> {
+    await this.clients[n]!.kill();
   }
 
   /** Metrics a parse lane names for the first time, each to its shard (before any apply that uses them). */
@@ -137,18 +175,24 @@ export class ShardSet {
     for (const [n, list] of byShard) this.clients[n]!.notify({ type: 'declare', lane, epoch, fresh: list });
   }
 
-  /** Journaled samples of a parse lane: each partition's columns to its shard, transferred. */
-  applyLane(seq: number, lane: number, epoch: number, parts: readonly WirePart[]): void {
+  /** Journaled samples of a parse lane: each partition's columns to its shard, transferred. The records handed over. */
+  applyLane(seq: number, lane: number, epoch: number, parts: readonly WirePart[]): number {
+    let sent = 0;
     for (const [n, list] of this.split(parts, (p) => p.partition)) {
-      this.clients[n]!.notify({ type: 'apply', seq, names: { lane, epoch }, parts: list }, transfers(list));
+      sent += this.clients[n]!.notify({ type: 'apply', seq, names: { lane, epoch }, parts: list }, transfers(list));
     }
+    return sent;
   }
 
-  /** Journaled samples of this node's metrics (records of JSON writers, peers, replay). */
-  applyBatch(seq: number, batch: IngestBatch<MetricInfo>): void {
+  /**
+   * Journaled samples of this node's metrics (records of JSON writers, peers, replay); `only`:
+   * to that shard alone. The records handed over.
+   */
+  applyBatch(seq: number, batch: IngestBatch<MetricInfo>, only?: number): number {
     const byShard = new Map<number, { list: WireMetric[]; sids: Map<MetricInfo, number>; parts: WirePart[] }>();
     for (const [partition, part] of batch.parts) {
       const n = partition % this.clients.length;
+      if (only !== undefined && n !== only) continue;
       let s = byShard.get(n);
       if (s === undefined) byShard.set(n, (s = { list: [], sids: new Map(), parts: [] }));
       const sidOf = (m: MetricInfo): number => {
@@ -165,7 +209,9 @@ export class ShardSet {
       const others = part.others.map((r) => ({ ...r, metric: { sid: sidOf(r.metric) } }));
       s.parts.push({ partition, sids, ts: part.ts.slice(0, part.length), values: part.values.slice(0, part.length), others });
     }
-    for (const [n, s] of byShard) this.clients[n]!.notify({ type: 'apply', seq, names: { list: s.list }, parts: s.parts }, transfers(s.parts));
+    let sent = 0;
+    for (const [n, s] of byShard) sent += this.clients[n]!.notify({ type: 'apply', seq, names: { list: s.list }, parts: s.parts }, transfers(s.parts));
+    return sent;
   }
 
   /** Asks the shard of a metric's partition. */

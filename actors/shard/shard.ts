@@ -112,12 +112,19 @@ export class Shard {
    * partition's columns are queued to it.
    */
   apply(seq: number, names: SampleNames, parts: readonly WirePart[]): void {
-    const table = 'list' in names ? names.list.map((m) => this.series.adopt(m)) : this.lane(names.lane, names.epoch).metrics;
+    const table = 'list' in names ? names.list.map((m) => this.series.adopt(m)) : this.declared(names.lane, names.epoch);
+    // Sids this shard never had declared (sent to the worker this one replaced): the node replays them from the journal.
+    if (table === null) return this.events.applied(parts.reduce((n, p) => n + p.sids.length + p.others.length, 0));
     const batch = new IngestBatch<MetricInfo>();
     for (const p of parts) batch.adoptPart(p.partition, columnsOf(p, table));
     const ready = this.indexSamples(batch);
     const applied = [...batch.parts].map(([p, samples]) => this.partition(p).apply(seq, samples, ready));
     void Promise.all(applied).then(() => this.events.applied(batch.size));
+  }
+
+  private declared(lane: number, epoch: number): MetricInfo[] | null {
+    const l = this.lanes.get(lane);
+    return l !== undefined && l.epoch === epoch ? l.metrics : null;
   }
 
   private lane(lane: number, epoch: number): Lane {
