@@ -169,6 +169,17 @@ const TYPE = 0x74; // 't'
 const ACTIVITY = 0x61; // 'a'
 const LATEST_FLAG = 0x4c; // 'L'
 const CHECK_TAGS = 0x63; // 'c'
+const TOMBSTONE = 0x44; // 'D'
+const TOMBSTONE_KINDS = ['numeric', 'text', 'histogram'] as const;
+
+/** `D | metric id | kind (u8)` → a delete tombstone of that kind of the metric's data (actors/shard/tombstones.ts). */
+export function tombstoneKey(metricId: Buffer, kind: (typeof TOMBSTONE_KINDS)[number]): Buffer {
+  return Buffer.concat([Buffer.from([TOMBSTONE]), metricId.subarray(0, METRIC_ID_BYTES), Buffer.from([TOMBSTONE_KINDS.indexOf(kind)])]);
+}
+
+/** Every tombstone key, and the kind a tombstone key names. */
+export const TOMBSTONE_KEYS = { gte: Buffer.from([TOMBSTONE]), lt: Buffer.from([TOMBSTONE + 1]) };
+export const tombstoneKindOf = (key: Buffer): (typeof TOMBSTONE_KINDS)[number] => TOMBSTONE_KINDS[key[1 + METRIC_ID_BYTES]!]!;
 
 /**
  * `p | account (u32 BE) | category 0 value 0 | metric id`: a v1 posting. Postings now live in

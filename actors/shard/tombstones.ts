@@ -4,30 +4,24 @@
 // below a tombstone's and a timestamp before its time are dropped at apply. Once the
 // journal is truncated past `seq` nothing can replay them, and the tombstone is pruned.
 import type { DataKind } from '../../model/ingest-record.js';
-import { CF, METRIC_ID_BYTES, prefixEnd } from '../../storage/keys.js';
+import { CF, METRIC_ID_BYTES, TOMBSTONE_KEYS, tombstoneKey as keyOf, tombstoneKindOf } from '../../storage/keys.js';
 import type { Store, StoreBatch } from '../../storage/rocks.js';
-
-const TOMBSTONE = 0x44; // 'D'
-const KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
 
 export interface Tombstone {
   before: number;
   seq: number;
 }
 
-function tombstoneKey(idHex: string, kind: DataKind): Buffer {
-  return Buffer.concat([Buffer.from([TOMBSTONE]), Buffer.from(idHex, 'hex'), Buffer.from([KINDS.indexOf(kind)])]);
-}
+const tombstoneKey = (idHex: string, kind: DataKind): Buffer => keyOf(Buffer.from(idHex, 'hex'), kind);
 
 export class Tombstones {
   private readonly byMetric = new Map<string, Map<DataKind, Tombstone>>();
 
   static async load(store: Store): Promise<Tombstones> {
     const t = new Tombstones();
-    const prefix = Buffer.from([TOMBSTONE]);
-    for await (const { key, value } of store.scan(CF.index, { gte: prefix, lt: prefixEnd(prefix) })) {
+    for await (const { key, value } of store.scan(CF.index, TOMBSTONE_KEYS)) {
       const idHex = key.subarray(1, 1 + METRIC_ID_BYTES).toString('hex');
-      t.set(idHex, KINDS[key[1 + METRIC_ID_BYTES]!]!, JSON.parse(value.toString('utf8')) as Tombstone);
+      t.set(idHex, tombstoneKindOf(key), JSON.parse(value.toString('utf8')) as Tombstone);
     }
     return t;
   }
