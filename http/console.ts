@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { journalBacklog } from '../actors/node/figures.js';
-import { addDiskUse, diskUse, type RollupBacklog } from '../actors/shard/figures.js';
+import { addDiskUse, diskUse, type RollupBacklog } from '../storage/figures.js';
 import { NodeHistory, type Snapshot } from '../actors/node/history.js';
 import type { PeerLag } from '../actors/cluster/replication.js';
 import { ringShares } from '../model/topology/index.js';

@@ -5,7 +5,7 @@
 // asks for them.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findMetrics, findTagged, readSeries, type GraphiteScope, type SeriesName } from '../actors/coordinators/sources/graphite.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import type { FerriteNode } from '../actors/node/node.js';
 import { normalizeUuid, parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';

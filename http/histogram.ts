@@ -2,7 +2,7 @@
 // `GET /histogram/<start>/<end>/<period>/<uuid>/<metric>` (interface §4.4, §4.6).
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import { ferr } from '../model/errors.js';
 import { histogramProblem } from '../model/histogram-check.js';
 import { deserializeHistogram } from '../model/histogram/index.js';

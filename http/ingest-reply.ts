@@ -1,7 +1,7 @@
 // The reply every ingest endpoint gives (interface §4.6): counts, plus the first few
 // rejected lines or items described. Sent only after the accepted records are durable.
 import type { FerriteNode, Samples } from '../actors/node/node.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import type { ParsedBody } from '../actors/ingest/raw-bodies.js';
 import { ferr } from '../model/errors.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';

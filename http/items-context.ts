@@ -1,7 +1,7 @@
 // The context every legacy JSON writer parses its items in (model/json-items.ts).
 import type { FastifyRequest } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import type { ItemsContext } from '../model/json-items.js';
 import { asEpochMs } from '../model/types.js';
 import { accountHeader } from './headers.js';

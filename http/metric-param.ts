@@ -1,6 +1,6 @@
 // Path segments: `<uuid>/<metric>` into a metric this node may know, and epoch seconds.
 import type { FerriteNode } from '../actors/node/node.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import { parseEpochSec } from '../model/timestamp.js';

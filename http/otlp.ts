@@ -6,7 +6,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import { ferr } from '../model/errors.js';
 import type { IngestRecord, RecordError } from '../model/ingest-record.js';
 import { decodeRequest, encodeResponse, type OtlpEncoding, type PartialSuccess } from '../model/otlp/codec.js';

@@ -1,8 +1,8 @@
 // `GET /rollup/<uuid>/<metric>` and `PUT|POST /write/nnt` (interface §4.4, §4.6).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import type { FerriteNode } from '../actors/node/node.js';
-import type { RollupEngine } from '../actors/shard/rollup-store.js';
+import type { RollupEngine } from '../storage/rollups.js';
 import { ferr } from '../model/errors.js';
 import { MAX_PERIODS } from '../model/fetch/request.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';

@@ -1,7 +1,7 @@
 // `POST /surrogate/activity_rebuild` (irondb-reference §8.6, §10): recompute the activity
 // windows of the listed metrics from the data this node stores.
 import type { FastifyInstance } from 'fastify';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import type { FerriteNode } from '../actors/node/node.js';
 import { normalizeUuid } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';

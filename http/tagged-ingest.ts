@@ -2,7 +2,7 @@
 // an account and check taken from the path (or headers, or config), and tagged samples resolved within them.
 import type { FastifyRequest } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import { normalizeUuid, parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
 import type { TaggedContext } from '../model/tagged-sample.js';

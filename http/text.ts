@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
-import type { MetricInfo } from '../actors/metric-info.js';
+import type { MetricInfo } from '../model/metric-info.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';

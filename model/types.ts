@@ -17,3 +17,6 @@ export const asEpochSec = (n: number): EpochSec => n as EpochSec;
  * exact as bigint; everything else is a double. `null` is an explicit `[[null]]`.
  */
 export type NumericValue = number | bigint | null;
+
+/** A stored sample's value: numeric, or text (histograms are stored as their submitted text). */
+export type BufferValue = NumericValue | string;

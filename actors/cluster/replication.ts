@@ -13,7 +13,7 @@ import { ownersOf, type Ring } from '../../model/topology/index.js';
 import { appliedKey, CF, decodeU64, encodeU64, outboxKey, outboxRange, outboxSeqKey, outboxSeqOf, prefixEnd, STATE_KEY } from '../../storage/keys.js';
 import type { Store, StoreBatch } from '../../storage/rocks.js';
 import { JOURNAL_OPS, type AppliedReport, type JournalEnvelope, type JournalOp, type JournalStream } from '../../transport/journal-stream.js';
-import type { MetricInfo, PortableIdentity } from '../metric-info.js';
+import type { MetricInfo, PortableIdentity } from '../../model/metric-info.js';
 
 /** Unconfirmed entries are re-published after this long, doubling per attempt up to the cap. */
 const REPUBLISH_AFTER_MS = 10_000;

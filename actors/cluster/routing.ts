@@ -4,7 +4,7 @@ import { ferr } from '../../model/errors.js';
 import type { Ring, TopologyNode } from '../../model/topology/index.js';
 import type { Gossip } from '../../transport/gossip.js';
 import type { Rpc } from '../../transport/rpc.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import type { Replication } from './replication.js';
 
 export class ClusterRouting {

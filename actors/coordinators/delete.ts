@@ -7,7 +7,7 @@ import type { DataKind } from '../../model/ingest-record.js';
 import { globTest } from '../../model/tag-query/index.js';
 import type { AccountId } from '../../model/types.js';
 import { normalizeUuid } from '../../model/check-field.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import type { FerriteNode } from '../node/node.js';
 import type { FoundMetric } from '../shard/find.js';
 import type { DeleteOutcome } from '../shard/partition.js';

@@ -13,7 +13,7 @@ import type { FetchPlan, StreamSpec } from '../../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../../model/fetch/text.js';
 import { deserializeHistogram, type Histogram } from '../../model/histogram/index.js';
 import { tagText } from '../../model/metric-name.js';
-import { wireMetric, type MetricInfo } from '../metric-info.js';
+import { wireMetric, type MetricInfo } from '../../model/metric-info.js';
 import type { FerriteNode } from '../node/node.js';
 import { columnFromWire, columnToWire, type WireColumn } from '../../model/fetch/column-wire.js';
 

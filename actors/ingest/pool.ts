@@ -10,7 +10,7 @@ import type { IngestRecord } from '../../model/ingest-record.js';
 import type { RawContext, RawFormat } from '../../model/journal-entry.js';
 import { MetricListFormatError } from '../../model/metric-list/decode.js';
 import { asEpochMs } from '../../model/types.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 import { parseMetricListBody, parseTsvBody, type ParsedBody } from './raw-bodies.js';
 import type { NewMetric, ParseJob, ParseResult, WirePart } from './wire.js';

@@ -7,7 +7,7 @@ import type { RawContext } from '../../model/journal-entry.js';
 import { decodeMetricList } from '../../model/metric-list/decode.js';
 import { metricListRecords } from '../../model/metric-list/records.js';
 import { parseTsvInto } from '../../model/tsv.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 
 export interface ParsedBody<B = IngestBatch<MetricInfo>> {

@@ -3,7 +3,7 @@
 // uses a sid it also sends who the metric is, and the main thread interns it once.
 import type { RawFormat, RawContext } from '../../model/journal-entry.js';
 import type { IngestRecord, RecordError } from '../../model/ingest-record.js';
-import type { WireMetric } from '../metric-info.js';
+import type { WireMetric } from '../../model/metric-info.js';
 
 export interface ParseJob {
   id: number;

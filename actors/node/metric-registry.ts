@@ -6,7 +6,7 @@ import { canonicalizeMetricName } from '../../model/metric-name.js';
 import { ownString } from '../../model/own-string.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
-import { newMetricInfo, type MetricInfo } from '../metric-info.js';
+import { newMetricInfo, type MetricInfo } from '../../model/metric-info.js';
 
 /** Bound on cached (field, name) spellings; past it the cache starts over. */
 const MAX_SPELLINGS = 1_000_000;

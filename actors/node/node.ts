@@ -24,7 +24,7 @@ import { ClusterRouting } from '../cluster/routing.js';
 import { IngestPool, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
-import { portableIdentity, type MetricInfo, type PortableIdentity } from '../metric-info.js';
+import { portableIdentity, type MetricInfo, type PortableIdentity } from '../../model/metric-info.js';
 import type { DeleteOutcome } from '../shard/partition.js';
 import type { AppliedUpdate, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
 import { MetricRegistry } from './metric-registry.js';

@@ -9,7 +9,7 @@ import type { IngestBatch } from '../../model/ingest-batch.js';
 import type { Topology } from '../../model/topology/index.js';
 import { shardDir } from '../../storage/shard-layout.js';
 import type { NewMetric, WirePart } from '../ingest/wire.js';
-import { wireMetric, type MetricInfo, type WireMetric } from '../metric-info.js';
+import { wireMetric, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import type { ShardMethod, ShardMethods, ShardNotice, ShardReply, ShardRequest, ShardSetup } from '../shard/messages.js';
 import { fromWireError } from '../shard/wire-error.js';
 

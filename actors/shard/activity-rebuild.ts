@@ -4,19 +4,15 @@
 // level (which outlives raw retention) and the base histogram level. Each contributes the
 // 5-minute slices its timestamps fall in.
 import { activitySlice, mergeActivity, type ActivityWindow } from '../../model/activity.js';
-import { CF, METRIC_ID_BYTES, prefixEnd, type ColumnFamilyName } from '../../storage/keys.js';
-import type { FerriteConfig } from '../../model/config.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import type { Series } from '../../model/series.js';
-import type { Store } from '../../storage/rocks.js';
-import type { MetricInfo } from '../metric-info.js';
-import { storedPeriodStarts } from './rollup-chunks.js';
-import type { BufferValue } from './window-buffer.js';
+import type { BufferValue } from '../../model/types.js';
 
-/** What a rebuild reads: the shard's samples (sealed and buffered) and its store. */
+/** What a rebuild reads: the shard's samples (sealed and buffered) and the periods it stores. */
 export interface RebuildSource {
-  config: FerriteConfig;
-  store: Store;
   read(metric: MetricInfo, kind: 'numeric' | 'text', start: number, end: number): Promise<Series<BufferValue>>;
+  /** Starts of the metric's stored periods (the finest numeric rollup level, the base histogram level). */
+  storedPeriodStarts(metric: MetricInfo): AsyncIterable<number>;
 }
 
 /** "Up to the end of time" for raw reads (JSON-safe, unlike Infinity). */
@@ -28,19 +24,6 @@ export async function rebuildActivity(source: RebuildSource, metric: MetricInfo)
   for (const kind of ['numeric', 'text'] as const) {
     for (const ts of (await source.read(metric, kind, 0, FOREVER)).ts) slices.add(activitySlice(ts));
   }
-  const finestRollup = source.config.rollups[0]?.period;
-  if (finestRollup !== undefined) for await (const ts of storedPeriodStarts(source.store, metric, finestRollup)) slices.add(activitySlice(ts));
-  const baseHistogram = source.config.histogramRollups[0]?.period;
-  if (baseHistogram !== undefined) await addLevelSlices(source.store, CF.histogram, metric, baseHistogram, slices);
+  for await (const ts of source.storedPeriodStarts(metric)) slices.add(activitySlice(ts));
   return mergeActivity([], slices);
-}
-
-/** Period starts of one histogram level (`metric id | period s (u32) | period start ms (u64)`), read from the keys alone. */
-async function addLevelSlices(store: Store, cf: ColumnFamilyName, metric: MetricInfo, period: number, slices: Set<number>): Promise<void> {
-  const prefix = Buffer.allocUnsafe(METRIC_ID_BYTES + 4);
-  metric.id.copy(prefix, 0, 0, METRIC_ID_BYTES);
-  prefix.writeUInt32BE(period, METRIC_ID_BYTES);
-  for await (const { key } of store.scan(cf, { gte: prefix, lt: prefixEnd(prefix), capacity: 4096 })) {
-    slices.add(activitySlice(Number(key.readBigUInt64BE(METRIC_ID_BYTES + 4))));
-  }
 }

@@ -9,7 +9,7 @@ import { parseTagQuery, TagQueryError, type TagQuery } from '../../model/tag-que
 import type { AccountId } from '../../model/types.js';
 import { categoriesOf, valuesOf } from '../../storage/metric-index/facets.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import { findBody, findRows, type FindRow, type LatestReader } from './find-rows.js';
 import type { NameRecord } from './name-record.js';
 import { searchIds, type CheckTagsByUuid, type IdSearch } from './search.js';

@@ -10,11 +10,11 @@ import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import type { Topology } from '../../model/topology/index.js';
 import type { WirePart } from '../ingest/wire.js';
-import type { WireMetric } from '../metric-info.js';
+import type { WireMetric } from '../../model/metric-info.js';
 import type { FindPart, ShardFindRequest, ShardSearch, FoundMetric } from './find.js';
 import type { DeleteOutcome } from './partition.js';
-import type { RollupEngine } from './rollup-store.js';
-import type { ShardFigures } from './figures.js';
+import type { RollupEngine } from '../../storage/rollups.js';
+import type { ShardFigures } from '../../storage/figures.js';
 import type { BufferValue } from './window-buffer.js';
 
 /** What a shard worker is started with (workerData). */

@@ -4,7 +4,7 @@
 // earliest time they can be due, full buffers in a list, and the journal low-water mark
 // comes from a count of open buffers per first journal sequence.
 import type { DataKind } from '../../model/ingest-record.js';
-import type { MetricInfo, MetricRef } from '../metric-info.js';
+import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
 import { MetricBuffers, WindowBuffer } from './window-buffer.js';
 
 /** A metric with open buffers. */

@@ -1,50 +1,34 @@
 // One partition's data: open buffers per metric, sealing them into compressed blocks,
-// and reading a metric back from blocks plus buffers. Only the partition actor calls
-// this, one message at a time, so nothing here races with itself.
+// and reading a metric back from blocks plus buffers. Only the partition's mailbox
+// (actors/shard/partition.ts) calls this, one task at a time, so nothing here races with itself.
 import { sampleCombiner, type SampleCombiner } from '../../model/conflict.js';
 import type { FerriteConfig } from '../../model/config.js';
 import type { SampleColumns } from '../../model/ingest-batch.js';
 import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
 import { concatSeries, normalizeLastWins, normalizeNumeric, sliceSeries, type Series } from '../../model/series.js';
-import type { NumericValue } from '../../model/types.js';
-import { blockKey, blockKeyFloor, blockWindowOf, CF, encodeU64, sealSeqKey } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
-import type { Tombstone, Tombstones } from './tombstones.js';
-import { ActivityTracker } from './activity-tracker.js';
-import { blockHeader, LAYOUT } from './block-store.js';
-import { BlockFormatError } from '../../model/codec/errors.js';
-import type { HistogramRow, HistogramStore } from './histogram-store.js';
-import type { RawSource, RollupEngine, RollupSlots, RollupStore } from './rollup-store.js';
+import type { BufferValue, NumericValue } from '../../model/types.js';
+import type { ActivityTracker } from '../../storage/activity.js';
+import type { BlockStore } from '../../storage/blocks.js';
+import type { HistogramRow, HistogramStore } from '../../storage/histograms.js';
+import type { RawSource, RollupEngine, RollupSlots, RollupStore } from '../../storage/rollups.js';
+import type { Tombstone, Tombstones } from '../../storage/tombstones.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
-import type { MetricInfo, MetricRef } from '../metric-info.js';
-import type { BufferValue, WindowBuffer } from './window-buffer.js';
+import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
+import type { WindowBuffer } from './window-buffer.js';
 import { OpenBuffers, type MetricState } from './open-buffers.js';
 import { activitySlice } from '../../model/activity.js';
 
-/** What a scan of the blocks of a metric that has none yields. */
-const NO_BLOCKS: readonly { key: Buffer; value: Buffer }[] = [];
-
+/** A partition's stores (storage/), opened by its shard. */
 export interface PartitionDeps {
   index: number;
-  store: Store;
   config: FerriteConfig;
-  /** Seal sequence to start from (persisted per partition; see storage/keys.ts). */
-  sealSeq: number;
+  blocks: BlockStore;
   histograms: HistogramStore;
   rollups: RollupStore;
-  /** Shared by all partitions (one JS thread); see actors/shard/tombstones.ts. */
+  activity: ActivityTracker;
+  /** Shared by the shard's partitions (one JS thread); see storage/tombstones.ts. */
   tombstones: Tombstones;
   now: () => number;
-}
-
-/** True when a sealed block holds a sample before `before`, or cannot be read (so a delete can remove it). */
-function startsBefore(block: Uint8Array, before: number): boolean {
-  try {
-    return blockHeader(block).firstTs < before;
-  } catch (error) {
-    if (error instanceof BlockFormatError) return true;
-    throw error;
-  }
 }
 
 /** Most scheduled buffers one checkpoint seals (full ones are always sealed). */
@@ -53,13 +37,11 @@ const SEAL_CHUNK = 20_000;
 export class PartitionCore {
   private readonly open: OpenBuffers;
   private readonly combine: SampleCombiner;
-  private sealSeq: number;
   readonly activity: ActivityTracker;
 
   constructor(private readonly deps: PartitionDeps) {
-    this.activity = new ActivityTracker(deps.store);
+    this.activity = deps.activity;
     this.combine = sampleCombiner(deps.config.conflictResolver);
-    this.sealSeq = deps.sealSeq;
     const c = deps.config;
     this.open = new OpenBuffers({ spanMs: c.blockSpanMs, maxBlockSamples: c.maxBlockSamples, sealQuietMs: c.sealQuietMs, maxBufferAgeMs: c.maxBufferAgeMs });
   }
@@ -176,7 +158,7 @@ export class PartitionCore {
 
   /** Every sample of `kind` with start <= ts < end, one per timestamp, in time order. */
   async read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
-    const parts = await this.readBlocks(metric, kind, start, end);
+    const parts = await this.deps.blocks.read(metric, kind, start, end, this.span);
     const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, start, end, this.span) ?? [];
     for (const b of open.sort((x, y) => x.windowStart - y.windowStart)) parts.push(b.series());
     return sliceSeries(this.normalize(kind, concatSeries(parts)), start, end);
@@ -194,7 +176,6 @@ export class PartitionCore {
     enough: (s: Series<BufferValue>) => boolean,
   ): Promise<Series<BufferValue>> {
     const limit = before - (before % this.span);
-    const layout = LAYOUT[kind];
     const open = (this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, limit, this.span) ?? []).sort(
       (x, y) => y.windowStart - x.windowStart,
     );
@@ -211,22 +192,13 @@ export class PartitionCore {
       if (parts.length > 0) windows.unshift(this.normalize(kind, concatSeries(parts)));
       return enough(this.normalize(kind, concatSeries(windows)));
     };
-    let current: { window: number; parts: Series<BufferValue>[] } | null = null;
     let done = false;
-    const scan = metric.unsealed === true ? NO_BLOCKS : this.deps.store.scan(layout.cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, limit), reverse: true });
-    for await (const { key, value } of scan) {
-      const window = blockWindowOf(key);
-      if (current !== null && current.window !== window) {
-        if (addDownTo(current.window, current.parts)) {
-          done = true;
-          break;
-        }
-        current = null;
+    for await (const { window, blocks } of this.deps.blocks.windowsBefore(metric, kind, limit)) {
+      if (addDownTo(window, blocks)) {
+        done = true;
+        break;
       }
-      current ??= { window, parts: [] };
-      current.parts.unshift(layout.decode(value));
     }
-    if (!done && current !== null) done = addDownTo(current.window, current.parts);
     if (!done && upper > 0) addDownTo(0, []);
     return this.normalize(kind, concatSeries(windows));
   }
@@ -236,9 +208,7 @@ export class PartitionCore {
     if (kind === 'histogram') return this.deps.histograms.hasDataBefore(metric, before, periods);
     const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
     if (open.some((b) => b.hasBefore(before))) return true;
-    const scan = this.deps.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % this.span) + this.span) });
-    for await (const { value } of scan) if (startsBefore(value, before)) return true;
-    return false;
+    return this.deps.blocks.anyBefore(metric, kind, before, this.span);
   }
 
   /**
@@ -247,11 +217,12 @@ export class PartitionCore {
    * trimmed, and a tombstone so a journal replay cannot bring the samples back.
    */
   async deleteBefore(metric: MetricInfo, kind: DataKind, before: number, stone: Tombstone, periods: readonly number[] | null): Promise<void> {
-    const batch = this.deps.store.batch();
+    const batch = this.deps.blocks.batch();
+    const rewritten = kind === 'histogram' ? null : await this.deleteBlocksBefore(batch, metric, kind, before);
     if (kind === 'histogram') this.deps.histograms.deleteBefore(batch, metric, before, periods);
-    else await this.deleteBlocksBefore(batch, metric, kind, before);
     this.deps.tombstones.add(batch, metric.idHex, kind, stone);
     await batch.write();
+    if (rewritten !== null) this.deps.blocks.committed(rewritten);
     const state = this.open.get(metric.idHex);
     for (const b of state?.buffers.overlapping(kind, 0, before, this.span) ?? []) {
       b.dropBefore(before);
@@ -259,27 +230,26 @@ export class PartitionCore {
     }
   }
 
-  private async deleteBlocksBefore(batch: StoreBatch, metric: MetricInfo, kind: DataKind, before: number): Promise<void> {
-    const layout = LAYOUT[kind];
+  /**
+   * Stages the delete of whole windows before `before`'s and the rewrite of that window without
+   * the older samples; the seal sequence the rewrite took (null: none).
+   */
+  private async deleteBlocksBefore(batch: ReturnType<BlockStore['batch']>, metric: MetricInfo, kind: Exclude<DataKind, 'histogram'>, before: number): Promise<number | null> {
     const cut = Math.min(before, Number.MAX_SAFE_INTEGER - this.span);
+    const parts = await this.deps.blocks.stageDeleteBefore(batch, metric, kind, cut, this.span);
+    if (parts.length === 0) return null;
     const window = cut - (cut % this.span);
-    batch.deleteRange(layout.cf, blockKeyFloor(metric.id, 0), blockKeyFloor(metric.id, window));
-    if (cut === window) return;
-    const parts: Series<BufferValue>[] = [];
-    const range = { gte: blockKeyFloor(metric.id, window), lt: blockKeyFloor(metric.id, window + this.span) };
-    for await (const { value } of this.deps.store.scan(layout.cf, range)) parts.push(layout.decode(value));
-    if (parts.length === 0) return;
-    batch.deleteRange(layout.cf, range.gte, range.lt);
     const kept = sliceSeries(this.normalize(kind, concatSeries(parts)), cut, Number.MAX_SAFE_INTEGER);
-    if (kept.ts.length === 0) return;
+    if (kept.ts.length === 0) return null;
     metric.unsealed = false;
-    batch.put(layout.cf, blockKey(metric.id, window, ++this.sealSeq), layout.encode(kept));
-    batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(this.sealSeq));
+    const [seq] = this.deps.blocks.nextSeqs(1) as [number];
+    this.deps.blocks.stageBlock(batch, metric, kind, window, seq, kept);
+    return seq;
   }
 
   /** Forgets everything about a metric that its data deletes left: rollups, buffers, activity (full delete). */
   async forget(metric: MetricInfo): Promise<void> {
-    const batch = this.deps.store.batch();
+    const batch = this.deps.blocks.batch();
     this.deps.rollups.deleteAll(batch, metric);
     await batch.write();
     this.open.drop(metric.idHex);
@@ -291,42 +261,24 @@ export class PartitionCore {
     return normalizeLastWins(s);
   }
 
-  private async readBlocks(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>[]> {
-    const layout = LAYOUT[kind];
-    const parts: Series<BufferValue>[] = [];
-    if (metric.unsealed === true) return parts;
-    const scan = this.deps.store.scan(layout.cf, {
-      gte: blockKeyFloor(metric.id, start - (start % this.span)),
-      lt: blockKeyFloor(metric.id, Math.min(end, Number.MAX_SAFE_INTEGER)),
-    });
-    for await (const { value } of scan) {
-      const head = blockHeader(value);
-      if (head.lastTs < start || head.firstTs >= end) continue;
-      parts.push(layout.decode(value));
-    }
-    return parts;
-  }
-
   /** Writes each buffer as a block, in one batch, then closes them. */
   private async seal(buffers: { state: MetricState; buffer: WindowBuffer }[]): Promise<void> {
     if (buffers.length === 0) return;
-    const batch = this.deps.store.batch();
-    let seq = this.sealSeq;
+    const batch = this.deps.blocks.batch();
+    const seqs = this.deps.blocks.nextSeqs(buffers.length);
     try {
-      for (const { state, buffer } of buffers) {
-        const layout = LAYOUT[buffer.kind];
+      buffers.forEach(({ state, buffer }, i) => {
         const samples = this.normalize(buffer.kind, buffer.series());
         state.info.unsealed = false; // before the block exists: a read must look for it from now on
-        batch.put(layout.cf, blockKey(state.info.id, buffer.windowStart, ++seq), layout.encode(samples));
+        this.deps.blocks.stageBlock(batch, state.info, buffer.kind, buffer.windowStart, seqs[i]!, samples);
         if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, state.info.idHex, buffer.windowStart);
-      }
+      });
     } catch (error) {
       batch.discard();
       throw error;
     }
-    batch.put(CF.state, sealSeqKey(this.deps.index), encodeU64(seq));
     await batch.write();
-    this.sealSeq = seq;
+    this.deps.blocks.committed(seqs[seqs.length - 1]!);
     for (const { state, buffer } of buffers) {
       this.open.close(state, buffer);
       if (buffer.kind === 'numeric') this.deps.rollups.note(state.info.idHex, buffer.windowStart);

@@ -7,10 +7,10 @@ import type { DataKind } from '../../model/ingest-record.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { concatSeries, type Series } from '../../model/series.js';
 import { leadRunComplete, selectTextRows, type TextReadOptions, type TextRow } from '../../model/text-read.js';
-import type { MetricInfo, MetricRef } from '../metric-info.js';
-import type { HistogramRow } from './histogram-store.js';
+import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
+import type { HistogramRow } from '../../storage/histograms.js';
 import { PartitionCore, type PartitionDeps } from './partition-core.js';
-import type { RollupEngine, RollupSlots } from './rollup-store.js';
+import type { RollupEngine, RollupSlots } from '../../storage/rollups.js';
 import { SerialQueue } from './serial-queue.js';
 import type { BufferValue } from './window-buffer.js';
 

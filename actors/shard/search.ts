@@ -10,7 +10,7 @@ import type { TagQuery } from '../../model/tag-query/index.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import { evaluate } from '../../storage/metric-index/query-plan.js';
-import type { MetricInfo } from '../metric-info.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 
 export interface SearchOptions {
   account: AccountId;

@@ -3,7 +3,7 @@
 // belongs to the shard alone. Reads of a metric not taken here get a description that is
 // not remembered.
 import type { MetricKey } from '../../model/types.js';
-import { newMetricInfo, type MetricInfo, type WireMetric } from '../metric-info.js';
+import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 
 export class SeriesTable {
   private readonly byKey = new Map<MetricKey, MetricInfo>();

@@ -18,27 +18,22 @@ import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import { buildRing, ownersOf, type Ring } from '../../model/topology/index.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
-import { CF, decodeU64, latestFlagKey, sealSeqKey } from '../../storage/keys.js';
-import { MetricIndex } from '../../storage/metric-index/metric-index.js';
-import { Store } from '../../storage/rocks.js';
+import type { ShardFigures } from '../../storage/figures.js';
+import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
+import { ShardStorage } from '../../storage/shard-storage.js';
 import type { WirePart } from '../ingest/wire.js';
-import type { MetricInfo, WireMetric } from '../metric-info.js';
+import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
-import { diskUse, rollupBacklog, type ShardFigures } from './figures.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
-import { HistogramStore } from './histogram-store.js';
 import type { FoldStream, SampleNames, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type DeleteOutcome, type PartitionHooks } from './partition.js';
-import { sweepRetention } from './retention.js';
-import { RollupStore, type RollupEngine } from './rollup-store.js';
+import type { RollupEngine } from '../../storage/rollups.js';
 import { SeriesTable } from './series-table.js';
-import { Tombstones } from './tombstones.js';
 import type { BufferValue } from './window-buffer.js';
 
 const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
 /** "Before the end of time" for full deletes (JSON-safe, unlike Infinity). */
 const FOREVER = Number.MAX_SAFE_INTEGER;
-const EMPTY = Buffer.alloc(0);
 
 /** What a shard tells the node without being asked. */
 export interface ShardEvents {
@@ -62,36 +57,24 @@ export class Shard {
   private readonly owners = new Map<string, string[]>();
   private readonly ring: Ring;
 
+  private readonly index: MetricIndex;
+  private readonly partitions = new Map<number, Partition>();
+
   private constructor(
     private readonly setup: ShardSetup,
-    readonly store: Store,
-    readonly index: MetricIndex,
-    private readonly tombstones: Tombstones,
-    private readonly partitions: ReadonlyMap<number, Partition>,
+    private readonly storage: ShardStorage,
     private readonly events: ShardEvents,
   ) {
     this.ring = buildRing(setup.topology);
+    this.index = storage.index;
+    const hooks: PartitionHooks = { onFault: (p, e) => events.fault(p, e) };
+    for (const [p, stores] of storage.partitions) {
+      this.partitions.set(p, new Partition(p, { index: p, config: setup.config, ...stores, tombstones: storage.tombstones, now: Date.now }, hooks));
+    }
   }
 
   static async open(setup: ShardSetup, events: ShardEvents): Promise<Shard> {
-    const store = await Store.open(setup.dir);
-    try {
-      const tombstones = await Tombstones.load(store);
-      const { index } = await MetricIndex.load(store);
-      const hooks: PartitionHooks = { onFault: (p, e) => events.fault(p, e) };
-      const partitions = new Map<number, Partition>();
-      for (const p of setup.partitions) {
-        const raw = await store.get(CF.state, sealSeqKey(p));
-        const sealSeq = raw === null ? 0 : decodeU64(raw);
-        const histograms = await HistogramStore.open(p, store, setup.config);
-        const rollups = await RollupStore.open(p, store, setup.config);
-        partitions.set(p, new Partition(p, { index: p, store, config: setup.config, sealSeq, histograms, rollups, tombstones, now: Date.now }, hooks));
-      }
-      return new Shard(setup, store, index, tombstones, partitions, events);
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
+    return new Shard(setup, await ShardStorage.open(setup.dir, setup.partitions, setup.config), events);
   }
 
   get config(): FerriteConfig {
@@ -140,7 +123,7 @@ export class Shard {
       this.index.noteActivity(batch);
       return this.indexTail;
     }
-    const writes = this.store.batch();
+    const writes = this.storage.batch();
     const staged = this.index.stage(writes, entries);
     // Marked at once, so samples arriving before the write is durable do not stage the metric again.
     for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.stagedId(e.metric.id);
@@ -208,9 +191,9 @@ export class Shard {
     const named = canonicalizeMetricName(index.canonicalOf(id));
     if (!named.ok) return '{}';
     const metric = this.series.resolve(this.describe(index.accountIdOf(id) as AccountId, index.uuidOf(id), index.checkNameOf(id), named.value));
-    const tracked = this.config.implicitLatest || (await this.store.get(CF.index, latestFlagKey(metric.id))) !== null;
+    const tracked = this.config.implicitLatest || (await this.storage.latest.tracked(metric.id));
     if (latest === 1 && !tracked) return '{}';
-    if (latest === 2 && !tracked) await this.store.batch().put(CF.index, latestFlagKey(metric.id), EMPTY).write();
+    if (latest === 2 && !tracked) await this.storage.latest.track(metric.id);
     const values = await this.partition(metric.partition).latest(metric, index.typesOf(id) as DataKind[]);
     const parts = Object.entries(values).map(([kind, rows]) => {
       const cells = rows!.map(([ts, v]) => `[${ts},${typeof v === 'string' ? JSON.stringify(v) : numberJson(v)}]`);
@@ -224,7 +207,7 @@ export class Shard {
   /** Stores rollup records (/write/nnt, or journaled from another owner), indexing the metric first. */
   async writeRollups(m: WireMetric, records: [number, RollupAccumulator][]): Promise<void> {
     const metric = this.series.adopt(m);
-    const writes = this.store.batch();
+    const writes = this.storage.batch();
     const staged = this.index.stage(writes, [{ kind: 'numeric', metric }]);
     await writes.write();
     this.index.apply(staged);
@@ -247,7 +230,8 @@ export class Shard {
     for (const kind of DATA_KINDS) await partition.deleteData(metric, kind, FOREVER, seq, true, null);
     await partition.forget(metric);
     await this.indexTail;
-    const batch = this.store.batch().delete(CF.index, latestFlagKey(metric.id));
+    const batch = this.storage.batch();
+    this.storage.latest.stageForget(batch, metric.id);
     this.index.stageRemove(batch, metric.id);
     await batch.write();
     this.index.removed(metric.id);
@@ -260,7 +244,7 @@ export class Shard {
   async rebuildActivity(m: WireMetric): Promise<ActivityWindow[]> {
     const metric = this.series.resolve(m);
     const partition = this.partition(m.partition);
-    const windows = await rebuildActivity({ config: this.config, store: this.store, read: (x, kind, start, end) => partition.read(x, kind, start, end) }, metric);
+    const windows = await rebuildActivity({ read: (x, kind, start, end) => partition.read(x, kind, start, end), storedPeriodStarts: (x) => this.storage.storedPeriodStarts(x) }, metric);
     await partition.setActivity(metric, windows);
     this.index.setActivity(metric.id, windows);
     return windows;
@@ -278,8 +262,8 @@ export class Shard {
       ),
     );
     // Tombstones below the cut can no longer meet a replayed entry.
-    const batch = this.store.batch();
-    this.tombstones.prune(batch, journalCut);
+    const batch = this.storage.batch();
+    this.storage.tombstones.prune(batch, journalCut);
     await batch.write();
     return Math.min(...lows);
   }
@@ -289,20 +273,21 @@ export class Shard {
   }
 
   sweepRetention(now: number): Promise<void> {
-    return sweepRetention(this.store, this.config, now);
+    return this.storage.sweepRetention(now);
   }
 
   async figures(): Promise<ShardFigures> {
-    return { disk: await diskUse(this.store), backlog: await rollupBacklog(this.store, this.setup.partitions), index: this.index.report(), series: this.series.size };
+    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size };
   }
 
   /** Seals every buffer, leaves only SST files behind, and closes the store. */
   async stop(): Promise<void> {
+    let sealed = false;
     try {
       await this.sealAll();
-      await this.store.flushAll();
+      sealed = true;
     } finally {
-      await this.store.close();
+      await this.storage.close(sealed);
     }
   }
 

@@ -4,9 +4,9 @@
 // and switches to plain arrays only for other values (text, null, 64-bit integers).
 import type { DataKind } from '../../model/ingest-record.js';
 import type { Series } from '../../model/series.js';
-import type { NumericValue } from '../../model/types.js';
+import type { BufferValue } from '../../model/types.js';
 
-export type BufferValue = NumericValue | string;
+export type { BufferValue };
 
 /** Pairs a new buffer has room for: most series get one sample per window at a time. */
 const INITIAL_PAIRS = 2;

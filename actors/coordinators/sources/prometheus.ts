@@ -9,7 +9,7 @@ import type { PromSource } from '../../../model/promql/source.js';
 import { ferr } from '../../../model/errors.js';
 import type { AccountId } from '../../../model/types.js';
 import { find } from '../find.js';
-import type { MetricInfo } from '../../metric-info.js';
+import type { MetricInfo } from '../../../model/metric-info.js';
 import type { FerriteNode } from '../../node/node.js';
 
 /** Most series one selector may choose: each costs a read and its samples' memory. */

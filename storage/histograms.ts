@@ -2,14 +2,14 @@
 // sealed as one key each, then merged and rolled up to every coarser level once the period
 // is closed and the journal can no longer replay them (CF.histogram in storage/keys.ts).
 // Only the partition actor calls this, one message at a time.
-import type { FerriteConfig, RollupLevel } from '../../model/config.js';
-import { ferr } from '../../model/errors.js';
-import { deserializeHistogram, Histogram, histogramFromBase64, serializeHistogram } from '../../model/histogram/index.js';
-import { CF, decodeU64, encodeU64, histogramDirtyKey, histogramDirtyPrefix, histogramKey, histogramKeyParts } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
+import type { FerriteConfig, RollupLevel } from '../model/config.js';
+import { ferr } from '../model/errors.js';
+import { deserializeHistogram, Histogram, histogramFromBase64, serializeHistogram } from '../model/histogram/index.js';
+import { CF, decodeU64, encodeU64, histogramDirtyKey, histogramDirtyPrefix, histogramKey, histogramKeyParts, METRIC_ID_BYTES, prefixEnd } from './keys.js';
+import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
-import type { MetricInfo } from '../metric-info.js';
-import { maxOf, minOf } from '../../model/extremes.js';
+import type { MetricInfo } from '../model/metric-info.js';
+import { maxOf, minOf } from '../model/extremes.js';
 
 /** Sealing is forced once this many submissions wait in memory. */
 const MAX_PENDING = 20_000;
@@ -282,4 +282,12 @@ function regroup(rows: HistogramRow[], periodMs: number): HistogramRow[] {
   const out = new Map<number, Histogram>();
   for (const [s, h] of rows) mergeInto(out, s - (s % periodMs), h);
   return sortRows(out);
+}
+
+/** Period starts of one histogram level of a metric, read from the keys alone. */
+export async function* storedHistogramStarts(store: Store, metric: { id: Buffer }, period: number): AsyncGenerator<number> {
+  const prefix = Buffer.allocUnsafe(METRIC_ID_BYTES + 4);
+  metric.id.copy(prefix, 0, 0, METRIC_ID_BYTES);
+  prefix.writeUInt32BE(period, METRIC_ID_BYTES);
+  for await (const { key } of store.scan(CF.histogram, { gte: prefix, lt: prefixEnd(prefix), capacity: 4096 })) yield histogramKeyParts(key).start;
 }

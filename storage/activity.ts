@@ -2,9 +2,9 @@
 // the stored windows (one index `a` key per metric) at each checkpoint. Recent windows are
 // cached, and what is not is read for all pending metrics in one native call, so a
 // checkpoint after a burst of new metrics costs no read per metric.
-import { mergeActivity, activitySlice, type ActivityWindow } from '../../model/activity.js';
-import { activityKey, CF } from '../../storage/keys.js';
-import type { Store } from '../../storage/rocks.js';
+import { mergeActivity, activitySlice, type ActivityWindow } from '../model/activity.js';
+import { activityKey, CF } from './keys.js';
+import type { Store } from './rocks.js';
 
 /** Most metrics one flush writes. */
 const FLUSH_CHUNK = 20_000;

@@ -5,10 +5,10 @@
 // column records) in the batch that range-deletes them, then `rollup_format` is set. A
 // migration cut short resumes: a chunk's v1 records and its v2 records never coexist. Runs
 // once per data dir; an empty or migrated one costs one get.
-import { decodeAccumulator } from '../../model/rollup/accumulator.js';
-import { CHUNK_FORMAT_VERSION, chunkSpanMs, chunkStartOf, encodeChunk, type ChunkPeriods } from '../../model/rollup/chunk.js';
-import { CF, METRIC_ID_BYTES, rollupColumnOf, rollupKey, rollupStartOf, STATE_KEY } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
+import { decodeAccumulator } from '../model/rollup/accumulator.js';
+import { CHUNK_FORMAT_VERSION, chunkSpanMs, chunkStartOf, encodeChunk, type ChunkPeriods } from '../model/rollup/chunk.js';
+import { CF, METRIC_ID_BYTES, rollupColumnOf, rollupKey, rollupStartOf, STATE_KEY } from './keys.js';
+import type { Store, StoreBatch } from './rocks.js';
 
 const V1_RECORD_BYTES = 101;
 const V1_VERSION = 1;

@@ -1,4 +1,4 @@
-import type { MetricIdentity } from '../model/ingest-record.js';
+import type { MetricIdentity } from './ingest-record.js';
 
 /** A metric as this node knows it: its identity plus where its data lives. */
 export interface MetricInfo extends MetricIdentity {

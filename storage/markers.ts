@@ -1,8 +1,8 @@
 // Per-partition markers in the `state` family (`<kind>/<partition>/<metric id hex>/<start>`):
 // work a partition still owes (periods to merge, windows to roll up), kept on disk so a
 // restart resumes it.
-import { CF } from '../../storage/keys.js';
-import type { Store } from '../../storage/rocks.js';
+import { CF } from './keys.js';
+import type { Store } from './rocks.js';
 
 export interface Marker {
   idHex: string;

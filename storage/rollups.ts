@@ -3,17 +3,17 @@
 // period containing them is rebuilt from the next finer level; many windows and metrics
 // share one pass and one RocksDB batch. /rollup and /fetch reads merge rolled chunks with
 // raw recalculation. Only the partition actor calls this, one message at a time.
-import type { FerriteConfig, RollupLevel } from '../../model/config.js';
-import { ferr } from '../../model/errors.js';
-import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../../model/rollup/accumulator.js';
-import { ALL_COLUMNS } from '../../model/rollup/chunk.js';
-import { RollupSlots } from '../../model/rollup/slots.js';
-import type { Series } from '../../model/series.js';
-import type { NumericValue } from '../../model/types.js';
-import { CF, rollupDirtyKey, rollupDirtyPrefix, rollupKey } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
+import type { FerriteConfig, RollupLevel } from '../model/config.js';
+import { ferr } from '../model/errors.js';
+import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
+import { ALL_COLUMNS } from '../model/rollup/chunk.js';
+import { RollupSlots } from '../model/rollup/slots.js';
+import type { Series } from '../model/series.js';
+import type { NumericValue } from '../model/types.js';
+import { CF, rollupDirtyKey, rollupDirtyPrefix, rollupKey } from './keys.js';
+import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
-import type { MetricRef } from '../metric-info.js';
+import type { MetricRef } from '../model/metric-info.js';
 import { ChunkEdit, readChunks } from './rollup-chunks.js';
 import { migrateRollups } from './rollup-migration.js';
 

@@ -3,9 +3,9 @@
 // crash) or still in flight must not bring deleted samples back, so records with a seq
 // below a tombstone's and a timestamp before its time are dropped at apply. Once the
 // journal is truncated past `seq` nothing can replay them, and the tombstone is pruned.
-import type { DataKind } from '../../model/ingest-record.js';
-import { CF, METRIC_ID_BYTES, TOMBSTONE_KEYS, tombstoneKey as keyOf, tombstoneKindOf } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
+import type { DataKind } from '../model/ingest-record.js';
+import { CF, METRIC_ID_BYTES, TOMBSTONE_KEYS, tombstoneKey as keyOf, tombstoneKindOf } from './keys.js';
+import type { Store, StoreBatch } from './rocks.js';
 
 export interface Tombstone {
   before: number;

@@ -1,10 +1,10 @@
 // Retention: drops records older than their level's retention with one range delete per
 // metric and level (never key by key). Metrics are enumerated by skipping from one metric
 // id to the next in the column family, so a sweep costs one seek per metric, not a scan.
-import type { FerriteConfig, RollupLevel } from '../../model/config.js';
-import { blockKeyFloor, CF, histogramKey, METRIC_ID_BYTES, rollupKey, type ColumnFamilyName } from '../../storage/keys.js';
-import type { Store } from '../../storage/rocks.js';
-import { chunkStartOf } from '../../model/rollup/chunk.js';
+import type { FerriteConfig, RollupLevel } from '../model/config.js';
+import { blockKeyFloor, CF, histogramKey, METRIC_ID_BYTES, rollupKey, type ColumnFamilyName } from './keys.js';
+import type { Store } from './rocks.js';
+import { chunkStartOf } from '../model/rollup/chunk.js';
 
 /** Every distinct metric id (16-byte key prefix) in a column family keyed by metric id first. */
 export async function* metricIdsIn(store: Store, cf: ColumnFamilyName): AsyncGenerator<Buffer> {

@@ -1,8 +1,8 @@
 // Read-only figures of a shard's store for the operations console (issue 23), read from what
 // RocksDB already holds: disk per column family, and the rollup work its partitions still owe
 // (their `state` markers).
-import { ALL_COLUMN_FAMILIES, CF, histogramDirtyPrefix, prefixEnd, rollupDirtyPrefix } from '../../storage/keys.js';
-import type { Store } from '../../storage/rocks.js';
+import { ALL_COLUMN_FAMILIES, CF, histogramDirtyPrefix, prefixEnd, rollupDirtyPrefix } from './keys.js';
+import type { Store } from './rocks.js';
 
 /** Markers counted per kind before giving up: the console shows "at least" past this. */
 const MARKER_COUNT_CAP = 100_000;

@@ -2,11 +2,11 @@
 // columns they need of every chunk of a range in one multi-get; an edit loads the chunks it
 // touches once, changes periods in memory and writes each changed chunk back once, in the
 // caller's batch.
-import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
-import { ALL_COLUMNS, CHUNK_PERIODS, chunkSpanMs, chunkStartOf, COLUMNS, encodeChunk, RollupChunk, type ChunkPeriods } from '../../model/rollup/chunk.js';
-import { CF, rollupColumnOf, rollupKey, rollupStartOf } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
-import type { MetricRef } from '../metric-info.js';
+import type { RollupAccumulator } from '../model/rollup/accumulator.js';
+import { ALL_COLUMNS, CHUNK_PERIODS, chunkSpanMs, chunkStartOf, COLUMNS, encodeChunk, RollupChunk, type ChunkPeriods } from '../model/rollup/chunk.js';
+import { CF, rollupColumnOf, rollupKey, rollupStartOf } from './keys.js';
+import type { Store, StoreBatch } from './rocks.js';
+import type { MetricRef } from '../model/metric-info.js';
 
 const SECOND = 1000;
 

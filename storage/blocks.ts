@@ -1,0 +1,150 @@
+// One partition's sealed blocks of numeric and text samples (CF.numeric, CF.text; histograms as
+// submitted in CF.histogram_raw): key metric id | window start | seal seq, so a metric's blocks
+// are contiguous, in window order, and within a window in the order they were sealed (which
+// decides text conflicts). The partition's seal sequence is kept beside them (`seal_seq/<p>`).
+import { blockHeader, decodeNumericBlock, encodeNumericBlock } from '../model/codec/numeric-block.js';
+import { BlockFormatError } from '../model/codec/errors.js';
+import { decodeTextBlock, encodeTextBlock } from '../model/codec/text-block.js';
+import type { DataKind } from '../model/ingest-record.js';
+import type { Series } from '../model/series.js';
+import type { BufferValue, NumericValue } from '../model/types.js';
+import { blockKey, blockKeyFloor, blockWindowOf, CF, decodeU64, encodeU64, sealSeqKey, type ColumnFamilyName } from './keys.js';
+import type { Store, StoreBatch } from './rocks.js';
+
+export interface KindLayout {
+  cf: ColumnFamilyName;
+  encode(s: Series<BufferValue>): Uint8Array;
+  decode(bytes: Uint8Array): Series<BufferValue>;
+}
+
+const numericLayout: KindLayout = {
+  cf: CF.numeric,
+  encode: (s) => encodeNumericBlock(s as Series<NumericValue>),
+  decode: (bytes) => decodeNumericBlock(bytes) as Series<BufferValue>,
+};
+
+const textLayout = (cf: ColumnFamilyName): KindLayout => ({
+  cf,
+  encode: (s) => encodeTextBlock(s as Series<string | null>),
+  decode: (bytes) => decodeTextBlock(bytes) as Series<BufferValue>,
+});
+
+/** How each data kind is laid out: which column family, which block codec. */
+export const LAYOUT: Record<DataKind, KindLayout> = {
+  numeric: numericLayout,
+  text: textLayout(CF.text),
+  // Histograms are kept as submitted (base64 text) until the histogram store decodes them.
+  histogram: textLayout(CF.histogramRaw),
+};
+
+/** A metric as its blocks know it: its id, and whether this process knows it has none yet. */
+export interface BlockOwner {
+  id: Buffer;
+  unsealed?: boolean;
+}
+
+/** One window's blocks, in the order they were sealed. */
+export interface SealedWindow {
+  window: number;
+  blocks: Series<BufferValue>[];
+}
+
+export class BlockStore {
+  private constructor(
+    private readonly store: Store,
+    private readonly partition: number,
+    /** The highest seal sequence used (committed with the blocks it numbers). */
+    private sealed: number,
+  ) {}
+
+  static async open(store: Store, partition: number): Promise<BlockStore> {
+    const raw = await store.get(CF.state, sealSeqKey(partition));
+    return new BlockStore(store, partition, raw === null ? 0 : decodeU64(raw));
+  }
+
+  /** A write of several blocks (and whatever else must be atomic with them). */
+  batch(): StoreBatch {
+    return this.store.batch();
+  }
+
+  /** The blocks of `kind` with a sample in [start, end), in key order. */
+  async read(metric: BlockOwner, kind: DataKind, start: number, end: number, spanMs: number): Promise<Series<BufferValue>[]> {
+    const layout = LAYOUT[kind];
+    const parts: Series<BufferValue>[] = [];
+    if (metric.unsealed === true) return parts;
+    const scan = this.store.scan(layout.cf, { gte: blockKeyFloor(metric.id, start - (start % spanMs)), lt: blockKeyFloor(metric.id, Math.min(end, Number.MAX_SAFE_INTEGER)) });
+    for await (const { value } of scan) {
+      const head = blockHeader(value);
+      if (head.lastTs < start || head.firstTs >= end) continue;
+      parts.push(layout.decode(value));
+    }
+    return parts;
+  }
+
+  /** Windows before `limit`, newest first, each with its blocks in seal order (the caller stops when it has enough). */
+  async *windowsBefore(metric: BlockOwner, kind: DataKind, limit: number): AsyncGenerator<SealedWindow> {
+    if (metric.unsealed === true) return;
+    const layout = LAYOUT[kind];
+    let current: SealedWindow | null = null;
+    for await (const { key, value } of this.store.scan(layout.cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, limit), reverse: true })) {
+      const window = blockWindowOf(key);
+      if (current !== null && current.window !== window) {
+        yield current;
+        current = null;
+      }
+      current ??= { window, blocks: [] };
+      current.blocks.unshift(layout.decode(value));
+    }
+    if (current !== null) yield current;
+  }
+
+  /** True when a sealed block holds a sample before `before`, or cannot be read (so a delete can remove it). */
+  async anyBefore(metric: BlockOwner, kind: DataKind, before: number, spanMs: number): Promise<boolean> {
+    const scan = this.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % spanMs) + spanMs) });
+    for await (const { value } of scan) if (startsBefore(value, before)) return true;
+    return false;
+  }
+
+  /**
+   * Stages the delete of every block of the windows wholly before `cut`; when `cut` falls inside
+   * a window, that window's blocks are deleted too and returned (the caller seals back what it
+   * keeps of them).
+   */
+  async stageDeleteBefore(batch: StoreBatch, metric: BlockOwner, kind: DataKind, cut: number, spanMs: number): Promise<Series<BufferValue>[]> {
+    const layout = LAYOUT[kind];
+    const window = cut - (cut % spanMs);
+    batch.deleteRange(layout.cf, blockKeyFloor(metric.id, 0), blockKeyFloor(metric.id, window));
+    if (cut === window) return [];
+    const range = { gte: blockKeyFloor(metric.id, window), lt: blockKeyFloor(metric.id, window + spanMs) };
+    const parts: Series<BufferValue>[] = [];
+    for await (const { value } of this.store.scan(layout.cf, range)) parts.push(layout.decode(value));
+    if (parts.length > 0) batch.deleteRange(layout.cf, range.gte, range.lt);
+    return parts;
+  }
+
+  /** The sequences a seal of `count` blocks takes (committed with `stageSeal`'s batch by `sealed`). */
+  nextSeqs(count: number): number[] {
+    return Array.from({ length: count }, (_, i) => this.sealed + 1 + i);
+  }
+
+  /** Stages one block, numbered by a sequence from `nextSeqs`, and the partition's seal sequence. */
+  stageBlock(batch: StoreBatch, metric: BlockOwner, kind: DataKind, windowStart: number, seq: number, samples: Series<BufferValue>): void {
+    const layout = LAYOUT[kind];
+    batch.put(layout.cf, blockKey(metric.id, windowStart, seq), layout.encode(samples));
+    batch.put(CF.state, sealSeqKey(this.partition), encodeU64(seq));
+  }
+
+  /** Notes that a batch staging blocks up to `seq` was written. */
+  committed(seq: number): void {
+    this.sealed = Math.max(this.sealed, seq);
+  }
+}
+
+function startsBefore(block: Uint8Array, before: number): boolean {
+  try {
+    return blockHeader(block).firstTs < before;
+  } catch (error) {
+    if (error instanceof BlockFormatError) return true;
+    throw error;
+  }
+}

@@ -1,0 +1,89 @@
+// Everything a shard keeps on disk, in its own RocksDB store (dataDir/shards/<n>): its slice of
+// the metric index, tombstones, latest flags, and per partition its blocks, histograms, rollups
+// and activity. A shard (actors/shard/shard.ts) reaches RocksDB only through these.
+import type { FerriteConfig } from '../model/config.js';
+import type { MetricRef } from '../model/metric-info.js';
+import { ActivityTracker } from './activity.js';
+import { BlockStore } from './blocks.js';
+import { diskUse, rollupBacklog, type DiskUse, type RollupBacklog } from './figures.js';
+import { HistogramStore, storedHistogramStarts } from './histograms.js';
+import { LatestFlags } from './latest.js';
+import { MetricIndex } from './metric-index/metric-index.js';
+import { sweepRetention } from './retention.js';
+import { storedPeriodStarts } from './rollup-chunks.js';
+import { RollupStore } from './rollups.js';
+import { Store, type StoreBatch } from './rocks.js';
+import { Tombstones } from './tombstones.js';
+
+/** One partition's stores. */
+export interface PartitionStores {
+  blocks: BlockStore;
+  histograms: HistogramStore;
+  rollups: RollupStore;
+  activity: ActivityTracker;
+}
+
+/** An atomic write across the shard's stores (passed to their `stage…` methods, then written). */
+export type ShardBatch = StoreBatch;
+
+export class ShardStorage {
+  private constructor(
+    private readonly store: Store,
+    private readonly config: FerriteConfig,
+    readonly index: MetricIndex,
+    readonly tombstones: Tombstones,
+    readonly latest: LatestFlags,
+    readonly partitions: ReadonlyMap<number, PartitionStores>,
+  ) {}
+
+  static async open(dir: string, partitions: readonly number[], config: FerriteConfig): Promise<ShardStorage> {
+    const store = await Store.open(dir);
+    try {
+      const tombstones = await Tombstones.load(store);
+      const { index } = await MetricIndex.load(store);
+      const stores = new Map<number, PartitionStores>();
+      for (const p of partitions) {
+        stores.set(p, {
+          blocks: await BlockStore.open(store, p),
+          histograms: await HistogramStore.open(p, store, config),
+          rollups: await RollupStore.open(p, store, config),
+          activity: new ActivityTracker(store),
+        });
+      }
+      return new ShardStorage(store, config, index, tombstones, new LatestFlags(store), stores);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+
+  batch(): ShardBatch {
+    return this.store.batch();
+  }
+
+  /** Start times of a metric's stored periods: of the finest numeric rollup level, and of the base histogram level. */
+  async *storedPeriodStarts(metric: MetricRef): AsyncGenerator<number> {
+    const finestRollup = this.config.rollups[0]?.period;
+    if (finestRollup !== undefined) yield* storedPeriodStarts(this.store, metric, finestRollup);
+    const baseHistogram = this.config.histogramRollups[0]?.period;
+    if (baseHistogram !== undefined) yield* storedHistogramStarts(this.store, metric, baseHistogram);
+  }
+
+  /** Drops data past its retention (range deletes). */
+  sweepRetention(now: number): Promise<void> {
+    return sweepRetention(this.store, this.config, now);
+  }
+
+  async figures(partitions: readonly number[]): Promise<{ disk: DiskUse; backlog: RollupBacklog }> {
+    return { disk: await diskUse(this.store), backlog: await rollupBacklog(this.store, partitions) };
+  }
+
+  /** Leaves only SST files behind (no WAL to replay) and closes the store. */
+  async close(flush: boolean): Promise<void> {
+    try {
+      if (flush) await this.store.flushAll();
+    } finally {
+      await this.store.close();
+    }
+  }
+}
