@@ -1,15 +1,12 @@
 // Start-up (DESIGN.md "Next shape"): open the data directory, join the cluster transport,
 // load every store, build the node and wire the cluster's requests to their answerers.
 // What a running node does is actors/node/node.ts; how it stops is FerriteNode.stop.
-import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { FerriteConfig } from '../model/config.js';
 import { buildRing, type Ring } from '../model/topology/index.js';
-import { CF, STATE_KEY } from '../storage/keys.js';
 import { DataDirError } from '../storage/open-error.js';
-import { Store } from '../storage/rocks.js';
-import { prepareShardLayout } from '../storage/shard-layout.js';
+import { NodeStorage } from '../storage/node-storage.js';
 import { JournalStream, type AppliedReport } from '../transport/journal-stream.js';
 import { Rpc } from '../transport/rpc.js';
 import { answerStreamRequest } from './coordinators/fetch.js';
@@ -26,8 +23,8 @@ const PROBE_TIMEOUT_MS = 2_000;
 /** Opens the data directory, replays the journal, joins the cluster and starts the timers. */
 export async function startNode(config: FerriteConfig, log: Logger): Promise<FerriteNode> {
   const fromFile = readTopologyFile(config);
-  const store = await Store.open(config.dataDir);
-  const identity = await loadIdentity(store, config.nodeId);
+  const storage = await NodeStorage.open(config.dataDir);
+  const identity = await storage.identity(config.nodeId);
   let ring: Ring;
   let nats: NatsConnection | null = null;
   let replication: Replication | null = null;
@@ -36,18 +33,18 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     ring = buildRing(topologyFor(config, fromFile, identity));
     nats = await natsFor(config, ring.topology, identity);
     if (nats !== null && ring.topology.nodes.length > 1) {
-      replication = await Replication.open(store, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
+      replication = await Replication.open(storage.outbox, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
       rpc = new Rpc(nats, ring.topology.hash, identity);
     }
   } catch (error) {
     await nats?.close();
-    await store.close();
+    await storage.close();
     throw error;
   }
   let node: FerriteNode | null = null;
   let shards: ShardSet;
   try {
-    await prepareShardLayout(store, config.dataDir, { shards: config.shards, partitions: config.partitions }, (what) => log.info(what)).catch((error: unknown) => {
+    await storage.prepareShards(config.dataDir, { shards: config.shards, partitions: config.partitions }, (what) => log.info(what)).catch((error: unknown) => {
       throw new DataDirError(config.dataDir, error);
     });
     shards = await ShardSet.start(config, identity, ring.topology, config.shards, {
@@ -57,10 +54,10 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     });
   } catch (error) {
     await nats?.close();
-    await store.close();
+    await storage.close();
     throw error;
   }
-  node = new FerriteNode({ config, store, identity, ring, log, nats, replication, rpc, shards });
+  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards });
   await node.begin();
   if (rpc !== null) {
     rpc.serve({
@@ -72,15 +69,4 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
   }
   return node;
-}
-
-/** The node id: configured, else the one this data directory was given, else a new uuid. */
-async function loadIdentity(store: Store, configured: string | null): Promise<string> {
-  const stored = await store.get(CF.state, STATE_KEY.nodeId);
-  if (stored !== null && configured === null) return stored.toString('utf8');
-  const identity = configured ?? randomUUID();
-  if (stored === null || stored.toString('utf8') !== identity) {
-    await store.batch().put(CF.state, STATE_KEY.nodeId, Buffer.from(identity)).write();
-  }
-  return identity;
 }

@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
-import { journalBacklog } from '../actors/node/figures.js';
-import { addDiskUse, diskUse, type RollupBacklog } from '../storage/figures.js';
+import { addDiskUse, type RollupBacklog } from '../storage/figures.js';
 import { NodeHistory, type Snapshot } from '../actors/node/history.js';
 import type { PeerLag } from '../actors/cluster/replication.js';
 import { ringShares } from '../model/topology/index.js';
@@ -51,8 +50,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
     rollups: node.config.rollups.map((l) => l.period),
     histogram_rollups: node.config.histogramRollups.map((l) => l.period),
     memory: { rss_bytes: process.memoryUsage.rss(), heap_used_bytes: process.memoryUsage().heapUsed },
-    disk: addDiskUse([await diskUse(node.store), ...(await shardFigures()).map((f) => f.disk)]),
-    journal: { ...(await journalBacklog(node.store)), cluster: await node.replicationState() },
+    disk: addDiskUse([await node.storage.diskUse(), ...(await shardFigures()).map((f) => f.disk)]),
+    journal: { ...(await node.storage.journalBacklog()), cluster: await node.replicationState() },
     rollup_backlog: sumBacklogs((await shardFigures()).map((f) => f.backlog)),
     counters: { records: node.stats.recordsIngested, ingest_requests: node.stats.requestsIngested, http_requests: traffic.requests, http_errors: traffic.errors, journal_records_applied: node.stats.journalRecordsApplied },
   });

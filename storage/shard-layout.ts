@@ -56,6 +56,11 @@ export async function prepareShardLayout(node: Store, dataDir: string, want: Sha
   if (recorded !== null && recorded.partitions !== want.partitions) {
     throw new Error(`the data directory was written with ${recorded.partitions} partitions, not ${want.partitions}: partitions are fixed for the life of a data directory`);
   }
+  if (recorded === null && !existsSync(current) && !(await holdsShardData(node))) {
+    // A new data directory: nothing to split, each shard creates its store when it opens.
+    await node.batch().put(CF.state, STATE_KEY.shardLayout, Buffer.from(JSON.stringify(want))).write();
+    return;
+  }
   if (recorded === null || recorded.shards !== want.shards) {
     rmSync(next, { recursive: true, force: true });
     const fromNodeStore = recorded === null;
@@ -144,12 +149,15 @@ class Copier {
   }
 }
 
+/** True when the node store holds data of metrics (a store written before shards). */
+async function holdsShardData(node: Store): Promise<boolean> {
+  for (const cf of BY_METRIC_ID) for await (const _ of node.scan(cf, { limit: 1 })) return true;
+  return false;
+}
+
 /** Deletes what the shards now hold from the node store (left there by a store written before shards). */
 async function dropShardData(node: Store): Promise<void> {
-  let any = false;
-  for await (const _ of node.scan(CF.metrics, { limit: 1 })) any = true;
-  for await (const _ of node.scan(CF.numeric, { limit: 1 })) any = true;
-  if (!any) return;
+  if (!(await holdsShardData(node))) return;
   const all = { gte: Buffer.alloc(0), lt: Buffer.alloc(METRIC_ID_BYTES + 64, 0xff) };
   const batch = node.batch();
   for (const cf of BY_METRIC_ID) batch.deleteRange(cf, all.gte, all.lt);

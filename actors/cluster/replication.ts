@@ -5,13 +5,12 @@
 // (with backoff), so neither a crashed peer nor a nats-server that lost acknowledged
 // messages loses data. Receivers remember, per sender incarnation, which messages they
 // applied, in the same batch as the data: re-delivery never applies anything twice.
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
 import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
 import { ownersOf, type Ring } from '../../model/topology/index.js';
-import { appliedKey, CF, decodeU64, encodeU64, outboxKey, outboxRange, outboxSeqKey, outboxSeqOf, prefixEnd, STATE_KEY } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
+import type { NodeBatch } from '../../storage/node-storage.js';
+import type { Outbox } from '../../storage/outbox.js';
 import { JOURNAL_OPS, type AppliedReport, type JournalEnvelope, type JournalOp, type JournalStream } from '../../transport/journal-stream.js';
 import type { MetricInfo, PortableIdentity } from '../../model/metric-info.js';
 
@@ -81,7 +80,7 @@ export class Replication {
   misdirected = 0;
 
   private constructor(
-    private readonly store: Store,
+    private readonly outbox: Outbox,
     private readonly ring: Ring,
     readonly identity: string,
     readonly incarnation: string,
@@ -89,11 +88,8 @@ export class Replication {
     private readonly log: Logger,
   ) {}
 
-  static async open(store: Store, ring: Ring, identity: string, journal: JournalStream, log: Logger): Promise<Replication> {
-    const stored = await store.get(CF.state, STATE_KEY.outboxIncarnation);
-    const incarnation = stored?.toString('utf8') ?? randomUUID();
-    if (stored === null) await store.batch().put(CF.state, STATE_KEY.outboxIncarnation, Buffer.from(incarnation)).write();
-    const r = new Replication(store, ring, identity, incarnation, journal, log);
+  static async open(outbox: Outbox, ring: Ring, identity: string, journal: JournalStream, log: Logger): Promise<Replication> {
+    const r = new Replication(outbox, ring, identity, await outbox.incarnation(), journal, log);
     await r.loadOutbox();
     return r;
   }
@@ -152,12 +148,10 @@ export class Replication {
   }
 
   /** Adds one outbox entry per peer to `batch`; publish them once the batch is written. */
-  stage(batch: StoreBatch, peer: string, op: JournalOp, body: Buffer, records: number): Outgoing {
+  stage(batch: NodeBatch, peer: string, op: JournalOp, body: Buffer, records: number): Outgoing {
     const seq = this.nextSeq.get(peer) ?? 1;
     this.nextSeq.set(peer, seq + 1);
-    batch.put(CF.outbox, outboxKey(peer, seq), Buffer.concat([Buffer.from([JOURNAL_OPS.indexOf(op)]), body]));
-    // Sequences must never repeat within an incarnation, even once the outbox is empty.
-    batch.put(CF.state, outboxSeqKey(peer), encodeU64(seq));
+    this.outbox.stage(batch, peer, seq, Buffer.concat([Buffer.from([JOURNAL_OPS.indexOf(op)]), body]));
     this.pendingOf(peer).set(seq, { at: Date.now(), tries: 1, records });
     return { peer, seq, op, body, records };
   }
@@ -184,12 +178,12 @@ export class Replication {
    * once the batch is written: were it installed first, a failed write would make the
    * re-delivery look applied.
    */
-  markApplied(batch: StoreBatch, envelope: JournalEnvelope): AppliedUpdate {
+  markApplied(batch: NodeBatch, envelope: JournalEnvelope): AppliedUpdate {
     const current = this.applied.get(envelope.incarnation) ?? { through: 0, above: new Set<number>() };
     const next = { through: current.through, above: new Set(current.above) };
     next.above.add(envelope.seq);
     while (next.above.delete(next.through + 1)) next.through++;
-    batch.put(CF.state, appliedKey(envelope.incarnation), Buffer.from(JSON.stringify({ through: next.through, above: [...next.above] })));
+    this.outbox.stageApplied(batch, envelope.incarnation, { through: next.through, above: [...next.above] });
     return { incarnation: envelope.incarnation, applied: next };
   }
 
@@ -205,11 +199,7 @@ export class Replication {
 
   /** Loads what this node applied from each sender; called before consuming. */
   async loadApplied(): Promise<void> {
-    const prefix = appliedKey('');
-    for await (const { key, value } of this.store.scan(CF.state, { gte: prefix, lt: prefixEnd(prefix) })) {
-      const doc = JSON.parse(value.toString('utf8')) as { through: number; above: number[] };
-      this.applied.set(key.subarray(prefix.length).toString('utf8'), { through: doc.through, above: new Set(doc.above) });
-    }
+    for (const [incarnation, marks] of await this.outbox.applied()) this.applied.set(incarnation, { through: marks.through, above: new Set(marks.above) });
   }
 
   /** Replication lag per peer: what this node still holds for it, unconfirmed. */
@@ -243,12 +233,8 @@ export class Replication {
     if (report.incarnation !== this.incarnation) return;
     const pending = this.unconfirmed.get(report.peer);
     if (pending === undefined || pending.size === 0) return;
-    const batch = this.store.batch().deleteRange(CF.outbox, outboxKey(report.peer, 0), outboxKey(report.peer, report.through + 1));
     for (const seq of pending.keys()) if (seq <= report.through) pending.delete(seq);
-    for (const seq of report.above) {
-      if (pending.delete(seq)) batch.delete(CF.outbox, outboxKey(report.peer, seq));
-    }
-    await batch.write();
+    await this.outbox.confirm(report.peer, report.through, report.above.filter((seq) => pending.delete(seq)));
   }
 
   /** Re-publishes entries whose confirmation is overdue, oldest first. */
@@ -270,7 +256,7 @@ export class Replication {
       const due = overdue();
       budget -= due.length;
       if (due.length === 0) continue;
-      const stored = await this.store.getMany(CF.outbox, due.map((seq) => outboxKey(peer, seq)));
+      const stored = await this.outbox.read(peer, due);
       const outgoing: Outgoing[] = [];
       due.forEach((seq, i) => {
         const value = stored[i];
@@ -291,11 +277,9 @@ export class Replication {
     for (const node of this.ring.topology.nodes) {
       if (node.id === this.identity) continue;
       const pending = this.pendingOf(node.id);
-      for await (const { key, value } of this.store.scan(CF.outbox, { ...outboxRange(node.id), capacity: 1024 })) {
-        pending.set(outboxSeqOf(key), { at: 0, tries: 0, records: value[0] === 0 ? countRecords(value) : 1 });
-      }
-      const last = await this.store.get(CF.state, outboxSeqKey(node.id));
-      this.nextSeq.set(node.id, (last === null ? 0 : decodeU64(last)) + 1);
+      const { messages, lastSeq } = await this.outbox.load(node.id);
+      for (const { seq, value } of messages) pending.set(seq, { at: 0, tries: 0, records: value[0] === 0 ? countRecords(value) : 1 });
+      this.nextSeq.set(node.id, lastSeq + 1);
     }
   }
 }

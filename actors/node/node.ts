@@ -12,9 +12,8 @@ import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
 import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry } from '../../model/journal-entry.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { Ring } from '../../model/topology/index.js';
-import { CheckTagStore } from '../../storage/check-tags.js';
-import { CF, decodeU64, encodeU64, journalKey, journalSeqOf, STATE_KEY } from '../../storage/keys.js';
-import type { Store, StoreBatch } from '../../storage/rocks.js';
+import type { CheckTagStore } from '../../storage/check-tags.js';
+import type { NodeBatch, NodeStorage } from '../../storage/node-storage.js';
 import { Gossip } from '../../transport/gossip.js';
 import type { JournalEnvelope, JournalOp } from '../../transport/journal-stream.js';
 import type { Rpc } from '../../transport/rpc.js';
@@ -55,7 +54,7 @@ export interface NodeStats {
 /** What actors/boot.ts opens and wires before a node can be built. */
 export interface NodeParts {
   config: FerriteConfig;
-  store: Store;
+  storage: NodeStorage;
   identity: string;
   /** The ring of the current topology (a ring of one when standalone). */
   ring: Ring;
@@ -72,7 +71,8 @@ export interface NodeParts {
 
 export class FerriteNode {
   readonly config: FerriteConfig;
-  readonly store: Store;
+  /** The node's own store: journal, outbox, check tags, identity. */
+  readonly storage: NodeStorage;
   readonly identity: string;
   readonly ring: Ring;
   readonly rpc: Rpc | null;
@@ -109,9 +109,9 @@ export class FerriteNode {
   readonly admission: IngestAdmission;
 
   constructor(parts: NodeParts) {
-    const { config, store, identity, ring, log, nats, replication, rpc, shards } = parts;
+    const { config, storage, identity, ring, log, nats, replication, rpc, shards } = parts;
     this.config = config;
-    this.store = store;
+    this.storage = storage;
     this.identity = identity;
     this.ring = ring;
     this.log = log;
@@ -122,7 +122,7 @@ export class FerriteNode {
     this.gossip = new Gossip(nats, identity, ring.topology);
     this.checkpoints = new CheckpointHealth(log);
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
-    this.checkTags = new CheckTagStore(store);
+    this.checkTags = storage.checkTags;
     this.registry = new MetricRegistry(config.partitions);
     // Standalone, parsed columns pass through to the shards; a cluster member routes records to owners.
     const declare = replication === null ? (lane: number, epoch: number, fresh: NewMetric[]) => shards.declare(lane, epoch, fresh) : null;
@@ -231,7 +231,7 @@ export class FerriteNode {
    * Stages `doc` in `batch` for every other node of the topology (check tags live on every
    * node); the caller writes the batch, then calls the returned function to publish.
    */
-  stageForEveryNode(batch: StoreBatch, op: JournalOp, doc: object): () => Promise<void> {
+  stageForEveryNode(batch: NodeBatch, op: JournalOp, doc: object): () => Promise<void> {
     const replication = this.replication;
     if (replication === null) return async () => {};
     const body = Buffer.from(JSON.stringify(doc));
@@ -246,7 +246,7 @@ export class FerriteNode {
     const peers = replication.ownersOf(metric).filter((id) => id !== this.identity);
     if (peers.length === 0) return;
     const body = Buffer.from(JSON.stringify(doc));
-    const batch = this.store.batch();
+    const batch = this.storage.batch();
     const outgoing = peers.map((peer) => replication.stage(batch, peer, op, body, records));
     await batch.write();
     await replication.publish(outgoing);
@@ -289,14 +289,14 @@ export class FerriteNode {
    * One journal WriteBatch: `samples` (this node's, journaled as `rawEntry` when given) and
    * whatever `extend` adds; then the samples go to their shards, which index them.
    */
-  private async commit(samples: Samples, rawEntry: Buffer | null, extend: (batch: StoreBatch) => void): Promise<void> {
+  private async commit(samples: Samples, rawEntry: Buffer | null, extend: (batch: NodeBatch) => void): Promise<void> {
     // Checked again here, after parsing: a shard that died meanwhile must not be handed samples it cannot place.
     this.checkWritable();
     const seq = this.nextSeq++;
     this.inflight.add(seq);
     try {
-      const batch = this.store.batch();
-      if (samples.size > 0) batch.put(CF.journal, journalKey(seq), rawEntry ?? encodeJournalEntry([...(samples as IngestBatch<MetricInfo>).records()]));
+      const batch = this.storage.batch();
+      if (samples.size > 0) this.storage.stageJournalEntry(batch, seq, rawEntry ?? encodeJournalEntry([...(samples as IngestBatch<MetricInfo>).records()]));
       extend(batch);
       await batch.write();
       if (samples.size > 0) this.dispatch(seq, samples);
@@ -368,13 +368,12 @@ export class FerriteNode {
         await this.flush();
         // The journal is now empty: flushing and compacting leaves on disk only the
         // sealed blocks, not the WAL and journal entries that led to them.
-        await this.store.flushAll();
-        await this.store.compact(CF.journal);
+        await this.storage.flushAndCompact();
       }
     } finally {
       await this.shards.stop();
       await this.ingestPool.stop();
-      await this.store.close();
+      await this.storage.close();
     }
   }
 
@@ -423,13 +422,12 @@ export class FerriteNode {
     if (this.fault !== null) return;
     const cut = Math.min(dispatched + 1, ...shardLows);
     if (cut <= this.journalCut) return;
-    const batch = this.store.batch().deleteRange(CF.journal, journalKey(0), journalKey(cut)).put(CF.state, STATE_KEY.journalCut, encodeU64(cut));
-    await batch.write();
+    await this.storage.truncateJournal(cut);
     this.journalCut = cut;
     // Range tombstones hide truncated entries but only compaction frees their bytes.
     if (cut - this.journalCompactedAt >= JOURNAL_COMPACT_EVERY) {
       this.journalCompactedAt = cut;
-      await this.store.compact(CF.journal);
+      await this.storage.compactJournal();
     }
   }
 
@@ -446,8 +444,7 @@ export class FerriteNode {
   }
 
   private async replayJournal(): Promise<void> {
-    const cut = await this.store.get(CF.state, STATE_KEY.journalCut);
-    this.journalCut = cut === null ? 0 : decodeU64(cut);
+    this.journalCut = await this.storage.journalCut();
     const { entries, last } = await this.replayEntries();
     this.stats.journalEntriesReplayed += entries;
     this.nextSeq = Math.max(1, (last ?? this.journalCut - 1) + 1);
@@ -458,9 +455,8 @@ export class FerriteNode {
   private async replayEntries(only?: number): Promise<{ entries: number; last: number | null }> {
     let entries = 0;
     let last: number | null = null;
-    for await (const { key, value } of this.store.scan(CF.journal, {})) {
-      const seq = journalSeqOf(key);
-      this.dispatch(seq, this.replayed(decodeJournal(value), seq), only);
+    for await (const { seq, entry } of this.storage.journal()) {
+      this.dispatch(seq, this.replayed(decodeJournal(entry), seq), only);
       entries++;
       last = seq;
     }

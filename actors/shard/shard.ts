@@ -16,7 +16,7 @@ import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { rollupTuplesJson, rollupTypeColumns, type RollupType } from '../../model/rollup/types.js';
 import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
-import { buildRing, ownersOf, type Ring } from '../../model/topology/index.js';
+import { buildRing, ownersOf, type Ring } from '../../model/topology/ring.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import type { ShardFigures } from '../../storage/figures.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';

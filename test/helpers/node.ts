@@ -78,7 +78,7 @@ export async function spawnNode(dataDir: string, extraArgs: string[] = [], runti
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = '';
     let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`node did not start: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`node did not start: ${stderr}`)), 60_000);
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout!.on('data', (d: Buffer) => {
       // Only whole lines are kept back, so a node that logs a lot costs linear time here.
