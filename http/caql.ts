@@ -2,7 +2,6 @@
 // GET with a query string or POST with a JSON body. Answers DF1 (default) or DF4 (with
 // `head.explain` when asked), or for `#lang="promql"` also PQ/PQR (Prometheus' API shapes); a
 // bad query is a 400 with IRONdb's user-error body, soft problems go to DF4 `head.warning`.
-import { parseJsonBody } from '../model/json-body.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { caqlSource } from '../actors/coordinators/sources/caql.js';
 import type { FerriteNode } from '../actors/node/node.js';
@@ -20,29 +19,13 @@ import { FerriteError } from '../model/errors.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, requestDeadline } from './headers.js';
 import { MAX_EPOCH_S } from '../model/fetch/request.js';
-import { bodyText } from './request.js';
+import { CAQL_METHOD, requestParams, type Params } from './caql-request.js';
 import { accountHeaders, fields, JSON_BODY, str, TAG } from './schemas.js';
 
-export const CAQL_METHOD = 'caql_v1';
 const DEFAULT_TIMEOUT_S = 4.5;
 /** CAQL's native granularity; finer periods need `#min_period` (§2). */
 const NATIVE_PERIOD_S = 60;
 
-type Params = Record<string, unknown>;
-
-/** The built-in extension's entry in `GET /extension/lua`. */
-export const CAQL_EXTENSION = {
-  description: 'CAQL (Circonus Analytics Query Language) v1: evaluates a query over [start, end) at period',
-  params: {
-    query: { name: 'query', type: 'string' },
-    start: { name: 'start', type: 'number' },
-    end: { name: 'end', type: 'number' },
-    period: { name: 'period', type: 'number' },
-    format: { name: 'format', type: 'string' },
-    _timeout: { name: '_timeout', type: 'number' },
-    explain: { name: 'explain', type: 'boolean' },
-  },
-};
 
 // Documented only: a bad parameter is a CAQL user error (its own body), worded by the handler.
 const caqlQuery = fields({
@@ -145,19 +128,6 @@ function booleanParam(params: Params, name: string): boolean {
 
 function userError(status: string, message: string, params: Params) {
   return { success: false, status, method: CAQL_METHOD, user_error: { message }, arguments: params, locals: [], trace: [] };
-}
-
-/** Query-string parameters, overridden by a JSON body's (trailing whitespace allowed). */
-export function requestParams(req: FastifyRequest): Params {
-  const params: Params = { ...(req.query as Params) };
-  if (req.method !== 'POST') return params;
-  const text = bodyText(req).trim();
-  if (text === '') return params;
-  const parsed = parseJsonBody(text);
-  if (!parsed.ok) throw new CaqlUserError(`the body is not acceptable JSON: ${parsed.reason}`);
-  const body = parsed.value;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new CaqlUserError('the body must be a JSON object');
-  return { ...params, ...(body as Params) };
 }
 
 function stringParam(params: Params, names: string[]): string {

@@ -8,7 +8,7 @@ import { CaqlUserError } from '../caql/errors.js';
 import { ExtensionError, loadExtensions, runExtension, validateParams } from '../extensions/registry.js';
 import { stopSpareWorker } from '../extensions/runner.js';
 import { ferr } from '../model/errors.js';
-import { CAQL_EXTENSION, CAQL_METHOD, requestParams } from './caql.js';
+import { CAQL_EXTENSION, CAQL_METHOD, requestParams } from './caql-request.js';
 import { accountHeader } from './headers.js';
 import { accountHeaders, fields, JSON_BODY, str, TAG } from './schemas.js';
 

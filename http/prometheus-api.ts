@@ -18,7 +18,7 @@ import { parsePromQL } from '../model/promql/parse.js';
 import { instantResult, rangeResult } from '../model/promql/result-json.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader } from './headers.js';
-import { compareLabels, sortedLabels } from './prometheus-remote.js';
+import { compareLabels, sortedLabels } from '../model/prometheus/labels.js';
 import { bodyText } from './request.js';
 
 /** Prometheus' default lookback for instant selectors. */

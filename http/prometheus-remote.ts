@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { readSamples, selectSeries } from '../actors/coordinators/sources/prometheus.js';
 import { ferr } from '../model/errors.js';
-import { seriesSamples } from '../model/prometheus/labels.js';
+import { compareLabels, seriesSamples, sortedLabels } from '../model/prometheus/labels.js';
 import { MatcherError } from '../model/prometheus/matchers.js';
 import { decodeReadRequest, decodeWriteRequest, encodeReadResponse, RemoteFormatError, type RemoteQuery, type RemoteSample } from '../model/prometheus/remote-codec.js';
 import type { Labels } from '../model/prometheus/types.js';
@@ -84,18 +84,3 @@ async function answerQuery(node: FerriteNode, scope: CheckScope, q: RemoteQuery)
 }
 
 /** Prometheus keeps labels sorted by name, and series sorted by their labels. */
-export function sortedLabels(labels: Labels): Labels {
-  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-export function compareLabels(a: Labels, b: Labels): number {
-  const x = Object.entries(a);
-  const y = Object.entries(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const [an, av] = x[i]!;
-    const [bn, bv] = y[i]!;
-    if (an !== bn) return an < bn ? -1 : 1;
-    if (av !== bv) return av < bv ? -1 : 1;
-  }
-  return x.length - y.length;
-}

@@ -4,15 +4,15 @@ import type { MetricInfo } from '../model/metric-info.js';
 import type { FerriteNode } from '../actors/node/node.js';
 import type { RollupEngine } from '../storage/rollups.js';
 import { ferr } from '../model/errors.js';
-import { MAX_PERIODS } from '../model/fetch/request.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { nntAccumulator } from '../model/rollup/nnt.js';
 import { parseRollupType, ROLLUP_TYPE_NAMES } from '../model/rollup/types.js';
 import { requireSomething, summarize } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
-import { epochSecParam, knownMetricFromPath } from './metric-param.js';
+import { knownMetricFromPath } from './metric-param.js';
 import { bodyText, requiredSecMs } from './request.js';
+import { periodLimit } from './rollup-read.js';
 import { proxyToOwner } from './proxy.js';
 import { accountHeaders, fields, jsonItems, metricPath, secMs, str, TAG } from './schemas.js';
 
@@ -86,42 +86,6 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     await Promise.all([...byMetric].map(([metric, records]) => node.writeNnt(metric, records)));
     return reply.send(summarize(parsed.items, parsed.records.length, parsed.errors, 'item'));
   }
-}
-
-/** The path segments of the deprecated `GET /read/<start>/<end>/<period>/<uuid>/<type>/<metric>`. */
-export interface LegacyNumericRead {
-  start: string;
-  end: string;
-  period: string;
-  uuid: string;
-  type: string;
-  metric: string;
-}
-
-/**
- * The deprecated numeric read (irondb-reference §4.5): `/rollup`'s values per `period` s for
- * periods starting in [start, end) epoch s, read through the dispatch engine.
- */
-export async function readLegacyNumeric(node: FerriteNode, r: LegacyNumericRead): Promise<string> {
-  const start = epochSecParam(r.start, 'start') * 1000;
-  const end = epochSecParam(r.end, 'end') * 1000;
-  const span = epochSecParam(r.period, 'period') * 1000;
-  if (span <= 0) throw ferr('FER_ERR_BAD_PARAM', 'period', 'must be a positive number of seconds');
-  if (end < start) throw ferr('FER_ERR_BAD_PARAM', 'end', `${r.end} is before start ${r.start}`);
-  periodLimit(start, end, span, 'period');
-  const type = parseRollupType(r.type);
-  if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${r.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
-  const metric = await knownMetricFromPath(node, r.uuid, r.metric);
-  return node.shards.about(metric, 'rollupJson', span, start - (start % span), end, 'dispatch', type);
-}
-
-/**
- * At most MAX_PERIODS tuples per read, as /fetch: 5.7 M (0 to now at 300 s) took 70 s and
- * 98 MB of JSON when the bound was 10 M (issue 17's fuzzers).
- */
-function periodLimit(startMs: number, endMs: number, spanMs: number, field: string): void {
-  const periods = Math.ceil((endMs - startMs) / spanMs);
-  if (periods > MAX_PERIODS) throw ferr('FER_ERR_BAD_PARAM', field, `${periods} periods exceeds the limit of ${MAX_PERIODS} per request`);
 }
 
 /** `<n>s` or `<n>ms`, n > 0; in ms. */

@@ -9,7 +9,7 @@ import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './request.js';
 import { proxyToOwner, type MetricSegments } from './proxy.js';
-import { readLegacyNumeric, type LegacyNumericRead } from './rollup.js';
+import { readLegacyNumeric, type LegacyNumericRead } from './rollup-read.js';
 import { accountHeaders, booleanQuery, epochS, fields, jsonItems, metricNameParam, str, TAG } from './schemas.js';
 
 /** `/write/text` items: `value` is the text, stored like an `s` record (truncated at the size limit). */

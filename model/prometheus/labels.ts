@@ -24,3 +24,21 @@ export function metricLabels(name: CanonicalName): Labels {
   }
   return labels;
 }
+
+/** Labels in name order. */
+export function sortedLabels(labels: Labels): Labels {
+  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Label sets ordered as Prometheus orders series: pair by pair, names then values. */
+export function compareLabels(a: Labels, b: Labels): number {
+  const x = Object.entries(a);
+  const y = Object.entries(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const [an, av] = x[i]!;
+    const [bn, bv] = y[i]!;
+    if (an !== bn) return an < bn ? -1 : 1;
+    if (av !== bv) return av < bv ? -1 : 1;
+  }
+  return x.length - y.length;
+}
