@@ -7,6 +7,7 @@
 // applied, in the same batch as the data: re-delivery never applies anything twice.
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
+import type { CheckTagScope, CheckTagUpdate } from '../../model/check-tags.js';
 import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
 import { ownersOf, type Ring } from '../../model/topology/index.js';
 import type { NodeBatch } from '../../storage/node-storage.js';
@@ -52,6 +53,13 @@ export interface AppliedUpdate {
 export interface JournaledRollups extends PortableIdentity {
   /** [period start ms, encoded accumulator as base64]. */
   records: [number, string][];
+}
+
+/** A check tag update journaled to every other node. */
+export interface JournaledCheckTags {
+  scope: CheckTagScope;
+  uuid: string;
+  update: CheckTagUpdate;
 }
 
 /** A single-metric delete journaled to the metric's other owners (x-svc-full-delete: 1). */

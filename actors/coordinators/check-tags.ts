@@ -1,7 +1,8 @@
 // Check tag updates as a node takes them from a client: stamped, stored, and journaled to
 // every other node in the same batch (so no node misses one), then published.
 import { nextStamp, presentCheckTags, type CheckTagScope } from '../../model/check-tags.js';
-import type { FerriteNode, JournaledCheckTags } from '../node/node.js';
+import type { NodeApi } from '../api.js';
+import type { JournaledCheckTags } from '../cluster/replication.js';
 
 export interface CheckTagChange {
   add: string[];
@@ -10,7 +11,7 @@ export interface CheckTagChange {
 }
 
 /** Applies `change` to the check's tags in `scope`; the tags present afterwards. */
-export async function changeCheckTags(node: FerriteNode, scope: CheckTagScope, uuid: string, change: CheckTagChange): Promise<string[]> {
+export async function changeCheckTags(node: NodeApi, scope: CheckTagScope, uuid: string, change: CheckTagChange): Promise<string[]> {
   let publish = async (): Promise<void> => {};
   const state = await node.checkTags.update(
     scope,
@@ -25,6 +26,6 @@ export async function changeCheckTags(node: FerriteNode, scope: CheckTagScope, u
   return presentCheckTags(state);
 }
 
-export async function checkTagsOf(node: FerriteNode, scope: CheckTagScope, uuid: string): Promise<string[]> {
+export async function checkTagsOf(node: NodeApi, scope: CheckTagScope, uuid: string): Promise<string[]> {
   return presentCheckTags(await node.checkTags.get(scope, uuid));
 }

@@ -8,7 +8,7 @@ import { globTest } from '../../model/tag-query/index.js';
 import type { AccountId } from '../../model/types.js';
 import { normalizeUuid } from '../../model/check-field.js';
 import type { MetricInfo } from '../../model/metric-info.js';
-import type { FerriteNode } from '../node/node.js';
+import type { NodeApi } from '../api.js';
 import type { FoundMetric } from '../shard/find.js';
 import type { DeleteOutcome } from '../shard/partition.js';
 import { find } from './find.js';
@@ -48,7 +48,7 @@ export function checkQueryText(uuidParam: string): string {
 }
 
 /** Metrics matching `query` stored here, up to `limit` (null = all), in (uuid, name) order. */
-export async function select(node: FerriteNode, account: AccountId, query: string, limit: number | null): Promise<Selection> {
+export async function select(node: NodeApi, account: AccountId, query: string, limit: number | null): Promise<Selection> {
   const checkTags = [...(await node.checkTags.forAccount(account))].map(([uuid, tags]): [string, string[]] => [uuid, [...tags]]);
   const parts = await node.shards.askAll('search', { account, query, limit: limit === null ? null : limit + 1, checkTags });
   const found = parts.flat().sort((a, b) => compare(a.record.uuid, b.record.uuid) || a.record.metric_name.localeCompare(b.record.metric_name));
@@ -57,7 +57,7 @@ export async function select(node: FerriteNode, account: AccountId, query: strin
 }
 
 /** Metrics of the check whose canonical name matches a `*` wildcard pattern. */
-export async function selectPattern(node: FerriteNode, account: AccountId, uuid: string, pattern: string, limit: number | null): Promise<Selection> {
+export async function selectPattern(node: NodeApi, account: AccountId, uuid: string, pattern: string, limit: number | null): Promise<Selection> {
   const matchesPattern = globTest(pattern);
   const all = await select(node, account, checkQueryText(uuid), null);
   const found = all.found.filter((f) => matchesPattern(f.record.metric_name));
@@ -66,7 +66,7 @@ export async function selectPattern(node: FerriteNode, account: AccountId, uuid:
 }
 
 /** Acts on each selected metric (of the action's kind), then lists `elsewhere` as `not local`. */
-export async function deleteSelected(node: FerriteNode, selection: Selection, action: DeleteAction, elsewhere: Elsewhere[] = []): Promise<DeleteResult[]> {
+export async function deleteSelected(node: NodeApi, selection: Selection, action: DeleteAction, elsewhere: Elsewhere[] = []): Promise<DeleteResult[]> {
   const results: DeleteResult[] = [];
   for (const f of selection.found) {
     if (action.kind !== null && !f.types.includes(action.kind)) continue;
@@ -90,14 +90,14 @@ export interface Elsewhere {
  * In a cluster, the metrics matching the query that only other nodes store: a delete
  * reports them `not local` (it acts on the receiving node only, interface §2.3).
  */
-export async function storedElsewhere(node: FerriteNode, account: AccountId, query: string, here: Selection): Promise<Elsewhere[]> {
+export async function storedElsewhere(node: NodeApi, account: AccountId, query: string, here: Selection): Promise<Elsewhere[]> {
   if (node.rpc === null) return [];
   const local = new Set(here.found.map((f) => `${f.record.uuid}\u0000${f.record.metric_name}`));
   const answer = await find(node, { kind: 'tags', account, query, activityStart: null, activityEnd: null, limit: null, activity: false, latest: 0, down: [], verifyOwner: false }, false);
   return answer.rows.filter((r) => !local.has(`${r.uuid}\u0000${r.name}`)).map((r) => ({ metric_name: r.name, types: r.types }));
 }
 
-function metricOf(node: FerriteNode, f: FoundMetric): MetricInfo {
+function metricOf(node: NodeApi, f: FoundMetric): MetricInfo {
   const r = node.registry.intern(f.record.account_id, f.record.uuid, f.record.check_name, f.record.metric_name);
   if (!r.ok) throw new Error(`BUG: the index holds an invalid metric name: ${r.reason}`);
   return r.metric;

@@ -7,9 +7,9 @@ import { planFetch } from '../../model/fetch/request.js';
 import type { NumericValue, AccountId } from '../../model/types.js';
 import { runFetch } from './fetch.js';
 import { DEFAULT_FIND_LIMIT, find } from './find.js';
-import type { FerriteNode } from '../node/node.js';
+import type { NodeApi } from '../api.js';
 
-export function extensionApi(node: FerriteNode, account: AccountId | null): ExtensionApi {
+export function extensionApi(node: NodeApi, account: AccountId | null): ExtensionApi {
   return {
     async find(query: string) {
       if (account === null) throw new Error('ferrite.find needs an account: send x-svc-account-id');

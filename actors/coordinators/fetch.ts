@@ -14,7 +14,7 @@ import { textCounts, type TextSlots } from '../../model/fetch/text.js';
 import { deserializeHistogram, type Histogram } from '../../model/histogram/index.js';
 import { tagText } from '../../model/metric-name.js';
 import { wireMetric, type MetricInfo } from '../../model/metric-info.js';
-import type { FerriteNode } from '../node/node.js';
+import type { NodeApi } from '../api.js';
 import { columnFromWire, columnToWire, type WireColumn } from '../../model/fetch/column-wire.js';
 
 const SECOND = 1000;
@@ -23,7 +23,7 @@ const SECOND = 1000;
  * Reads, transforms and reduces a plan's streams. Past `deadline` (epoch ms) it answers a
  * 504 at once; reads already queued still finish (the cell cap bounds them), reducers do not run.
  */
-export function runFetch(node: FerriteNode, plan: FetchPlan, deadline = Infinity): Promise<Column[]> {
+export function runFetch(node: NodeApi, plan: FetchPlan, deadline = Infinity): Promise<Column[]> {
   const work = (async () => {
     const first = plan.reduce[0];
     if (first !== undefined && FOLDS[first.method] !== undefined && plan.streams.every((s) => s.kind === 'numeric')) {
@@ -45,7 +45,7 @@ const FOLDS: Partial<Record<ReduceSpec['method'], 'sum' | 'mean'>> = { sum: 'sum
  * A sum, mean or groupby of numeric streams: the shards fold the streams they hold (in one
  * request each), other nodes' streams are read whole, and the partial sums are added up.
  */
-async function foldStreams(node: FerriteNode, plan: FetchPlan, reduce: ReduceSpec): Promise<Column[]> {
+async function foldStreams(node: NodeApi, plan: FetchPlan, reduce: ReduceSpec): Promise<Column[]> {
   const streams = plan.streams.map((s, i) => {
     const metric = streamMetric(node, s, `streams[${i}]`);
     return { s, metric, tags: headOf(s, metric).tags, group: 0 };
@@ -66,7 +66,7 @@ async function foldStreams(node: FerriteNode, plan: FetchPlan, reduce: ReduceSpe
 }
 
 /** The stream's transformed values per slot (NaN: none), read by its shard; null when never stored here. */
-function numericSlots(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array | null> {
+function numericSlots(node: NodeApi, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array | null> {
   return node.shards.about(metric, 'numericCells', { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, s.transform.name);
 }
 
@@ -83,19 +83,19 @@ interface StreamRequest {
 }
 
 /** A peer owning some streams of a fetch reads them (and only them, never forwarding). */
-export async function answerStreamRequest(node: FerriteNode, payload: unknown): Promise<WireColumn> {
+export async function answerStreamRequest(node: NodeApi, payload: unknown): Promise<WireColumn> {
   const { plan, stream } = payload as StreamRequest;
   const metric = streamMetric(node, stream, 'stream');
   return columnToWire(await localColumn(node, { ...plan, streams: [stream], reduce: [] }, stream, metric));
 }
 
-function streamMetric(node: FerriteNode, s: StreamSpec, path: string): MetricInfo {
+function streamMetric(node: NodeApi, s: StreamSpec, path: string): MetricInfo {
   const found = node.registry.lookup(s.uuid, s.name);
   if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
   return found.metric;
 }
 
-async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
+async function streamColumn(node: NodeApi, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
   const metric = streamMetric(node, s, path);
   if (node.routing.owns(metric)) return localColumn(node, plan, s, metric);
   const request: StreamRequest = { plan: { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, stream: s };
@@ -103,7 +103,7 @@ async function streamColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, p
   return columnFromWire(wire);
 }
 
-async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Column> {
+async function localColumn(node: NodeApi, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Column> {
   const head = headOf(s, metric);
   const periodS = plan.periodMs / SECOND;
   const known = () => node.knows(metric);
@@ -133,7 +133,7 @@ async function localColumn(node: FerriteNode, plan: FetchPlan, s: StreamSpec, me
  * The slot histograms, read from the coarsest histogram rollup that divides both the period
  * and the start (exact), else from the finest, whose periods land in the slot holding their start.
  */
-async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<(Histogram | null)[]> {
+async function histogramSlots(node: NodeApi, metric: MetricInfo, plan: FetchPlan): Promise<(Histogram | null)[]> {
   const levels = node.config.histogramRollups.map((l) => l.period);
   const exact = [...levels].reverse().find((p) => plan.periodMs % (p * SECOND) === 0 && plan.startMs % (p * SECOND) === 0);
   const rows = await node.shards.about(metric, 'histograms', exact ?? levels[0]!, plan.startMs, endOf(plan) - 1);
@@ -147,7 +147,7 @@ async function histogramSlots(node: FerriteNode, metric: MetricInfo, plan: Fetch
   return slots;
 }
 
-async function textSlots(node: FerriteNode, metric: MetricInfo, plan: FetchPlan): Promise<TextSlots> {
+async function textSlots(node: NodeApi, metric: MetricInfo, plan: FetchPlan): Promise<TextSlots> {
   const rows = await node.shards.about(metric, 'readText', { start: plan.startMs, end: endOf(plan), specificRange: true, lead: false });
   const slots: TextSlots = Array.from({ length: plan.count }, () => []);
   for (const [ts, v] of rows) if (v !== null) slots[slotOf(plan, ts)]?.push([ts, v]);

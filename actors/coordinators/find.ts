@@ -7,7 +7,7 @@
 // Within a node, each shard answers for its own partitions (actors/shard/find.ts).
 import { parseQuery, type AnswerFor, type FindPart, type FindRequest } from '../shard/find.js';
 import type { FindRow } from '../shard/find-rows.js';
-import type { FerriteNode } from '../node/node.js';
+import type { NodeApi } from '../api.js';
 
 /** IRONdb's default advisory limit for finds. */
 export const DEFAULT_FIND_LIMIT = 10_000;
@@ -26,7 +26,7 @@ export interface FindAnswer {
 }
 
 /** The whole cluster's answer (this node's alone when standalone or `localOnly`). */
-export async function find(node: FerriteNode, request: FindRequest, localOnly: boolean): Promise<FindAnswer> {
+export async function find(node: NodeApi, request: FindRequest, localOnly: boolean): Promise<FindAnswer> {
   parseQuery(request.query);
   const rpc = node.rpc;
   if (rpc === null || localOnly) {
@@ -48,12 +48,12 @@ export async function find(node: FerriteNode, request: FindRequest, localOnly: b
 }
 
 /** A peer's part of a search. */
-export function answerFind(node: FerriteNode, payload: unknown): Promise<FindPart> {
+export function answerFind(node: NodeApi, payload: unknown): Promise<FindPart> {
   return nodeFind(node, payload as FindRequest, 'first-live-owner');
 }
 
 /** This node's part: its shards' parts merged (one shard's answer is passed on as it is). */
-async function nodeFind(node: FerriteNode, r: FindRequest, answerFor: AnswerFor): Promise<FindPart> {
+async function nodeFind(node: NodeApi, r: FindRequest, answerFor: AnswerFor): Promise<FindPart> {
   const checkTags = [...(await node.checkTags.forAccount(r.account))].map(([uuid, tags]): [string, string[]] => [uuid, [...tags]]);
   // Encoded records of several shards would need interleaving: they send rows.
   const request = { ...r, answerFor, checkTags, encode: r.encode === true && node.shards.count === 1 };

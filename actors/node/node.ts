@@ -4,7 +4,6 @@
 // per-sample work on a standalone node: parsed columns pass through to the shard workers.
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
-import type { CheckTagScope, CheckTagUpdate } from '../../model/check-tags.js';
 import type { FerriteConfig } from '../../model/config.js';
 import { ferr, FerriteError } from '../../model/errors.js';
 import { IngestBatch } from '../../model/ingest-batch.js';
@@ -25,16 +24,11 @@ import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
 import { portableIdentity, type MetricInfo, type PortableIdentity } from '../../model/metric-info.js';
 import type { DeleteOutcome } from '../shard/partition.js';
-import type { AppliedUpdate, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
+import type { AppliedUpdate, JournaledCheckTags, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
 import { MetricRegistry } from './metric-registry.js';
 import type { ShardSet } from './shards.js';
+import type { NodeApi } from '../api.js';
 
-/** A check tag update journaled to every other node. */
-export interface JournaledCheckTags {
-  scope: CheckTagScope;
-  uuid: string;
-  update: CheckTagUpdate;
-}
 
 
 /** Journal entries truncated between compactions of the journal column family. */
@@ -69,7 +63,7 @@ export interface NodeParts {
   shards: ShardSet;
 }
 
-export class FerriteNode {
+export class FerriteNode implements NodeApi {
   readonly config: FerriteConfig;
   /** The node's own store: journal, outbox, check tags, identity. */
   readonly storage: NodeStorage;

@@ -8,9 +8,9 @@ import { planFetch } from '../../../model/fetch/request.js';
 import type { AccountId } from '../../../model/types.js';
 import { runFetch } from '../fetch.js';
 import { find } from '../find.js';
-import type { FerriteNode } from '../../node/node.js';
+import type { NodeApi } from '../../api.js';
 
-export function caqlSource(node: FerriteNode, account: AccountId | null): DataSource {
+export function caqlSource(node: NodeApi, account: AccountId | null): DataSource {
   return {
     async find(query: string, limit: number, grid: Grid) {
       if (account === null) throw new CaqlUserError('find() needs an account: send account_id or x-svc-account-id');
@@ -37,7 +37,7 @@ export function caqlSource(node: FerriteNode, account: AccountId | null): DataSo
   };
 }
 
-async function readColumns(node: FerriteNode, grid: Grid, streams: FetchStream[]): Promise<Column[]> {
+async function readColumns(node: NodeApi, grid: Grid, streams: FetchStream[]): Promise<Column[]> {
   try {
     const plan = planFetch({
       start: grid.startS,

@@ -11,7 +11,7 @@ import { parseTransform } from '../../../model/fetch/transforms.js';
 import type { AccountId } from '../../../model/types.js';
 import { runFetch } from '../fetch.js';
 import { find, type FindRow } from '../find.js';
-import type { FerriteNode } from '../../node/node.js';
+import type { NodeApi } from '../../api.js';
 
 export interface GraphiteScope {
   account: AccountId;
@@ -30,7 +30,7 @@ interface Series {
 }
 
 /** `metrics/find`: branches and leaves one level below what `query` matches. */
-export async function findMetrics(node: FerriteNode, s: GraphiteScope, query: string, tagFilter: string | null): Promise<FindResult[]> {
+export async function findMetrics(node: NodeApi, s: GraphiteScope, query: string, tagFilter: string | null): Promise<FindResult[]> {
   const glob = compileGlob(s.prefix + query);
   const nameQuery = `__name:${quoted(glob.literalPrefix + '*')}`;
   const series = await searchSeries(node, s, tagFilter === null ? `and(${nameQuery})` : `and(${tagFilter},${nameQuery})`);
@@ -51,7 +51,7 @@ export async function findMetrics(node: FerriteNode, s: GraphiteScope, query: st
 }
 
 /** `tags/find`: the series whose name and tags satisfy every Graphite tag expression. */
-export async function findTagged(node: FerriteNode, s: GraphiteScope, query: string): Promise<FindResult[]> {
+export async function findTagged(node: NodeApi, s: GraphiteScope, query: string): Promise<FindResult[]> {
   const exprs = parseTagExprs(query);
   // Candidates: the exact positive expressions as a tag query (base64, so any text is safe).
   const exact = exprs.filter((e) => e.op === '=' && e.value !== '').map((e) => `${e.tag === 'name' ? '__name' : `b[exact]${quoted64(e.tag)}`}:b[exact]${quoted64(e.value)}`);
@@ -72,7 +72,7 @@ export async function findTagged(node: FerriteNode, s: GraphiteScope, query: str
 export type SeriesName = string | { leaf_name: string; leaf_data: { uuid: string; name: string } };
 
 /** Average values per `step` for each name that resolves; unknown names are left out. */
-export async function readSeries(node: FerriteNode, s: GraphiteScope, names: readonly SeriesName[], start: number, end: number, step: number): Promise<GetResult> {
+export async function readSeries(node: NodeApi, s: GraphiteScope, names: readonly SeriesName[], start: number, end: number, step: number): Promise<GetResult> {
   const from = start - (start % step);
   const count = Math.max(1, Math.ceil((end - from) / step));
   const resolved = (await Promise.all(names.map((n) => resolveName(node, s, n)))).filter((r) => r !== null);
@@ -85,7 +85,7 @@ export async function readSeries(node: FerriteNode, s: GraphiteScope, names: rea
   return result;
 }
 
-async function resolveName(node: FerriteNode, s: GraphiteScope, n: SeriesName): Promise<{ key: string; uuid: string; canonical: string } | null> {
+async function resolveName(node: NodeApi, s: GraphiteScope, n: SeriesName): Promise<{ key: string; uuid: string; canonical: string } | null> {
   if (typeof n !== 'string') {
     // A leaf names its metric exactly; one that is no metric name resolves to nothing, as a bad string name does.
     const named = canonicalizeMetricName(n.leaf_data.name);
@@ -104,7 +104,7 @@ async function resolveName(node: FerriteNode, s: GraphiteScope, n: SeriesName): 
 }
 
 /** Numeric metrics matching a tag query, across the cluster, sorted by name. */
-async function searchSeries(node: FerriteNode, s: GraphiteScope, query: string): Promise<Series[]> {
+async function searchSeries(node: NodeApi, s: GraphiteScope, query: string): Promise<Series[]> {
   const answer = await find(
     node,
     { kind: 'tags', account: s.account, query, activityStart: s.activityStart, activityEnd: s.activityEnd, limit: null, activity: false, latest: 0, down: [] as string[], verifyOwner: false },

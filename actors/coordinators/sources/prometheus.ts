@@ -10,7 +10,7 @@ import { ferr } from '../../../model/errors.js';
 import type { AccountId } from '../../../model/types.js';
 import { find } from '../find.js';
 import type { MetricInfo } from '../../../model/metric-info.js';
-import type { FerriteNode } from '../../node/node.js';
+import type { NodeApi } from '../../api.js';
 
 /** Most series one selector may choose: each costs a read and its samples' memory. */
 export const MAX_SELECTED_SERIES = 50_000;
@@ -42,7 +42,7 @@ function candidateQuery(scope: SelectScope, matchers: readonly LabelMatcher[]): 
  * The numeric and histogram series of the scope that match every matcher and were active
  * in [startMs, endMs]. A series with both kinds of data appears once per kind.
  */
-export async function selectSeries(node: FerriteNode, scope: SelectScope, matchers: readonly LabelMatcher[], startMs: number, endMs: number): Promise<SeriesRef[]> {
+export async function selectSeries(node: NodeApi, scope: SelectScope, matchers: readonly LabelMatcher[], startMs: number, endMs: number): Promise<SeriesRef[]> {
   const compiled = matchers.map(compileMatcher);
   const request = {
     kind: 'tags' as const,
@@ -70,7 +70,7 @@ export async function selectSeries(node: FerriteNode, scope: SelectScope, matche
 }
 
 /** The series' samples stamped in [startMs, endMs], read on an owner. */
-export async function readSamples(node: FerriteNode, ref: SeriesRef, startMs: number, endMs: number): Promise<SampleSeries> {
+export async function readSamples(node: NodeApi, ref: SeriesRef, startMs: number, endMs: number): Promise<SampleSeries> {
   const found = node.registry.lookup(ref.uuid, ref.name);
   if (!found.ok) return { ts: [], values: [] };
   const metric = found.metric;
@@ -79,7 +79,7 @@ export async function readSamples(node: FerriteNode, ref: SeriesRef, startMs: nu
   return fromWire(wire);
 }
 
-async function localSamples(node: FerriteNode, metric: MetricInfo, kind: SeriesRef['kind'], startMs: number, endMs: number): Promise<SampleSeries> {
+async function localSamples(node: NodeApi, metric: MetricInfo, kind: SeriesRef['kind'], startMs: number, endMs: number): Promise<SampleSeries> {
   if (!(await node.knows(metric))) return { ts: [], values: [] };
   if (kind === 'histogram') {
     const period = node.config.histogramRollups[0]!.period;
@@ -107,7 +107,7 @@ function fromWire(w: WireSamples): SampleSeries {
 }
 
 /** A peer reads samples of a metric it owns for us (never forwarding). */
-export async function answerSamples(node: FerriteNode, payload: unknown): Promise<WireSamples> {
+export async function answerSamples(node: NodeApi, payload: unknown): Promise<WireSamples> {
   const p = payload as { uuid: string; name: string; kind: SeriesRef['kind']; startMs: number; endMs: number };
   const found = node.registry.lookup(p.uuid, p.name);
   if (!found.ok) return { ts: [], values: [] };
@@ -115,7 +115,7 @@ export async function answerSamples(node: FerriteNode, payload: unknown): Promis
 }
 
 /** The PromQL engine's data source over one account (or one check). */
-export function promSource(node: FerriteNode, scope: SelectScope): PromSource {
+export function promSource(node: NodeApi, scope: SelectScope): PromSource {
   return {
     async select(matchers, startMs, endMs): Promise<SeriesData[]> {
       const refs = await selectSeries(node, scope, matchers, startMs, endMs);
