@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { VERSION } from '../model/version.js';
+import { AdjustableClock } from '../model/clock.js';
+import { ferr } from '../model/errors.js';
 import type { PeerLag } from '../actors/cluster/replication.js';
 import { TAG } from './schemas.js';
 
@@ -27,6 +29,17 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       journal_records_applied: n(node.stats.journalRecordsApplied),
     },
   }));
+
+  if (node.clock instanceof AdjustableClock) {
+    const clock = node.clock;
+    // Tests only (config testClock): moves the gossip clock forward instead of waiting.
+    app.post('/admin/test-clock', { schema: { hide: true } }, async (req) => {
+      const ms = Number((req.query as { advance_ms?: string }).advance_ms);
+      if (!Number.isSafeInteger(ms) || ms < 0) throw ferr('FER_ERR_BAD_PARAM', 'advance_ms', 'must be a non-negative integer');
+      clock.advance(ms);
+      return { now: clock.now() };
+    });
+  }
 
   const rollups = node.config.rollups.map((l) => l.period);
   const histogramRollups = node.config.histogramRollups.map((l) => l.period);

@@ -43,6 +43,8 @@ export interface FerriteConfig {
   bodyLimitBytes: number;
   /** Worker threads that parse write bodies (0: parse on the main thread). */
   ingestWorkers: number;
+  /** Tests only: the node's gossip clock can be moved forward with `POST /admin/test-clock` (never in production). */
+  testClock: boolean;
   /**
    * Shard worker threads; each owns the partitions p with p % shards = its number, in its own
    * RocksDB directory (dataDir/shards/<n>). Changing it re-splits the data at the next start.
@@ -116,6 +118,7 @@ export function defaultConfig(): FerriteConfig {
     bodyLimitBytes: 256 * 1024 * 1024,
     ingestWorkers: Math.max(0, availableParallelism() - 1),
     shards: Math.max(1, availableParallelism() - 1),
+    testClock: false,
     maxWriteBytesInFlight: 64 * 1024 * 1024,
     maxPendingRecords: 2_000_000,
     logLevel: 'info',
@@ -190,6 +193,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'maxWriteBytesInFlight', 1024, 2 ** 40);
   requireInt(c, 'ingestWorkers', 0, 64);
   requireInt(c, 'shards', 1, 64);
+  if (typeof c.testClock !== 'boolean') throw new ConfigError('testClock', 'must be true or false');
   if (c.shards > c.partitions) throw new ConfigError('shards', `must be at most partitions (${c.partitions}): each shard owns whole partitions`);
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
   requireRollupLevels(c, 'histogramRollups');

@@ -2,6 +2,7 @@
 // a second on the topology's subject, and remembers when it last heard from each peer.
 // `/gossip/json` reports it in IRONdb's shape (irondb-reference §10): values as strings.
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { systemClock, type Clock } from '../model/clock.js';
 import type { Topology } from '../model/topology/index.js';
 
 /** Heartbeat interval: 1 s with jitter, like IRONdb's 200–1800 ms. */
@@ -36,6 +37,7 @@ export class Gossip {
     private readonly nc: NatsConnection | null,
     private readonly identity: string,
     private readonly topology: Topology,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   private get subject(): string {
@@ -50,7 +52,7 @@ export class Gossip {
       for await (const msg of sub) {
         try {
           const beat = msg.json<Heartbeat>();
-          if (typeof beat.id === 'string' && beat.id !== this.identity) this.heard.set(beat.id, { beat, at: Date.now() });
+          if (typeof beat.id === 'string' && beat.id !== this.identity) this.heard.set(beat.id, { beat, at: this.clock.now() });
         } catch {
           // Not a heartbeat: ignore it, as gossip is advisory.
         }
@@ -73,12 +75,12 @@ export class Gossip {
   isAlive(id: string): boolean {
     if (id === this.identity) return true;
     const h = this.heard.get(id);
-    return h !== undefined && Date.now() - h.at < ALIVE_MS;
+    return h !== undefined && this.clock.now() - h.at < ALIVE_MS;
   }
 
   /** One entry per topology node; a peer never heard from has time "0" and age "-1". */
   entries(): GossipEntry[] {
-    const now = Date.now();
+    const now = this.clock.now();
     return this.topology.nodes.map((n) => {
       if (n.id === this.identity) return entry(n.id, now / 1000, 0, this.topology.hash);
       const h = this.heard.get(n.id);

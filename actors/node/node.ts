@@ -14,6 +14,7 @@ import type { Ring } from '../../model/topology/index.js';
 import type { CheckTagStore } from '../../storage/check-tags.js';
 import type { NodeBatch, NodeStorage } from '../../storage/node-storage.js';
 import { Gossip } from '../../transport/gossip.js';
+import { AdjustableClock, systemClock, type Clock } from '../../model/clock.js';
 import type { JournalEnvelope, JournalOp } from '../../transport/journal-stream.js';
 import type { Rpc } from '../../transport/rpc.js';
 import { IngestAdmission } from './admission.js';
@@ -91,6 +92,8 @@ export class FerriteNode implements NodeApi {
   private checkpointRunning: Promise<void> | null = null;
   private stopping = false;
   readonly gossip: Gossip;
+  /** The clock gossip reads (moved forward by tests when `testClock` is set). */
+  readonly clock: Clock;
   /** Check tags (`/meta/check/tag`), kept on every node. */
   readonly checkTags: CheckTagStore;
   private fault: unknown = null;
@@ -113,7 +116,8 @@ export class FerriteNode implements NodeApi {
     this.replication = replication;
     this.rpc = rpc;
     this.shards = shards;
-    this.gossip = new Gossip(nats, identity, ring.topology);
+    this.clock = config.testClock ? new AdjustableClock() : systemClock;
+    this.gossip = new Gossip(nats, identity, ring.topology, this.clock);
     this.checkpoints = new CheckpointHealth(log);
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
     this.checkTags = storage.checkTags;
