@@ -65,7 +65,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       ...(replication === null ? {} : { replication }),
       checkpoint: node.checkpoints.report(),
       admission: node.admission.report(),
-      index: await node.indexReport(),
+      ...(await node.shardReport()),
+      heap_used_bytes: process.memoryUsage().heapUsed,
       features: {
         'text:store': '1',
         'histogram:store': '1',

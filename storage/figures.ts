@@ -29,7 +29,10 @@ export interface ShardFigures {
   disk: DiskUse;
   backlog: RollupBacklog;
   index: Record<string, number>;
+  /** Metrics the shard has taken samples of since it started. */
   series: number;
+  /** The shard worker's V8 heap in use, bytes. */
+  heapUsed: number;
 }
 
 export async function diskUse(store: Store): Promise<DiskUse> {

@@ -36,6 +36,11 @@ async function fetchJson(body: object): Promise<any> {
 test.serial('the metrics are spread over the shards', async (t) => {
   const state = await getJson(`${n.url}/state`);
   t.is(state.json.index.metrics, HOSTS, 'index figures are summed over the shards');
+  const shards = state.json.shards as { series: number; heap_used_bytes: number; index_metrics: number }[];
+  t.is(shards.length, 3, 'one figure per shard');
+  t.is(shards.reduce((sum, s) => sum + s.index_metrics, 0), HOSTS, "the shards' index slices add up to the whole");
+  t.true(shards.filter((s) => s.index_metrics > 0).length > 1, 'more than one shard holds metrics');
+  t.true(shards.every((s) => s.heap_used_bytes > 0) && state.json.heap_used_bytes > 0, 'each heap is reported');
 });
 
 test.serial('find merges every shard in name order, with the total count', async (t) => {

@@ -324,11 +324,12 @@ export class FerriteNode implements NodeApi {
     return this.shards.about(metric, 'fullDelete', this.nextSeq, confirm);
   }
 
-  /** The metric index's figures, summed over the shards (/state). */
-  async indexReport(): Promise<Record<string, number>> {
-    const sum: Record<string, number> = {};
-    for (const f of await this.shards.askAll('figures')) for (const [k, v] of Object.entries(f.index)) sum[k] = (sum[k] ?? 0) + v;
-    return sum;
+  /** The metric index's figures summed over the shards, and each shard's series and heap (/state). */
+  async shardReport(): Promise<{ index: Record<string, number>; shards: { series: number; heap_used_bytes: number; index_metrics: number }[] }> {
+    const figures = await this.shards.askAll('figures');
+    const index: Record<string, number> = {};
+    for (const f of figures) for (const [k, v] of Object.entries(f.index)) index[k] = (index[k] ?? 0) + v;
+    return { index, shards: figures.map((f) => ({ series: f.series, heap_used_bytes: f.heapUsed, index_metrics: f.index.metrics ?? 0 })) };
   }
 
   /** Seals every open buffer and truncates the journal behind it. */
@@ -469,7 +470,7 @@ export class FerriteNode implements NodeApi {
    * sees every entry its predecessor may have missed.
    */
   async onShardExited(shard: number, code: number): Promise<void> {
-    if (this.stopping) return;
+    if (this.stopping || this.recovering.has(shard)) return;
     this.recovering.add(shard);
     this.log.error({ shard, code }, 'shard worker exited; restarting it and replaying its part of the journal');
     for (let attempt = 1; !this.stopping; attempt++) {

@@ -40,6 +40,8 @@ class ShardClient {
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   private stopping = false;
+  /** Set once the worker has opened its shard: only then is its exit a failure to recover from. */
+  private started = false;
   /** Set once the worker has ended: questions are refused, notices dropped (the journal keeps the samples). */
   private down: string | null = null;
   /** Records sent and not yet reported applied (released if the worker dies). */
@@ -57,6 +59,7 @@ class ShardClient {
       worker.on('message', (reply: ShardReply) => {
         switch (reply.type) {
           case 'ready':
+            client.started = true;
             return resolve(client);
           case 'failed':
             return reject(fromWireError(reply.error));
@@ -80,7 +83,7 @@ class ShardClient {
         // What it never reported applied will not be: load shedding must not count it forever.
         if (client.pending > 0) events.applied(client.pending);
         client.pending = 0;
-        if (!client.stopping) events.exited(setup.shard, code);
+        if (client.started && !client.stopping) events.exited(setup.shard, code);
       });
     });
   }

@@ -12,6 +12,20 @@ const send = (reply: ShardReply, transfer: ArrayBuffer[] = []) => port.postMessa
 
 type Handler = (...args: never[]) => unknown;
 
+/** Closes the store before the worker ends on an error, so a restarted shard can open it again in this process. */
+function exitOnFailure(shard: Shard): void {
+  let closing = false;
+  const fail = (error: unknown) => {
+    if (closing) return;
+    closing = true;
+    send({ type: 'fault', partition: -1, error: toWireError(error) });
+    const timeout = new Promise((r) => setTimeout(r, 5_000).unref());
+    void Promise.race([shard.close(), timeout]).finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
+}
+
 async function main(): Promise<void> {
   let shard: Shard;
   try {
@@ -23,6 +37,7 @@ async function main(): Promise<void> {
     send({ type: 'failed', error: toWireError(error) });
     return;
   }
+  exitOnFailure(shard);
   const answer = async ({ id, method, args }: ShardRequest): Promise<void> => {
     try {
       const handler = shard[method as ShardMethod] as unknown as Handler;

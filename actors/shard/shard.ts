@@ -277,7 +277,7 @@ export class Shard {
   }
 
   async figures(): Promise<ShardFigures> {
-    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size };
+    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, heapUsed: process.memoryUsage().heapUsed };
   }
 
   /** Seals every buffer, leaves only SST files behind, and closes the store. */
@@ -289,6 +289,11 @@ export class Shard {
     } finally {
       await this.storage.close(sealed);
     }
+  }
+
+  /** Closes the store without sealing (after a failure: what is unsealed is in the node's journal). */
+  close(): Promise<void> {
+    return this.storage.close(false);
   }
 
   private partition(p: number): Partition {
