@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { victoriaMetricsAvailable } from './peers.js';
+import { requireShippedNode, victoriaMetricsAvailable } from './peers.js';
 import { figuresTable, type Figure } from './summary.js';
 
 /** Each benchmark with its arguments: full size, and `--quick` (minutes in all, for a smoke run). */
@@ -39,6 +39,12 @@ function readFigures(file: string): Figure[] {
     .map((l) => JSON.parse(l) as Figure);
 }
 
+/** Drops a benchmark's rows from a kept figures file before it runs again. */
+function forgetFigures(file: string, bench: string): void {
+  const kept = readFigures(file).filter((f) => f.bench !== bench);
+  writeFileSync(file, kept.map((f) => `${JSON.stringify(f)}\n`).join(''));
+}
+
 function section(table: string, o: { quick: boolean }, failed: string[]): string {
   const when = new Date().toISOString().slice(0, 10);
   const how = `${when}, Node ${process.version}, ${o.quick ? '`npm run bench -- --quick` (small sizes)' : '`npm run bench`'}; each row one run, ferrite and VictoriaMetrics on the same data in the same run. "ferrite advantage" above 1 means ferrite is better.`;
@@ -59,15 +65,18 @@ function main(): void {
     .option('--quick', 'small sizes: a smoke run of every benchmark')
     .option('--only <names>', 'comma-separated benchmarks to run')
     .option('--no-readme', 'write bench/results.md only')
+    .option('--figures <file>', 'keep the figures in this JSON-lines file across runs: a later run of a benchmark replaces its rows, the table shows them all')
     .parse()
-    .opts<{ quick?: boolean; only?: string; readme: boolean }>();
+    .opts<{ quick?: boolean; only?: string; readme: boolean; figures?: string }>();
+  requireShippedNode();
   if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics is not installed (apt-get install victoria-metrics): the table will have no peer column');
   const only = o.only?.split(',');
   const dir = mkdtempSync(path.join(tmpdir(), 'ferrite-bench-all-'));
-  const summary = path.join(dir, 'figures.jsonl');
+  const summary = o.figures ?? path.join(dir, 'figures.jsonl');
   const failed: string[] = [];
   try {
     for (const b of BENCHES.filter((x) => only === undefined || only.includes(x.script))) {
+      forgetFigures(summary, b.script);
       if (!runBench(b.script, o.quick ? b.quick : b.full, summary)) failed.push(b.script);
     }
     const block = section(figuresTable(readFigures(summary)), { quick: o.quick === true }, failed);

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { recordFigure } from './summary.js';
 import { Command } from 'commander';
-import { ferriteBodiesLazy, ferriteName, metricListBodiesLazy, send, UUID, vmBodiesLazy, type Bodies, type Dataset } from './dataset.js';
-import { diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
+import { ferriteBodiesLazy, ferriteName, metricListBodiesLazy, prepared, send, UUID, vmBodiesLazy, type Bodies, type Dataset } from './dataset.js';
+import { cpuSeconds, diskBytes, peakRss, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
 
 interface Options {
   metrics: number;
@@ -17,6 +17,8 @@ interface Options {
   vm: boolean;
   flatbuffer: boolean;
   workers?: string;
+  lazy?: boolean;
+  shards?: string;
 }
 
 const STEP_S = 10;
@@ -29,6 +31,8 @@ interface Result {
   samplesPerSec: number;
   bytesPerSample: number;
   peakRssMb: number;
+  /** CPU µs the server spent per sample, all threads (ingest through the read-back polls). */
+  cpuUsPerSample: number;
 }
 
 /** Samples ferrite can read back: `count` over the whole range through /fetch, 1000 streams a request. */
@@ -76,6 +80,7 @@ interface Submission {
 
 async function measure(peer: Running, submission: Submission, o: Options, count: () => Promise<number>): Promise<Result> {
   const total = o.metrics * o.points;
+  const cpuBefore = cpuSeconds(peer.child.pid!);
   const t0 = performance.now();
   await send(submission.url, submission.bodies, o.concurrency, submission.method, submission.headers);
   // Done when every sample is queryable, polling the peer's own query path.
@@ -87,6 +92,7 @@ async function measure(peer: Running, submission: Submission, o: Options, count:
   }
   const seconds = (performance.now() - t0) / 1000;
   const rss = peakRss(peer.child.pid!);
+  const cpu = cpuSeconds(peer.child.pid!) - cpuBefore;
   await peer.stop();
   // Printed as it comes: a long run that fails later still leaves this figure.
   console.log(`${submission.label}: ${seconds.toFixed(2)} s, peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB`);
@@ -96,6 +102,7 @@ async function measure(peer: Running, submission: Submission, o: Options, count:
     samplesPerSec: total / seconds,
     bytesPerSample: diskBytes(peer.dataDir) / total,
     peakRssMb: rss / 2 ** 20,
+    cpuUsPerSample: (cpu * 1e6) / total,
   };
 }
 
@@ -108,6 +115,8 @@ async function main(): Promise<void> {
     .option('--no-vm', 'skip VictoriaMetrics')
     .option('--no-flatbuffer', 'skip the FlatBuffer run')
     .option('--workers <n>', 'ferrite ingestWorkers (default: cores - 1)')
+    .option('--shards <list>', 'also run TSV with each of these shard counts (e.g. 1,2,4) and print throughput and CPU per sample')
+    .option('--lazy', 'make each body while sending (for runs too large to hold in memory; the client then competes for CPU)')
     .parse()
     .opts<Options>();
   const total = o.metrics * o.points;
@@ -118,35 +127,41 @@ async function main(): Promise<void> {
   try {
     const data: Dataset = { metrics: o.metrics, points: o.points, stepS: STEP_S, start, batch: o.batch };
     const args = o.workers === undefined ? [] : ['--ingest-workers', o.workers];
+    const bodies = (b: Bodies): Bodies => (o.lazy ? b : prepared(b));
     const tsv = await startFerrite(path.join(root, 'ferrite-tsv'), args);
-    const tsvRun = { label: 'ferrite TSV', url: `${tsv.url}/raw`, bodies: ferriteBodiesLazy(data), method: 'PUT' };
+    const tsvRun = { label: 'ferrite TSV', url: `${tsv.url}/raw`, bodies: bodies(ferriteBodiesLazy(data)), method: 'PUT' };
     results.push(await measure(tsv, tsvRun, o, () => ferriteCount(tsv.url, o, start)));
+    for (const shards of o.shards?.split(',').map(Number) ?? []) {
+      const f = await startFerrite(path.join(root, `ferrite-tsv-${shards}-shards`), [...args, '--shards', String(shards)]);
+      results.push(await measure(f, { ...tsvRun, label: `ferrite TSV, ${shards} shard${shards === 1 ? '' : 's'}`, url: `${f.url}/raw` }, o, () => ferriteCount(f.url, o, start)));
+    }
     if (o.flatbuffer) {
       const fb = await startFerrite(path.join(root, 'ferrite-flatbuffer'), args);
       const headers = { 'content-type': 'application/x-svc-metric-list-flatbuffer', 'x-svc-datapoints': String(o.batch) };
-      const fbRun = { label: 'ferrite FlatBuffer', url: `${fb.url}/raw`, bodies: metricListBodiesLazy(data), method: 'POST', headers };
+      const fbRun = { label: 'ferrite FlatBuffer', url: `${fb.url}/raw`, bodies: bodies(metricListBodiesLazy(data)), method: 'POST', headers };
       results.push(await measure(fb, fbRun, o, () => ferriteCount(fb.url, o, start)));
     }
     if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
     else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
     else {
       const vm = await startVictoriaMetrics(path.join(root, 'vm'), ['-search.maxUniqueTimeseries=100000000', '-search.maxSamplesPerQuery=10000000000']);
-      const vmRun = { label: 'victoria-metrics', url: `${vm.url}/api/v1/import/prometheus`, bodies: vmBodiesLazy(data), method: 'POST' };
+      const vmRun = { label: 'victoria-metrics', url: `${vm.url}/api/v1/import/prometheus`, bodies: bodies(vmBodiesLazy(data)), method: 'POST' };
       results.push(await measure(vm, vmRun, o, () => vmCount(vm.url, o, start)));
     }
   } finally {
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });
   }
-  console.log('\n| system | seconds | samples/s | bytes/sample on disk | peak RSS MiB |');
-  console.log('|---|---|---|---|---|');
+  console.log('\n| system | seconds | samples/s | CPU µs/sample | bytes/sample on disk | peak RSS MiB |');
+  console.log('|---|---|---|---|---|---|');
   for (const r of results) {
-    console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
+    console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.cpuUsPerSample.toFixed(2)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
   }
   const peer = results.find((r) => r.name === 'victoria-metrics') ?? null;
-  for (const r of results.filter((x) => x !== peer)) {
+  for (const r of results.filter((x) => x !== peer && !x.name.includes('shard'))) {
     const format = r.name.replace(/^ferrite /, '');
     recordFigure({ bench: 'ingest', measure: `${format} ingest, ${o.metrics} series`, unit: 'samples/s', ferrite: r.samplesPerSec, peer: peer?.samplesPerSec ?? null, better: 'higher' });
+    recordFigure({ bench: 'ingest', measure: `${format} server CPU per sample`, unit: 'µs', ferrite: r.cpuUsPerSample, peer: peer?.cpuUsPerSample ?? null, better: 'lower' });
     recordFigure({ bench: 'ingest', measure: `${format} peak RSS`, unit: 'MiB', ferrite: r.peakRssMb, peer: peer?.peakRssMb ?? null, better: 'lower' });
   }
   if (peer === null) return;

@@ -22,7 +22,14 @@ function stopper(child: ChildProcess, signal: NodeJS.Signals): () => Promise<num
   };
 }
 
+/** Benchmarks measure ferrite on the runtime it ships with; on an older Node, ferrite would re-exec itself and the bench would measure the wrapper. */
+export function requireShippedNode(): void {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 22) throw new Error(`benchmarks run on Node ≥ 22 (this is ${process.version}): start them with npm run bench… (it puts the packaged Node 24 first)`);
+}
+
 export async function startFerrite(dataDir: string, extraArgs: string[] = [], readyTimeoutMs = 30_000): Promise<Running> {
+  requireShippedNode();
   const port = await freePort();
   const bin = path.resolve(process.cwd(), 'bin/ferrite.js');
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the server (NODE_OPTIONS refuses --cpu-prof).
@@ -66,6 +73,15 @@ export function peakRss(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /VmHWM:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** CPU seconds (user + system, every thread) the process has used so far. */
+export function cpuSeconds(pid: number): number {
+  // /proc/<pid>/stat: fields after the command's closing parenthesis; utime and stime are the 12th and 13th, in clock ticks.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim();
+  return (Number(fields[11]) + Number(fields[12])) / Number(ticks || 100);
 }
 
 export function diskBytes(dir: string): number {
