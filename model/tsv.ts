@@ -1,6 +1,6 @@
 // The /raw TSV body (interface §2.8): `M` and `H1` records, TAB-separated, one per line.
 import type { IngestBatch, Placed } from './ingest-batch.js';
-import type { IngestRecord, MetricIdentity, MetricResolution, MetricResolver, RecordError } from './ingest-record.js';
+import type { IngestRecord, MetricIdentity, MetricResolver, RecordError } from './ingest-record.js';
 import { histogramProblem } from './histogram-check.js';
 import { parseSampleValue } from './sample-value.js';
 import { parseSecMs } from './timestamp.js';
@@ -12,11 +12,6 @@ export interface TsvContext<M extends MetricIdentity> {
   latestAllowed: EpochMs;
   /** Longer text values are truncated (IRONdb text_size_limit). */
   textSizeLimit: number;
-  /**
-   * Optional: resolves a line's check field s[checkStart, checkEnd) and name s[checkEnd + 1, nameEnd)
-   * without cutting them out (a cache of known lines); the same rules as `resolve`.
-   */
-  resolveSpan?: (s: string, checkStart: number, checkEnd: number, nameEnd: number) => MetricResolution<M>;
 }
 
 export interface TsvResult<M extends MetricIdentity> {
@@ -100,7 +95,7 @@ function fastNumericLine<M extends Placed>(s: string, from: number, to: number, 
   if (s.charCodeAt(nameEnd + 2) !== TAB) return false;
   const value = fastDecimal(s, nameEnd + 3, to, type === 110 /* n */);
   if (value === null || !inRange(type, value)) return false;
-  const resolved = ctx.resolveSpan !== undefined ? ctx.resolveSpan(s, checkStart, checkEnd, nameEnd) : resolve(s.slice(checkStart, checkEnd), s.slice(checkEnd + 1, nameEnd));
+  const resolved = resolve(s.slice(checkStart, checkEnd), s.slice(checkEnd + 1, nameEnd));
   if (!resolved.ok) return false;
   batch.addNumeric(resolved.metric, ts, value);
   return true;

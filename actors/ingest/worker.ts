@@ -9,7 +9,6 @@ import { decodeMetricList, MetricListFormatError } from '../../model/metric-list
 import { metricListRecords } from '../../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
-import { LineNames } from '../../model/line-names.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
 import type { AccountId } from '../../model/types.js';
@@ -26,8 +25,6 @@ const partitions = (workerData as { partitions: number }).partitions;
 let epoch = 0;
 let byKey = new Map<string, WorkerMetric>();
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
-/** TSV lines' check and name fields, per header account ('' when none). */
-let byLine = new Map<string, LineNames<WorkerMetric>>();
 let metrics: WorkerMetric[] = [];
 let fresh: NewMetric[] = [];
 
@@ -35,7 +32,6 @@ function forget(): void {
   epoch++;
   byKey = new Map();
   byCheck = new Map();
-  byLine = new Map();
   metrics = [];
 }
 
@@ -79,23 +75,6 @@ function tsvResolver(headerAccount: AccountId | null) {
   };
 }
 
-/** The TSV fast path's resolver: known lines by their characters, the others through `resolve` (then remembered). */
-function tsvSpanResolver(headerAccount: AccountId | null, resolve: (checkField: string, name: string) => MetricResolution<WorkerMetric>) {
-  const account = String(headerAccount ?? '');
-  let lines = byLine.get(account);
-  if (lines === undefined) byLine.set(account, (lines = new LineNames()));
-  const known = lines;
-  return (s: string, checkStart: number, checkEnd: number, nameEnd: number): MetricResolution<WorkerMetric> => {
-    const hit = known.find(s, checkStart, checkEnd, nameEnd);
-    if (hit !== undefined) return hit;
-    const check = ownString(s.slice(checkStart, checkEnd));
-    const name = ownString(s.slice(checkEnd + 1, nameEnd));
-    const resolution = resolve(check, name);
-    known.remember(check, name, resolution);
-    return resolution;
-  };
-}
-
 /** MetricList samples: cached per envelope (account, uuid, check name), then per name. */
 function envelopeResolver() {
   let last: [AccountId, string, string] | null = null;
@@ -123,9 +102,7 @@ function parse(job: ParseJob): ParseResult {
   let submitted;
   const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);
   if (job.format === 'tsv') {
-    const resolve = tsvResolver(job.ctx.headerAccount);
-    const ctx = { resolve, resolveSpan: tsvSpanResolver(job.ctx.headerAccount, resolve), latestAllowed: job.ctx.latestAllowed, textSizeLimit: job.ctx.textSizeLimit };
-    const r = parseTsvInto(body.toString('utf8'), ctx, batch);
+    const r = parseTsvInto(body.toString('utf8'), { resolve: tsvResolver(job.ctx.headerAccount), latestAllowed: job.ctx.latestAllowed, textSizeLimit: job.ctx.textSizeLimit }, batch);
     errors = r.errors;
     submitted = r.lines;
   } else {
