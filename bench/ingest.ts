@@ -19,6 +19,7 @@ interface Options {
   workers?: string;
   lazy?: boolean;
   shards?: string;
+  runs: number;
 }
 
 const STEP_S = 10;
@@ -33,6 +34,20 @@ interface Result {
   peakRssMb: number;
   /** CPU µs the server spent per sample, all threads (ingest through the read-back polls). */
   cpuUsPerSample: number;
+}
+
+/** One system under test: how to start it, what to send it, how to count what it can read. */
+interface System {
+  label: string;
+  start(dir: string): Promise<Running>;
+  submission(url: string): Submission;
+  count(url: string): Promise<number>;
+}
+
+/** The round with the median time (its other figures come with it). */
+function median(results: Result[]): Result {
+  const sorted = [...results].sort((a, b) => a.seconds - b.seconds);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
 /** Samples ferrite can read back: `count` over the whole range through /fetch, 1000 streams a request. */
@@ -83,6 +98,7 @@ async function measure(peer: Running, submission: Submission, o: Options, count:
   const cpuBefore = cpuSeconds(peer.child.pid!);
   const t0 = performance.now();
   await send(submission.url, submission.bodies, o.concurrency, submission.method, submission.headers);
+  const acknowledged = (performance.now() - t0) / 1000;
   // Done when every sample is queryable, polling the peer's own query path.
   for (;;) {
     const n = await count();
@@ -95,7 +111,7 @@ async function measure(peer: Running, submission: Submission, o: Options, count:
   const cpu = cpuSeconds(peer.child.pid!) - cpuBefore;
   await peer.stop();
   // Printed as it comes: a long run that fails later still leaves this figure.
-  console.log(`${submission.label}: ${seconds.toFixed(2)} s, peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB`);
+  console.log(`${submission.label}: ${seconds.toFixed(2)} s (every write acknowledged after ${acknowledged.toFixed(2)} s), peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB`);
   return {
     name: submission.label,
     seconds,
@@ -116,38 +132,53 @@ async function main(): Promise<void> {
     .option('--no-flatbuffer', 'skip the FlatBuffer run')
     .option('--workers <n>', 'ferrite ingestWorkers (default: cores - 1)')
     .option('--shards <list>', 'also run TSV with each of these shard counts (e.g. 1,2,4) and print throughput and CPU per sample')
+    .option('--runs <n>', 'rounds of every system, interleaved; figures are the median round', (v) => Number(v), 3)
     .option('--lazy', 'make each body while sending (for runs too large to hold in memory; the client then competes for CPU)')
     .parse()
     .opts<Options>();
   const total = o.metrics * o.points;
   const start = Math.floor(Date.now() / 1000) - o.points * STEP_S - 60;
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-bench-'));
-  console.log(`bench/ingest: ${total} samples (${o.metrics} metrics × ${o.points} points, ${STEP_S} s apart), ${o.batch} lines/request, ${o.concurrency} in flight`);
+  console.log(`bench/ingest: ${total} samples (${o.metrics} metrics × ${o.points} points, ${STEP_S} s apart), ${o.batch} lines/request, ${o.concurrency} in flight, median of ${o.runs} interleaved rounds`);
   const results: Result[] = [];
   try {
     const data: Dataset = { metrics: o.metrics, points: o.points, stepS: STEP_S, start, batch: o.batch };
     const args = o.workers === undefined ? [] : ['--ingest-workers', o.workers];
     const bodies = (b: Bodies): Bodies => (o.lazy ? b : prepared(b));
-    const tsv = await startFerrite(path.join(root, 'ferrite-tsv'), args);
-    const tsvRun = { label: 'ferrite TSV', url: `${tsv.url}/raw`, bodies: bodies(ferriteBodiesLazy(data)), method: 'PUT' };
-    results.push(await measure(tsv, tsvRun, o, () => ferriteCount(tsv.url, o, start)));
-    for (const shards of o.shards?.split(',').map(Number) ?? []) {
-      const f = await startFerrite(path.join(root, `ferrite-tsv-${shards}-shards`), [...args, '--shards', String(shards)]);
-      results.push(await measure(f, { ...tsvRun, label: `ferrite TSV, ${shards} shard${shards === 1 ? '' : 's'}`, url: `${f.url}/raw` }, o, () => ferriteCount(f.url, o, start)));
-    }
+    const tsvBodies = bodies(ferriteBodiesLazy(data));
+    const ferrite = (label: string, extra: string[], path_: string, b: Bodies, method: string, headers?: Record<string, string>): System => ({
+      label,
+      start: (dir) => startFerrite(dir, [...args, ...extra]),
+      submission: (url) => ({ label, url: `${url}${path_}`, bodies: b, method, headers }),
+      count: (url) => ferriteCount(url, o, start),
+    });
+    const systems: System[] = [ferrite('ferrite TSV', [], '/raw', tsvBodies, 'PUT')];
+    for (const shards of o.shards?.split(',').map(Number) ?? []) systems.push(ferrite(`ferrite TSV, ${shards} shard${shards === 1 ? '' : 's'}`, ['--shards', String(shards)], '/raw', tsvBodies, 'PUT'));
     if (o.flatbuffer) {
-      const fb = await startFerrite(path.join(root, 'ferrite-flatbuffer'), args);
       const headers = { 'content-type': 'application/x-svc-metric-list-flatbuffer', 'x-svc-datapoints': String(o.batch) };
-      const fbRun = { label: 'ferrite FlatBuffer', url: `${fb.url}/raw`, bodies: bodies(metricListBodiesLazy(data)), method: 'POST', headers };
-      results.push(await measure(fb, fbRun, o, () => ferriteCount(fb.url, o, start)));
+      systems.push(ferrite('ferrite FlatBuffer', [], '/raw', bodies(metricListBodiesLazy(data)), 'POST', headers));
     }
     if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
     else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
     else {
-      const vm = await startVictoriaMetrics(path.join(root, 'vm'), ['-search.maxUniqueTimeseries=100000000', '-search.maxSamplesPerQuery=10000000000']);
-      const vmRun = { label: 'victoria-metrics', url: `${vm.url}/api/v1/import/prometheus`, bodies: bodies(vmBodiesLazy(data)), method: 'POST' };
-      results.push(await measure(vm, vmRun, o, () => vmCount(vm.url, o, start)));
+      const vmBodies = bodies(vmBodiesLazy(data));
+      systems.push({
+        label: 'victoria-metrics',
+        start: (dir) => startVictoriaMetrics(dir, ['-search.maxUniqueTimeseries=100000000', '-search.maxSamplesPerQuery=10000000000']),
+        submission: (url) => ({ label: 'victoria-metrics', url: `${url}/api/v1/import/prometheus`, bodies: vmBodies, method: 'POST' }),
+        count: (url) => vmCount(url, o, start),
+      });
     }
+    // Rounds interleave the systems, so drift in the machine's load touches each alike; each figure is the median round.
+    const rounds = new Map<string, Result[]>(systems.map((x) => [x.label, []]));
+    for (let round = 0; round < o.runs; round++) {
+      for (const x of systems) {
+        const running = await x.start(path.join(root, `${x.label.replace(/\W+/g, '-')}-${round}`));
+        rounds.get(x.label)!.push(await measure(running, x.submission(running.url), o, () => x.count(running.url)));
+        rmSync(running.dataDir, { recursive: true, force: true });
+      }
+    }
+    for (const x of systems) results.push(median(rounds.get(x.label)!));
   } finally {
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });
