@@ -45,9 +45,10 @@ function forgetFigures(file: string, bench: string): void {
   writeFileSync(file, kept.map((f) => `${JSON.stringify(f)}\n`).join(''));
 }
 
-function section(table: string, o: { quick: boolean }, failed: string[]): string {
+function section(table: string, o: { quick: boolean; kept: boolean }, failed: string[]): string {
   const when = new Date().toISOString().slice(0, 10);
-  const how = `${when}, Node ${process.version}, ${o.quick ? '`npm run bench -- --quick` (small sizes)' : '`npm run bench`'}; each row one run, ferrite and VictoriaMetrics on the same data in the same run. "ferrite advantage" above 1 means ferrite is better.`;
+  const runs = o.kept ? 'rows kept across runs (`--figures bench/figures.jsonl`), each benchmark\'s rows from its latest run' : 'every row from this run';
+  const how = `${when}, Node ${process.version}, ${o.quick ? '`npm run bench -- --quick` (small sizes)' : '`npm run bench`'}; ${runs}; ferrite and VictoriaMetrics on the same data in the same run of a benchmark. "ferrite advantage" above 1 means ferrite is better.`;
   const missing = failed.length === 0 ? '' : `\n\nNot in this table (the benchmark failed): ${failed.join(', ')}.`;
   return `${BEGIN}\n${how}\n\n${table}${missing}\n${END}`;
 }
@@ -79,7 +80,7 @@ function main(): void {
       forgetFigures(summary, b.script);
       if (!runBench(b.script, o.quick ? b.quick : b.full, summary)) failed.push(b.script);
     }
-    const block = section(figuresTable(readFigures(summary)), { quick: o.quick === true }, failed);
+    const block = section(figuresTable(readFigures(summary)), { quick: o.quick === true, kept: o.figures !== undefined }, failed);
     writeFileSync('bench/results.md', `${block}\n`);
     if (o.readme) writeReadme(block);
     console.log(`\n${block}`);

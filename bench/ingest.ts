@@ -30,6 +30,8 @@ interface Result {
   name: string;
   seconds: number;
   samplesPerSec: number;
+  /** Until the last write was acknowledged (samples may not be queryable yet). */
+  ackSeconds: number;
   bytesPerSample: number;
   peakRssMb: number;
   /** CPU µs the server spent per sample, all threads (ingest through the read-back polls). */
@@ -116,6 +118,7 @@ async function measure(peer: Running, submission: Submission, o: Options, count:
     name: submission.label,
     seconds,
     samplesPerSec: total / seconds,
+    ackSeconds: acknowledged,
     bytesPerSample: diskBytes(peer.dataDir) / total,
     peakRssMb: rss / 2 ** 20,
     cpuUsPerSample: (cpu * 1e6) / total,
@@ -183,15 +186,17 @@ async function main(): Promise<void> {
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });
   }
-  console.log('\n| system | seconds | samples/s | CPU µs/sample | bytes/sample on disk | peak RSS MiB |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('\n| system | seconds until queryable | samples/s | seconds until acknowledged | CPU µs/sample | bytes/sample on disk | peak RSS MiB |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const r of results) {
-    console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.cpuUsPerSample.toFixed(2)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
+    console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.ackSeconds.toFixed(2)} | ${r.cpuUsPerSample.toFixed(2)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
   }
   const peer = results.find((r) => r.name === 'victoria-metrics') ?? null;
   for (const r of results.filter((x) => x !== peer && !x.name.includes('shard'))) {
     const format = r.name.replace(/^ferrite /, '');
-    recordFigure({ bench: 'ingest', measure: `${format} ingest, ${o.metrics} series`, unit: 'samples/s', ferrite: r.samplesPerSec, peer: peer?.samplesPerSec ?? null, better: 'higher' });
+    recordFigure({ bench: 'ingest', measure: `${format} ingest until queryable, ${o.metrics} series`, unit: 'samples/s', ferrite: r.samplesPerSec, peer: peer?.samplesPerSec ?? null, better: 'higher' });
+    const acked = (x: Result) => total / x.ackSeconds;
+    recordFigure({ bench: 'ingest', measure: `${format} ingest until acknowledged, ${o.metrics} series`, unit: 'samples/s', ferrite: acked(r), peer: peer === null ? null : acked(peer), better: 'higher' });
     recordFigure({ bench: 'ingest', measure: `${format} server CPU per sample`, unit: 'µs', ferrite: r.cpuUsPerSample, peer: peer?.cpuUsPerSample ?? null, better: 'lower' });
     recordFigure({ bench: 'ingest', measure: `${format} peak RSS`, unit: 'MiB', ferrite: r.peakRssMb, peer: peer?.peakRssMb ?? null, better: 'lower' });
   }
