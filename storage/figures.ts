@@ -1,7 +1,7 @@
 // Read-only figures of a shard's store for the operations console (issue 23), read from what
 // RocksDB already holds: disk per column family, and the rollup work its partitions still owe
 // (their `state` markers).
-import { ALL_COLUMN_FAMILIES, CF, histogramDirtyPrefix, prefixEnd, rollupDirtyPrefix } from './keys.js';
+import { ALL_COLUMN_FAMILIES, CF, histogramDirtyPrefix, prefixEnd, rollupDirtyPrefix, type ColumnFamilyName } from './keys.js';
 import type { Store } from './rocks.js';
 
 /** Markers counted per kind before giving up: the console shows "at least" past this. */
@@ -14,7 +14,31 @@ export interface FamilyUse {
 
 export interface DiskUse {
   families: Record<string, FamilyUse>;
+  /** SST files and memtables, bytes, by what they hold (the column families grouped). */
+  by_kind: Record<DataKindOnDisk, number>;
   total_bytes: number;
+}
+
+export type DataKindOnDisk = 'raw' | 'rollups' | 'histograms' | 'index' | 'journal' | 'outbox' | 'state';
+
+/** Which kind each column family's bytes count as. */
+const KIND_OF_FAMILY: Record<ColumnFamilyName, DataKindOnDisk> = {
+  [CF.journal]: 'journal',
+  [CF.numeric]: 'raw',
+  [CF.text]: 'raw',
+  [CF.histogramRaw]: 'raw',
+  [CF.rollup]: 'rollups',
+  [CF.histogram]: 'histograms',
+  [CF.index]: 'index',
+  [CF.metrics]: 'index',
+  [CF.state]: 'state',
+  [CF.outbox]: 'outbox',
+};
+
+function byKind(families: Record<string, FamilyUse>): Record<DataKindOnDisk, number> {
+  const out: Record<DataKindOnDisk, number> = { raw: 0, rollups: 0, histograms: 0, index: 0, journal: 0, outbox: 0, state: 0 };
+  for (const [cf, f] of Object.entries(families)) out[KIND_OF_FAMILY[cf as ColumnFamilyName]] += f.sst_bytes + f.memtable_bytes;
+  return out;
 }
 
 /** Rollup work not yet done: sealed raw windows to roll up, histogram base periods to merge. */
@@ -43,7 +67,7 @@ export async function diskUse(store: Store): Promise<DiskUse> {
     families[cf] = { sst_bytes: sstBytes, memtable_bytes: memtableBytes };
     total += sstBytes + memtableBytes;
   }
-  return { families, total_bytes: total };
+  return { families, by_kind: byKind(families), total_bytes: total };
 }
 
 /** Disk use of several stores as one. */
@@ -56,7 +80,7 @@ export function addDiskUse(uses: readonly DiskUse[]): DiskUse {
       sum.memtable_bytes += f.memtable_bytes;
     }
   }
-  return { families, total_bytes: uses.reduce((n, u) => n + u.total_bytes, 0) };
+  return { families, by_kind: byKind(families), total_bytes: uses.reduce((n, u) => n + u.total_bytes, 0) };
 }
 
 export async function rollupBacklog(store: Store, partitions: readonly number[]): Promise<RollupBacklog> {

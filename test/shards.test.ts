@@ -41,6 +41,10 @@ test.serial('the metrics are spread over the shards', async (t) => {
   t.is(shards.reduce((sum, s) => sum + s.index_metrics, 0), HOSTS, "the shards' index slices add up to the whole");
   t.true(shards.filter((s) => s.index_metrics > 0).length > 1, 'more than one shard holds metrics');
   t.true(shards.every((s) => s.heap_used_bytes > 0) && state.json.heap_used_bytes > 0, 'each heap is reported');
+  const disk = state.json.disk as { total_bytes: number; by_kind: Record<string, number> };
+  t.deepEqual(Object.keys(disk.by_kind), ['raw', 'rollups', 'histograms', 'index', 'journal', 'outbox', 'state']);
+  t.is(Object.values(disk.by_kind).reduce((a, b) => a + b, 0), disk.total_bytes, 'the kinds add up to the total');
+  t.true(disk.by_kind.index! > 0, 'the index of the stored metrics takes room');
 });
 
 test.serial('find merges every shard in name order, with the total count', async (t) => {

@@ -2,6 +2,7 @@
 // what must stay in step with the journal (replication, checkpoints, deletes). Start-up is
 // actors/boot.ts; questions about metrics go to `shards`, ownership to `routing`. It does no
 // per-sample work on a standalone node: parsed columns pass through to the shard workers.
+import { addDiskUse, type DiskUse } from '../../storage/figures.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { FerriteConfig } from '../../model/config.js';
@@ -324,12 +325,17 @@ export class FerriteNode implements NodeApi {
     return this.shards.about(metric, 'fullDelete', this.nextSeq, confirm);
   }
 
-  /** The metric index's figures summed over the shards, and each shard's series and heap (/state). */
-  async shardReport(): Promise<{ index: Record<string, number>; shards: { series: number; heap_used_bytes: number; index_metrics: number }[] }> {
+  /** The metric index's figures summed over the shards, each shard's series and heap, and disk by kind (/state). */
+  async shardReport(): Promise<{ index: Record<string, number>; shards: { series: number; heap_used_bytes: number; index_metrics: number }[]; disk: { total_bytes: number; by_kind: DiskUse['by_kind'] } }> {
     const figures = await this.shards.askAll('figures');
     const index: Record<string, number> = {};
     for (const f of figures) for (const [k, v] of Object.entries(f.index)) index[k] = (index[k] ?? 0) + v;
-    return { index, shards: figures.map((f) => ({ series: f.series, heap_used_bytes: f.heapUsed, index_metrics: f.index.metrics ?? 0 })) };
+    const disk = addDiskUse([await this.storage.diskUse(), ...figures.map((f) => f.disk)]);
+    return {
+      index,
+      shards: figures.map((f) => ({ series: f.series, heap_used_bytes: f.heapUsed, index_metrics: f.index.metrics ?? 0 })),
+      disk: { total_bytes: disk.total_bytes, by_kind: disk.by_kind },
+    };
   }
 
   /** Seals every open buffer and truncates the journal behind it. */

@@ -21,7 +21,7 @@ export interface Overview {
   rollups: number[];
   histogram_rollups: number[];
   memory: { rss_bytes: number; heap_used_bytes: number };
-  disk: { families: Record<string, { sst_bytes: number; memtable_bytes: number }>; total_bytes: number };
+  disk: { families: Record<string, { sst_bytes: number; memtable_bytes: number }>; by_kind: Record<string, number>; total_bytes: number };
   journal: { entries: number; first_seq: number | null; last_seq: number | null; cluster: Replication | null };
   rollup_backlog: { numeric_windows: number; histogram_periods: number; capped: boolean };
   counters: Record<string, number>;

@@ -60,6 +60,7 @@ test('Overview: the node, its ingest rate, disk per column family and backlog; r
   await waitForNumber(page, '.overview .chart', 'data-max', (v) => v > 0);
   t.true((await waitForDrawn(page, '.overview .chart')) >= 100, 'the rate chart drew its series');
   for (const family of ['journal', 'numeric', 'histogram', 'index']) t.true(await page.locator('table.disk td', { hasText: new RegExp(`^${family}$`) }).isVisible(), family);
+  t.regex((await page.getByTestId('disk-by-kind').textContent()) ?? '', /^total .+: raw .+, rollups .+, histograms .+, index .+, journal .+, outbox .+, state /);
   t.regex((await page.locator('table.backlog').textContent())!, /ingest journal entries not yet sealed/);
   const before = await records();
   t.true(before > 0);

@@ -113,7 +113,7 @@ function diskTable(o: Overview): HTMLElement {
       ]),
       { class: 'disk' },
     ),
-    h('p', null, `total ${bytes(o.disk.total_bytes)}`),
+    h('p', { 'data-testid': 'disk-by-kind' }, `total ${bytes(o.disk.total_bytes)}: ${Object.entries(o.disk.by_kind).map(([kind, n]) => `${kind} ${bytes(n)}`).join(', ')}`),
   );
 }
 
