@@ -30,6 +30,9 @@ const WRITE_BUFFER_BYTES: Partial<Record<ColumnFamilyName, number>> = { journal:
 const SMALL_WRITE_BUFFER = 4 << 20;
 
 export class Store {
+  /** Per column family, how many batches that wrote to it have been written (caches of decoded values check it). */
+  private readonly generations = new Map<ColumnFamilyName, number>();
+
   private constructor(
     private readonly root: Session,
     private readonly families: ReadonlyMap<ColumnFamilyName, Session>,
@@ -51,7 +54,14 @@ export class Store {
   }
 
   batch(): StoreBatch {
-    return new StoreBatch(this.root, this.families);
+    return new StoreBatch(this.root, this.families, (written) => {
+      for (const cf of written) this.generations.set(cf, this.generation(cf) + 1);
+    });
+  }
+
+  /** Changes after every written batch that touched `cf`: a value cached at one generation is current while it holds. */
+  generation(cf: ColumnFamilyName): number {
+    return this.generations.get(cf) ?? 0;
   }
 
   async get(cf: ColumnFamilyName, key: Buffer): Promise<Buffer | null> {
@@ -115,10 +125,12 @@ export class StoreBatch {
   /** The native batch, made at the first operation: an unused batch must hold no handle, or close() waits for it. */
   private batch: any = null;
   private count = 0;
+  private readonly touched = new Set<ColumnFamilyName>();
 
   constructor(
     private readonly root: Session,
     private readonly families: ReadonlyMap<ColumnFamilyName, Session>,
+    private readonly written: (families: ReadonlySet<ColumnFamilyName>) => void,
   ) {}
 
   get size(): number {
@@ -141,7 +153,12 @@ export class StoreBatch {
   async write(): Promise<void> {
     if (this.batch === null) return;
     this.batch._db = this.root;
-    await this.batch.flush(); // autoDestroy releases the handle once written
+    try {
+      await this.batch.flush(); // autoDestroy releases the handle once written
+    } finally {
+      // Even a failed write may have changed the families: caches must not trust what they hold.
+      this.written(this.touched);
+    }
   }
 
   /** Drops an unwritten batch, releasing its handle. */
@@ -159,6 +176,7 @@ export class StoreBatch {
     this.batch._db = session;
     add(this.batch);
     this.count++;
+    this.touched.add(cf);
     return this;
   }
 }

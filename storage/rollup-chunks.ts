@@ -45,6 +45,73 @@ class ChunkReads {
 
 const chunkReads = new WeakMap<Store, ChunkReads>();
 
+/**
+ * Decoded chunks of recent reads (dashboards ask for the same ranges again every refresh), for
+ * as long as no batch has written rollups since they were read: `RollupChunk` keeps the columns
+ * it decoded, so a hit skips the multi-get, the inflate and the column decoding. Bounded by
+ * entries; the oldest used goes first.
+ */
+class ChunkCache {
+  static readonly MAX_ENTRIES = 2048;
+  private readonly entries = new Map<string, RollupChunk | null>();
+  private generation = -1;
+
+  constructor(private readonly store: Store) {}
+
+  /** The generation a read must start at for its chunks to be kept. */
+  now(): number {
+    return this.store.generation(CF.rollup);
+  }
+
+  get(key: string): RollupChunk | null | undefined {
+    this.expire();
+    const hit = this.entries.get(key);
+    if (hit === undefined) return undefined;
+    this.entries.delete(key); // re-inserted: most recently used last
+    this.entries.set(key, hit);
+    return hit;
+  }
+
+  /** Keeps a chunk read when the store was at `readAt` (not if rollups were written since). */
+  set(key: string, chunk: RollupChunk | null, readAt: number): void {
+    this.expire();
+    if (readAt !== this.generation) return;
+    if (this.entries.size >= ChunkCache.MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, chunk);
+  }
+
+  private expire(): void {
+    const now = this.now();
+    if (now === this.generation) return;
+    this.entries.clear();
+    this.generation = now;
+  }
+}
+
+const chunkCaches = new WeakMap<Store, ChunkCache>();
+
+function cacheOf(store: Store): ChunkCache {
+  let cache = chunkCaches.get(store);
+  if (cache === undefined) chunkCaches.set(store, (cache = new ChunkCache(store)));
+  return cache;
+}
+
+/** `getChunks` through the cache of decoded chunks. */
+async function getCachedChunks(store: Store, metric: MetricRef, periodS: number, starts: readonly number[], columns: readonly number[]): Promise<(RollupChunk | null)[]> {
+  const cache = cacheOf(store);
+  const keyOf = (start: number) => `${metric.idHex}/${periodS}/${start}/${columns.join(',')}`;
+  const out = starts.map((s) => cache.get(keyOf(s)));
+  const missing = starts.flatMap((_, i) => (out[i] === undefined ? [i] : []));
+  if (missing.length === 0) return out as (RollupChunk | null)[];
+  const readAt = cache.now();
+  const read = await getChunks(store, metric, periodS, missing.map((i) => starts[i]!), columns);
+  missing.forEach((i, k) => {
+    cache.set(keyOf(starts[i]!), read[k]!, readAt);
+    out[i] = read[k]!;
+  });
+  return out as (RollupChunk | null)[];
+}
+
 /** Reads the given columns of the chunks starting at `starts` (one coalesced multi-get); null where a chunk has no record. */
 async function getChunks(store: Store, metric: MetricRef, periodS: number, starts: readonly number[], columns: readonly number[]): Promise<(RollupChunk | null)[]> {
   let reads = chunkReads.get(store);
@@ -65,7 +132,7 @@ async function getChunks(store: Store, metric: MetricRef, periodS: number, start
 /** The stored chunks of one level covering [from, to), with their starts, holding at least `columns`. */
 export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS): Promise<{ start: number; chunk: RollupChunk }[]> {
   const starts = chunkStartsCovering(periodS, from, to);
-  const chunks = await getChunks(store, metric, periodS, starts, columns);
+  const chunks = await getCachedChunks(store, metric, periodS, starts, columns);
   const out: { start: number; chunk: RollupChunk }[] = [];
   chunks.forEach((chunk, i) => {
     if (chunk !== null) out.push({ start: starts[i]!, chunk });

@@ -82,6 +82,17 @@ test('/write/nnt stores rollup records at the smallest period', async (t) => {
   t.is(bad.status, 400);
 });
 
+test('a rollup read again after a write sees the write (decoded chunks are not served stale)', async (t) => {
+  const item = { metric: 'r.cache', id: UUID, offset: 7200, count: 4, value: 10, stddev: 0, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0 };
+  const read = async () => (await rollup('r.cache', 'start_ts=7200.000&end_ts=7380.000&rollup_span=60s&get_engine=nnt')).json;
+  t.is((await fetch(`${n.url}/write/nnt`, { method: 'POST', body: JSON.stringify([item]) })).status, 200);
+  t.deepEqual(await read(), [[7200, 10], [7260, null], [7320, null]]);
+  t.deepEqual(await read(), [[7200, 10], [7260, null], [7320, null]], 'the same answer from the cached chunk');
+  // Same metric, same chunk (a day of 60 s periods), another period.
+  t.is((await fetch(`${n.url}/write/nnt`, { method: 'POST', body: JSON.stringify([{ ...item, offset: 7260, value: 20 }]) })).status, 200);
+  t.deepEqual(await read(), [[7200, 10], [7260, 20], [7320, null]]);
+});
+
 test('parameters are validated', async (t) => {
   const q = (extra: string) => rollup('r.a', `start_ts=0.000&end_ts=120.000&${extra}`);
   t.is((await q('rollup_span=0s')).status, 400);
