@@ -1,5 +1,9 @@
 // `GET /stats.json` and `GET /state` in IRONdb's shapes (irondb-reference §10): existing
 // clients (gosnowth, the Grafana data source) call these before anything else.
+import { createWriteStream, statSync } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { writeHeapSnapshot } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { VERSION } from '../model/version.js';
@@ -40,6 +44,17 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       return { now: clock.now() };
     });
   }
+
+  // Operators finding what a node's memory holds: the main thread's or one shard worker's V8 heap, written into the data directory.
+  app.post('/admin/heap-snapshot', { schema: { tags: [TAG.admin], summary: "Writes a V8 heap snapshot of the main thread (`?of=main`) or of one shard's worker (`?of=<shard>`) into the data directory; answers its path" } }, async (req) => {
+    const of = (req.query as { of?: string }).of ?? 'main';
+    const shard = Number(of);
+    if (of !== 'main' && !(Number.isSafeInteger(shard) && shard >= 0 && shard < node.shards.count)) throw ferr('FER_ERR_BAD_PARAM', 'of', `must be main or a shard number below ${node.shards.count}`);
+    const file = path.join(node.config.dataDir, `heap-${of}-${Date.now()}.heapsnapshot`);
+    if (of === 'main') writeHeapSnapshot(file);
+    else await pipeline(await node.shards.heapSnapshot(shard), createWriteStream(file));
+    return { path: file, bytes: statSync(file).size };
+  });
 
   const rollups = node.config.rollups.map((l) => l.period);
   const histogramRollups = node.config.histogramRollups.map((l) => l.period);

@@ -115,6 +115,11 @@ class ShardClient {
     }
   }
 
+  /** A V8 heap snapshot of the worker (for finding what the shard's memory holds). */
+  heapSnapshot(): Promise<NodeJS.ReadableStream> {
+    return this.worker.getHeapSnapshot();
+  }
+
   /** Ends the worker as a crash would (tests of recovery). */
   kill(): Promise<number> {
     return this.worker.terminate();
@@ -164,6 +169,11 @@ export class ShardSet {
   /** Starts shard `n`'s worker again (after it died); resolves once it has opened its store. */
   async restart(n: number): Promise<void> {
     this.clients[n] = await ShardClient.start(this.setups[n]!, this.events);
+  }
+
+  /** A V8 heap snapshot of shard `n`'s worker. */
+  heapSnapshot(n: number): Promise<NodeJS.ReadableStream> {
+    return this.clients[n]!.heapSnapshot();
   }
 
   /** Kills shard `n`'s worker as a crash would (tests of recovery). */
