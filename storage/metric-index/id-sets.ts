@@ -4,39 +4,43 @@
 
 const EMPTY = new Uint32Array(0);
 
-/** A sorted, growable list of ids. Ids mostly arrive in ascending order (they are dense and assigned in order). */
+/**
+ * A sorted, growable list of ids. Ids mostly arrive in ascending order (they are dense and
+ * assigned in order). A list of one id (most `__name` terms name one metric) holds it in a
+ * field: a typed array per term would cost about 200 bytes a series.
+ */
 export class IdList {
-  ids: Uint32Array;
+  private ids: Uint32Array | null = null;
+  /** The id while the list holds exactly one and no array yet. */
+  private one = 0;
   size = 0;
-
-  constructor(capacity = 2) {
-    this.ids = new Uint32Array(capacity);
-  }
 
   /** Adds `id` keeping the list sorted; an id already present is not added again. */
   add(id: number): void {
     const n = this.size;
-    if (n === this.ids.length) this.grow();
-    if (n === 0 || this.ids[n - 1]! < id) {
-      this.ids[n] = id;
+    if (n === 0) return this.first(id);
+    const ids = this.room();
+    if (ids[n - 1]! < id) {
+      ids[n] = id;
       this.size = n + 1;
       return;
     }
     // Out of order: two writes that named new metrics finished in the other order.
-    const at = lowerBound(this.ids, 0, n, id);
-    if (this.ids[at] === id) return;
-    this.ids.copyWithin(at + 1, at, n);
-    this.ids[at] = id;
+    const at = lowerBound(ids, 0, n, id);
+    if (ids[at] === id) return;
+    ids.copyWithin(at + 1, at, n);
+    ids[at] = id;
     this.size = n + 1;
   }
 
   /** Appends without keeping order (a bulk load); `sortUnique` restores it. */
   push(id: number): void {
-    if (this.size === this.ids.length) this.grow();
-    this.ids[this.size++] = id;
+    if (this.size === 0) return this.first(id);
+    this.room()[this.size++] = id;
   }
 
   sortUnique(): void {
+    if (this.ids === null) return;
     const sorted = this.view().sort();
     let n = 0;
     for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]!;
@@ -45,21 +49,38 @@ export class IdList {
 
   /** The ids, as a view valid until the list is next compacted (appends never disturb it). */
   view(): Uint32Array {
-    return this.ids.subarray(0, this.size);
+    if (this.ids !== null) return this.ids.subarray(0, this.size);
+    return this.size === 0 ? EMPTY : Uint32Array.of(this.one);
   }
 
   /** Drops ids `keep` rejects, into a fresh array (views handed out earlier stay intact). */
   compact(keep: (id: number) => boolean): void {
     const kept = this.view().filter(keep);
-    this.ids = new Uint32Array(Math.max(2, kept.length));
-    this.ids.set(kept);
-    this.size = kept.length;
+    this.ids = null;
+    this.size = 0;
+    if (kept.length === 1) this.first(kept[0]!);
+    else if (kept.length > 1) {
+      this.ids = kept;
+      this.size = kept.length;
+    }
   }
 
-  private grow(): void {
-    const next = new Uint32Array(Math.max(4, this.ids.length * 2));
-    next.set(this.ids);
-    this.ids = next;
+  private first(id: number): void {
+    this.one = id;
+    this.size = 1;
+  }
+
+  /** The array, with room for one more id (made from the single id when there is none yet). */
+  private room(): Uint32Array {
+    if (this.ids === null) {
+      this.ids = new Uint32Array(4);
+      this.ids[0] = this.one;
+    } else if (this.size === this.ids.length) {
+      const next = new Uint32Array(this.ids.length * 2);
+      next.set(this.ids);
+      this.ids = next;
+    }
+    return this.ids;
   }
 }
 
