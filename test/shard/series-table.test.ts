@@ -1,0 +1,53 @@
+// actors/shard/series-table.ts: one MetricInfo per metric a shard takes samples of, with its
+// repeated texts shared between metrics; reads of other metrics are described, not kept.
+import test from 'ava';
+import { SeriesTable } from '../../actors/shard/series-table.js';
+import type { WireMetric } from '../../model/metric-info.js';
+import { canonicalizeMetricName } from '../../model/metric-name.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
+
+/** As a metric arrives by structured clone: every text a fresh copy. */
+function wire(n: number): WireMetric {
+  const name = canonicalizeMetricName(`cpu|ST[host:h${n % 2},dc:east]`);
+  if (!name.ok) throw new Error(name.reason);
+  const fresh = (s: string) => s.split('').join('');
+  return structuredClone({
+    key: `u${n}-${name.value.canonical}` as MetricKey,
+    accountId: 1 as AccountId,
+    uuid: fresh('0b0b0b0b-0000-4000-8000-000000000001'),
+    checkName: fresh('check'),
+    name: name.value,
+    idHex: n.toString(16).padStart(32, '0'),
+    partition: n % 4,
+  }) as WireMetric;
+}
+
+test('a metric is adopted once; later samples get the same MetricInfo', (t) => {
+  const table = new SeriesTable();
+  const a = table.adopt(wire(1));
+  t.is(table.adopt(wire(1)), a);
+  t.is(table.size, 1);
+  t.deepEqual(a.id, Buffer.from(wire(1).idHex, 'hex'));
+  t.is(a.indexId, -1);
+});
+
+test('metrics whose texts are kept once read back exactly as they arrived', (t) => {
+  // (Whether two equal strings are one copy is not observable from JS; the heap figures in the README are.)
+  const table = new SeriesTable();
+  const [a, b] = [table.adopt(wire(1)), table.adopt(wire(2))];
+  for (const [info, n] of [[a, 1], [b, 2]] as const) {
+    const w = wire(n);
+    t.deepEqual({ uuid: info.uuid, checkName: info.checkName, name: info.name, key: info.key }, { uuid: w.uuid, checkName: w.checkName, name: w.name, key: w.key });
+  }
+});
+
+test('resolve describes an unknown metric without keeping it; forget drops a known one', (t) => {
+  const table = new SeriesTable();
+  const seen = table.resolve(wire(5));
+  t.is(seen.key, wire(5).key);
+  t.is(table.size, 0);
+  const a = table.adopt(wire(5));
+  t.is(table.resolve(wire(5)), a);
+  table.forget(a.key);
+  t.not(table.adopt(wire(5)), a, 'data written after a full delete starts a fresh metric');
+});
