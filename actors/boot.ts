@@ -23,7 +23,7 @@ const PROBE_TIMEOUT_MS = 2_000;
 /** Opens the data directory, replays the journal, joins the cluster and starts the timers. */
 export async function startNode(config: FerriteConfig, log: Logger): Promise<FerriteNode> {
   const fromFile = readTopologyFile(config);
-  const storage = await NodeStorage.open(config.dataDir);
+  const storage = await NodeStorage.open(config.dataDir, { syncWrites: config.syncWrites });
   const identity = await storage.identity(config.nodeId);
   let ring: Ring;
   let nats: NatsConnection | null = null;

@@ -20,6 +20,7 @@ interface Options {
   lazy?: boolean;
   shards?: string;
   runs: number;
+  syncWrites?: boolean;
 }
 
 const STEP_S = 10;
@@ -135,6 +136,7 @@ async function main(): Promise<void> {
     .option('--no-flatbuffer', 'skip the FlatBuffer run')
     .option('--workers <n>', 'ferrite ingestWorkers (default: cores - 1)')
     .option('--shards <list>', 'also run TSV with each of these shard counts (e.g. 1,2,4) and print throughput and CPU per sample')
+    .option('--sync-writes', 'also run TSV with --sync-writes (every acknowledged write fsynced) and print its cost')
     .option('--runs <n>', 'rounds of every system, interleaved; figures are the median round', (v) => Number(v), 3)
     .option('--lazy', 'make each body while sending (for runs too large to hold in memory; the client then competes for CPU)')
     .parse()
@@ -157,6 +159,7 @@ async function main(): Promise<void> {
     });
     const systems: System[] = [ferrite('ferrite TSV', [], '/raw', tsvBodies, 'PUT')];
     for (const shards of o.shards?.split(',').map(Number) ?? []) systems.push(ferrite(`ferrite TSV, ${shards} shard${shards === 1 ? '' : 's'}`, ['--shards', String(shards)], '/raw', tsvBodies, 'PUT'));
+    if (o.syncWrites === true) systems.push(ferrite('ferrite TSV, sync writes', ['--sync-writes'], '/raw', tsvBodies, 'PUT'));
     if (o.flatbuffer) {
       const headers = { 'content-type': 'application/x-svc-metric-list-flatbuffer', 'x-svc-datapoints': String(o.batch) };
       systems.push(ferrite('ferrite FlatBuffer', [], '/raw', bodies(metricListBodiesLazy(data)), 'POST', headers));
@@ -192,7 +195,7 @@ async function main(): Promise<void> {
     console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.ackSeconds.toFixed(2)} | ${r.cpuUsPerSample.toFixed(2)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
   }
   const peer = results.find((r) => r.name === 'victoria-metrics') ?? null;
-  for (const r of results.filter((x) => x !== peer && !x.name.includes('shard'))) {
+  for (const r of results.filter((x) => x !== peer && !/shard|sync/.test(x.name))) {
     const format = r.name.replace(/^ferrite /, '');
     recordFigure({ bench: 'ingest', measure: `${format} ingest until queryable, ${o.metrics} series`, unit: 'samples/s', ferrite: r.samplesPerSec, peer: peer?.samplesPerSec ?? null, better: 'higher' });
     const acked = (x: Result) => total / x.ackSeconds;

@@ -81,6 +81,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       checkpoint: node.checkpoints.report(),
       admission: node.admission.report(),
       ...(await node.shardReport()),
+      ...(node.storage.syncFigures === null ? {} : { sync_writes: node.storage.syncFigures }),
       heap_used_bytes: process.memoryUsage().heapUsed,
       features: {
         'text:store': '1',

@@ -70,6 +70,12 @@ export interface FerriteConfig {
   histogramRollupQuietMs: number;
   /** Track latest values for every metric, not only those a find with latest=2 turned on. */
   implicitLatest: boolean;
+  /**
+   * Acknowledge a write only once RocksDB's WAL holding it is fsynced (group commit: writes
+   * waiting at the same time share one fsync), in the node's store and every shard's. Off: a
+   * machine crash (not a process crash) can lose the last moments of acknowledged writes.
+   */
+  syncWrites: boolean;
   /** How often data past its retention is dropped. */
   retentionSweepIntervalMs: number;
   /** Directory of `.lua` extensions served under /extension/lua (null = none). */
@@ -135,6 +141,7 @@ export function defaultConfig(): FerriteConfig {
     histogramRollupQuietMs: 60 * 1000,
     retentionSweepIntervalMs: 3600 * 1000,
     implicitLatest: false,
+    syncWrites: false,
     extensionsDir: null,
     luaTimeoutMs: 5000,
     luaMemoryBytes: 64 * 1024 * 1024,
@@ -201,6 +208,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'rawRetention', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'rollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
+  if (typeof c.syncWrites !== 'boolean') throw new ConfigError('syncWrites', 'must be true or false');
   requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
   requireEcosystemDefaults(c);

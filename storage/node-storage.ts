@@ -29,8 +29,13 @@ export class NodeStorage {
   }
 
   /** Opens (creating if missing) the node store at the data directory; a DataDirError says why it cannot. */
-  static async open(dataDir: string): Promise<NodeStorage> {
-    return new NodeStorage(await Store.open(dataDir));
+  static async open(dataDir: string, options: { syncWrites?: boolean } = {}): Promise<NodeStorage> {
+    return new NodeStorage(await Store.open(dataDir, options));
+  }
+
+  /** fsyncs of the WAL and the batches they covered (`syncWrites`; null when off). */
+  get syncFigures(): { fsyncs: number; batches: number } | null {
+    return this.store.syncFigures;
   }
 
   batch(): NodeBatch {

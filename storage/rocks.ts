@@ -1,6 +1,8 @@
 // Our interface to RocksDB (rocksdb-native). Nothing else imports the binding, so the
 // rest of ferrite sees column families by name, atomic multi-family batches and
 // bounded iterators.
+import { open } from 'node:fs/promises';
+import path from 'node:path';
 import RocksDB from 'rocksdb-native';
 import { ALL_COLUMN_FAMILIES, type ColumnFamilyName } from './keys.js';
 import { DataDirError } from './open-error.js';
@@ -39,8 +41,22 @@ export class Store {
     readonly path: string,
   ) {}
 
+  /** Set when every written batch must be on disk (its WAL fsynced) before `write` resolves (`syncWrites`). */
+  private walSync: WalSync | null = null;
+
   /** Opens (creating if missing) the RocksDB at `path`; a DataDirError says why it cannot. */
-  static async open(path: string): Promise<Store> {
+  static async open(path: string, options: { syncWrites?: boolean } = {}): Promise<Store> {
+    const store = await Store.openUnsynced(path);
+    if (options.syncWrites === true) store.walSync = new WalSync(path, () => store.root.currentWalFile() as Promise<{ path: string }>);
+    return store;
+  }
+
+  /** fsyncs of the WAL done so far (`syncWrites`), and the batches they covered. */
+  get syncFigures(): { fsyncs: number; batches: number } | null {
+    return this.walSync === null ? null : { fsyncs: this.walSync.fsyncs, batches: this.walSync.batches };
+  }
+
+  private static async openUnsynced(path: string): Promise<Store> {
     try {
       const columnFamilies = ALL_COLUMN_FAMILIES.map((name) => new RocksDB.ColumnFamily(name, { writeBufferSize: WRITE_BUFFER_BYTES[name] ?? SMALL_WRITE_BUFFER }));
       const root = new RocksDB(path, { columnFamilies });
@@ -54,9 +70,14 @@ export class Store {
   }
 
   batch(): StoreBatch {
-    return new StoreBatch(this.root, this.families, (written) => {
-      for (const cf of written) this.generations.set(cf, this.generation(cf) + 1);
-    });
+    return new StoreBatch(
+      this.root,
+      this.families,
+      (written) => {
+        for (const cf of written) this.generations.set(cf, this.generation(cf) + 1);
+      },
+      this.walSync,
+    );
   }
 
   /** Changes after every written batch that touched `cf`: a value cached at one generation is current while it holds. */
@@ -131,6 +152,7 @@ export class StoreBatch {
     private readonly root: Session,
     private readonly families: ReadonlyMap<ColumnFamilyName, Session>,
     private readonly written: (families: ReadonlySet<ColumnFamilyName>) => void,
+    private readonly walSync: WalSync | null,
   ) {}
 
   get size(): number {
@@ -159,6 +181,7 @@ export class StoreBatch {
       // Even a failed write may have changed the families: caches must not trust what they hold.
       this.written(this.touched);
     }
+    await this.walSync?.sync();
   }
 
   /** Drops an unwritten batch, releasing its handle. */
@@ -178,5 +201,72 @@ export class StoreBatch {
     this.count++;
     this.touched.add(cf);
     return this;
+  }
+}
+
+/**
+ * Group commit for `syncWrites`: rocksdb-native's writes take no `sync` option, so after a
+ * batch is written its WAL file is fdatasync'ed. Batches written while one fsync runs share
+ * the next: each caller waits for an fsync that started after its write finished. The WAL
+ * written before a switch to a new file is synced too (a write may have gone to either).
+ */
+export class WalSync {
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+  private waiting = 0;
+  private lastFile: string | null = null;
+  fsyncs = 0;
+  batches = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly currentWal: () => Promise<{ path: string }>,
+  ) {}
+
+  /** Resolves once the WAL, as it stands now, is on disk. */
+  sync(): Promise<void> {
+    this.waiting++;
+    if (this.running === null) return this.start();
+    this.queued ??= this.running.catch(() => undefined).then(() => {
+      this.queued = null;
+      return this.start();
+    });
+    return this.queued;
+  }
+
+  private start(): Promise<void> {
+    const covered = this.waiting;
+    this.waiting = 0;
+    const run = this.fsyncWal().then(() => {
+      this.batches += covered;
+    });
+    this.running = run.finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async fsyncWal(): Promise<void> {
+    const current = path.join(this.dir, (await this.currentWal()).path);
+    const files = this.lastFile !== null && this.lastFile !== current ? [this.lastFile, current] : [current];
+    for (const file of files) await fdatasync(file);
+    this.lastFile = current;
+    this.fsyncs++;
+  }
+}
+
+async function fdatasync(file: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    // A WAL RocksDB has retired: its memtable was flushed into SST files, which RocksDB syncs.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    await handle.datasync();
+  } finally {
+    await handle.close();
   }
 }

@@ -37,7 +37,7 @@ export class ShardStorage {
   ) {}
 
   static async open(dir: string, partitions: readonly number[], config: FerriteConfig): Promise<ShardStorage> {
-    const store = await Store.open(dir);
+    const store = await Store.open(dir, { syncWrites: config.syncWrites });
     try {
       const tombstones = await Tombstones.load(store);
       const { index } = await MetricIndex.load(store);
