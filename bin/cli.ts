@@ -13,6 +13,8 @@ import { DataDirError } from '../storage/open-error.js';
 import { runCluster, type ClusterOptions } from './cluster.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
+import { runBackup, runRestore } from './backup.js';
+import { BackupError, type BackupManifest } from '../storage/backup.js';
 
 const int = (value: string): number => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('not a non-negative integer');
@@ -110,6 +112,35 @@ async function startCarbon(node: FerriteNode, log: Logger, config: FerriteConfig
   if (config.carbonPort === null) return null;
   const scope = { account: config.defaultAccount! as AccountId, uuid: config.defaultCheckUuid!, checkName: '' };
   return CarbonListener.start(node, log, config.host, config.carbonPort, scope);
+}
+
+program
+  .command('backup')
+  .description('copy a node\'s data as of now: from a running node (its URL) or a stopped node\'s data directory')
+  .argument('<source>', 'node URL (http://host:port) or data directory')
+  .argument('<dest>', 'new, empty directory for the backup (on the node\'s machine when source is a URL)')
+  .action(async (source: string, dest: string) => {
+    await reportBackup(() => runBackup(source, dest), `backup of ${source} written to ${dest}`);
+  });
+
+program
+  .command('restore')
+  .description('restore a backup into a new data directory (then start a node on it)')
+  .argument('<backup>', 'directory written by ferrite backup')
+  .argument('<data-dir>', 'new, empty data directory')
+  .action(async (backup: string, dataDir: string) => {
+    await reportBackup(async () => runRestore(backup, dataDir), `${backup} restored into ${dataDir}`);
+  });
+
+async function reportBackup(run: () => Promise<BackupManifest>, done: string): Promise<void> {
+  try {
+    const m = await run();
+    console.log(`${done}: ${m.shards} shard stores and the node store, ${m.bytes} bytes, taken ${m.created_at} in ${m.seconds} s`);
+  } catch (error) {
+    if (!(error instanceof BackupError || error instanceof DataDirError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  }
 }
 
 await program.parseAsync(process.argv);

@@ -11,6 +11,9 @@ import { AdjustableClock } from '../model/clock.js';
 import { ferr } from '../model/errors.js';
 import type { PeerLag } from '../actors/cluster/replication.js';
 import { TAG } from './schemas.js';
+import { BackupError } from '../storage/backup.js';
+import { parseJsonBody } from '../model/json-body.js';
+import { bodyText } from './request.js';
 
 const s = (value: string | number) => ({ _type: 's', _value: String(value) });
 const n = (value: number) => ({ _type: 'L', _value: value });
@@ -54,6 +57,20 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
     if (of === 'main') writeHeapSnapshot(file);
     else await pipeline(await node.shards.heapSnapshot(shard), createWriteStream(file));
     return { path: file, bytes: statSync(file).size };
+  });
+
+  app.post('/admin/backup', { schema: { tags: [TAG.admin], summary: 'Copies this node\'s data as of now into `dest` (a new, empty absolute directory on this machine); writes go on. Body or query: {dest}' } }, async (req) => {
+    const text = bodyText(req);
+    const parsed = text === '' ? ({ ok: true, value: {} } as const) : parseJsonBody(text);
+    if (!parsed.ok) throw ferr('FER_ERR_BAD_BODY', `backup request: ${parsed.reason}`);
+    const dest = (parsed.value as { dest?: unknown } | null)?.dest ?? (req.query as { dest?: string }).dest;
+    if (typeof dest !== 'string' || dest === '') throw ferr('FER_ERR_BAD_PARAM', 'dest', 'must name the directory to write the backup into');
+    try {
+      return await node.backup(dest);
+    } catch (error) {
+      if (error instanceof BackupError) throw ferr('FER_ERR_BAD_PARAM', 'dest', error.message);
+      throw error;
+    }
   });
 
   const rollups = node.config.rollups.map((l) => l.period);

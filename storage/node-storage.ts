@@ -92,6 +92,11 @@ export class NodeStorage {
     return { entries: b - a + 1, first_seq: a, last_seq: b };
   }
 
+  /** A point-in-time copy of the node's store into a new store at `dest` (bytes copied). */
+  copySnapshotTo(dest: string): Promise<number> {
+    return this.store.copySnapshotTo(dest);
+  }
+
   diskUse(): Promise<DiskUse> {
     return diskUse(this.store);
   }

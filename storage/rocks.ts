@@ -31,6 +31,9 @@ type Session = InstanceType<typeof RocksDB>;
 const WRITE_BUFFER_BYTES: Partial<Record<ColumnFamilyName, number>> = { journal: 32 << 20, numeric: 16 << 20, index: 16 << 20, metrics: 16 << 20, rollup: 16 << 20 };
 const SMALL_WRITE_BUFFER = 4 << 20;
 
+/** Entries per batch when copying a store. */
+const COPY_BATCH_ENTRIES = 4096;
+
 export class Store {
   /** Per column family, how many batches that wrote to it have been written (caches of decoded values check it). */
   private readonly generations = new Map<ColumnFamilyName, number>();
@@ -105,6 +108,40 @@ export class Store {
     if (range.lt) opts.lt = range.lt;
     if (range.limit !== undefined) opts.limit = range.limit;
     for await (const entry of this.family(cf).iterator(opts)) yield entry as Entry;
+  }
+
+  /**
+   * Copies every column family as of one moment (a RocksDB snapshot: writes go on meanwhile)
+   * into a new store at `dest`, flushed to SST files. Resolves with the bytes copied.
+   */
+  async copySnapshotTo(dest: string): Promise<number> {
+    const snapshot = this.root.snapshot();
+    const target = await Store.openUnsynced(dest);
+    let bytes = 0;
+    try {
+      for (const cf of ALL_COLUMN_FAMILIES) {
+        const source = snapshot.columnFamily(cf);
+        try {
+          let batch = target.batch();
+          for await (const { key, value } of source.iterator({ capacity: 1024 }) as AsyncIterable<Entry>) {
+            batch.put(cf, key, value);
+            bytes += key.length + value.length;
+            if (batch.size >= COPY_BATCH_ENTRIES) {
+              await batch.write();
+              batch = target.batch();
+            }
+          }
+          await batch.write();
+        } finally {
+          await source.close();
+        }
+      }
+      await target.flushAll();
+    } finally {
+      await snapshot.close();
+      await target.close();
+    }
+    return bytes;
   }
 
   /** Compacts one column family, dropping what range deletes left behind. */

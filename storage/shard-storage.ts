@@ -36,6 +36,11 @@ export class ShardStorage {
     readonly partitions: ReadonlyMap<number, PartitionStores>,
   ) {}
 
+  /** A point-in-time copy of the shard's store into a new store at `dest` (bytes copied). */
+  copySnapshotTo(dest: string): Promise<number> {
+    return this.store.copySnapshotTo(dest);
+  }
+
   static async open(dir: string, partitions: readonly number[], config: FerriteConfig): Promise<ShardStorage> {
     const store = await Store.open(dir, { syncWrites: config.syncWrites });
     try {

@@ -3,6 +3,7 @@
 // actors/boot.ts; questions about metrics go to `shards`, ownership to `routing`. It does no
 // per-sample work on a standalone node: parsed columns pass through to the shard workers.
 import { addDiskUse, type DiskUse } from '../../storage/figures.js';
+import { prepareDestination, writeManifest, type BackupManifest } from '../../storage/backup.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { FerriteConfig } from '../../model/config.js';
@@ -91,6 +92,8 @@ export class FerriteNode implements NodeApi {
   private retentionTimer: NodeJS.Timeout | null = null;
   private retentionRunning: Promise<void> | null = null;
   private checkpointRunning: Promise<void> | null = null;
+  /** Backups in progress: the journal is not cut while one copies the stores. */
+  private backupsRunning = 0;
   private stopping = false;
   readonly gossip: Gossip;
   /** The clock gossip reads (moved forward by tests when `testClock` is set). */
@@ -338,6 +341,23 @@ export class FerriteNode implements NodeApi {
     };
   }
 
+  /**
+   * A point-in-time copy of this node's data directory at `dest` (storage/backup.ts): the
+   * shards' stores, then the node's, with the journal kept whole meanwhile. Writes go on.
+   */
+  async backup(dest: string): Promise<BackupManifest> {
+    const started = Date.now();
+    prepareDestination(dest);
+    this.backupsRunning++;
+    try {
+      const shardBytes = await this.shards.askAll('backup', dest);
+      const bytes = shardBytes.reduce((a, b) => a + b, 0) + (await this.storage.copySnapshotTo(dest));
+      return writeManifest(dest, { shards: shardBytes.length, bytes, seconds: (Date.now() - started) / 1000 }, started);
+    } finally {
+      this.backupsRunning--;
+    }
+  }
+
   /** Seals every open buffer and truncates the journal behind it. */
   async flush(): Promise<void> {
     await this.checkpointRunning;
@@ -425,6 +445,8 @@ export class FerriteNode implements NodeApi {
   private async truncateJournal(dispatched: number, shardLows: number[]): Promise<void> {
     // After a fault some applied records may be missing from buffers: keep the journal.
     if (this.fault !== null) return;
+    // A backup copies the shards before the journal: what they seal meanwhile must stay in it.
+    if (this.backupsRunning > 0) return;
     const cut = Math.min(dispatched + 1, ...shardLows);
     if (cut <= this.journalCut) return;
     await this.storage.truncateJournal(cut);

@@ -90,6 +90,8 @@ export interface ShardMethods {
   /** Seals what is due and rolls up what is quiet; the lowest journal sequence still needed. */
   checkpoint(journalCut: number): number;
   sealAll(): number;
+  /** Copies the shard's store as of now under the backup directory `root` (bytes copied). */
+  backup(root: string): number;
   sweepRetention(now: number): void;
   figures(): ShardFigures;
   /** Seals everything, flushes and closes the store. */

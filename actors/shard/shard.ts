@@ -21,6 +21,7 @@ import type { AccountId, MetricKey } from '../../model/types.js';
 import type { ShardFigures } from '../../storage/figures.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import { ShardStorage } from '../../storage/shard-storage.js';
+import { shardDir } from '../../storage/shard-layout.js';
 import type { WirePart } from '../ingest/wire.js';
 import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
@@ -266,6 +267,10 @@ export class Shard {
     this.storage.tombstones.prune(batch, journalCut);
     await batch.write();
     return Math.min(...lows);
+  }
+
+  backup(root: string): Promise<number> {
+    return this.storage.copySnapshotTo(shardDir(root, this.setup.shard));
   }
 
   async sealAll(): Promise<number> {
