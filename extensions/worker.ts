@@ -1,7 +1,7 @@
-// The worker thread one Lua extension call runs in. The main thread can terminate it at
-// the deadline whatever Lua is doing (a busy loop under pcall, a long pattern match inside
-// one C call), and since every call gets a fresh worker, a VM left broken (a stack overflow
-// inside the WebAssembly module) cannot poison later calls.
+// A worker thread Lua extension calls run in, one at a time. Every call gets a fresh Lua VM
+// (a new WebAssembly instance), built while the worker waits, so a VM left broken (a stack
+// overflow inside the WebAssembly module) cannot poison later calls; the main thread ends the
+// worker only when a call stays stuck past its deadline (extensions/runner.ts).
 import { parentPort } from 'node:worker_threads';
 import type { LuaEngine } from 'wasmoon';
 import { createSandboxEngine, runInSandbox, type SandboxLimits } from './sandbox.js';
@@ -42,18 +42,22 @@ function apiProxy(names: string[]): Record<string, (...args: unknown[]) => Promi
   return out;
 }
 
-// Built while the worker waits as the spare, so a call starts without compiling WebAssembly.
-const engine: Promise<LuaEngine> = createSandboxEngine();
+// Built while the worker waits, so a call starts without compiling WebAssembly; each call uses one.
+let engine: Promise<LuaEngine> = createSandboxEngine();
 
 async function run(request: CallRequest): Promise<WorkerMessage> {
   try {
     const globals = { ...request.globals, __api: apiProxy(request.api) };
     const lua = await engine;
+    engine = createSandboxEngine();
     port.postMessage({ type: 'running' } satisfies WorkerMessage);
     const result = await runInSandbox<unknown>(lua, request.limits, globals, request.driver);
     return { type: 'done', ok: true, json: JSON.stringify(result === undefined ? null : result) };
   } catch (error) {
     return { type: 'done', ok: false, error: String((error as Error)?.message ?? error) };
+  } finally {
+    // Replies to a call's last requests may still arrive: they belong to no one now.
+    waiting.clear();
   }
 }
 

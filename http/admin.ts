@@ -11,6 +11,7 @@ import { AdjustableClock } from '../model/clock.js';
 import { ferr } from '../model/errors.js';
 import type { PeerLag } from '../actors/cluster/replication.js';
 import { TAG } from './schemas.js';
+import { runnerFigures } from '../extensions/runner.js';
 import { BackupError } from '../storage/backup.js';
 import { parseJsonBody } from '../model/json-body.js';
 import { bodyText } from './request.js';
@@ -99,6 +100,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       admission: node.admission.report(),
       ...(await node.shardReport()),
       ...(node.storage.syncFigures === null ? {} : { sync_writes: node.storage.syncFigures }),
+      extensions: { workers_started: runnerFigures.spawned, calls_in_reused_workers: runnerFigures.reused, runaway_workers_ended: runnerFigures.runaway },
       heap_used_bytes: process.memoryUsage().heapUsed,
       features: {
         'text:store': '1',
