@@ -1,7 +1,7 @@
 // Admission of writes (actors/node/admission.ts): decided when the request line and headers
 // arrive, before the body is read, so an overloaded node answers 503 at once instead of
 // queueing. Every write route is recognised by method and path here, in one place.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IngestAdmission } from '../actors/node/admission.js';
 import { ferr } from '../model/errors.js';
 
@@ -22,6 +22,10 @@ export function registerLoadShedding(app: FastifyInstance, admission: IngestAdmi
     admitted.delete(req);
     admission.release(bytes);
   };
+  const answered = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (admitted.has(req) && reply.statusCode < 300) admission.acknowledged(reply.elapsedTime);
+    await release(req);
+  };
   app.addHook('onRequest', async (req, reply) => {
     if (!isWrite(req)) return;
     const bytes = Number(req.headers['content-length'] ?? 0) || 0;
@@ -33,6 +37,6 @@ export function registerLoadShedding(app: FastifyInstance, admission: IngestAdmi
     void reply.header('retry-after', String(RETRY_AFTER_S));
     throw ferr('FER_ERR_OVERLOADED', `${busy}; retry after ${RETRY_AFTER_S} s`);
   });
-  app.addHook('onResponse', release);
+  app.addHook('onResponse', answered);
   app.addHook('onRequestAbort', release);
 }

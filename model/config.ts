@@ -54,6 +54,11 @@ export interface FerriteConfig {
   maxWriteBytesInFlight: number;
   /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
   maxPendingRecords: number;
+  /**
+   * Writes are refused (503) while the p99 of recently acknowledged writes is above this many ms
+   * and other writes are in flight: the acknowledged p99 stays near it under any load. 0 = off.
+   */
+  writeLatencyBudgetMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Numeric rollup levels, finest first; each period divides the next; retention 0 = forever. */
   rollups: RollupLevel[];
@@ -127,6 +132,7 @@ export function defaultConfig(): FerriteConfig {
     testClock: false,
     maxWriteBytesInFlight: 64 * 1024 * 1024,
     maxPendingRecords: 2_000_000,
+    writeLatencyBudgetMs: 1000,
     logLevel: 'info',
     rollups: [
       { period: 60, retention: 52 * 7 * DAY },
@@ -203,6 +209,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   if (typeof c.testClock !== 'boolean') throw new ConfigError('testClock', 'must be true or false');
   if (c.shards > c.partitions) throw new ConfigError('shards', `must be at most partitions (${c.partitions}): each shard owns whole partitions`);
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
+  requireInt(c, 'writeLatencyBudgetMs', 0, 3600 * 1000);
   requireRollupLevels(c, 'histogramRollups');
   requireRollupLevels(c, 'rollups');
   requireInt(c, 'rawRetention', 0, Number.MAX_SAFE_INTEGER);

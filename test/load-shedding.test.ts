@@ -35,3 +35,27 @@ test('a burst beyond the in-flight budget gets prompt 503s; every 200 is stored'
     await n.stop();
   }
 });
+
+test('past the write latency budget, writes are refused while others are in flight; /state shows the p99', async (t) => {
+  // A budget no write can meet: after the first acknowledged writes, concurrent ones are shed.
+  const n = await startNode({ writeLatencyBudgetMs: 1 });
+  try {
+    const body = (w: number) => Array.from({ length: 3000 }, (_, i) => mLine(`${1_700_000_000 + i}.000`, `budget.${w}`, 'n', String(i))).join('\n');
+    for (let w = 0; w < 3; w++) t.is((await fetch(`${n.url}/raw`, { method: 'PUT', body: body(w) })).status, 200, 'one at a time: always admitted');
+    const replies = await Promise.all(Array.from({ length: 16 }, async (_, w) => {
+      const res = await fetch(`${n.url}/raw`, { method: 'PUT', body: body(10 + w) });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json()) as any };
+    }));
+    const refused = replies.filter((r) => r.status === 503);
+    t.true(refused.length > 0, `${refused.length} of 16 concurrent writes refused`);
+    for (const r of refused) {
+      t.is(r.retryAfter, '1');
+      t.regex(r.json.error, /over the write latency budget of 1 ms/);
+    }
+    const admission = (await getJson(`${n.url}/state`)).json.admission;
+    t.true(admission.write_p99_ms > 1);
+    t.is(admission.write_latency_budget_ms, 1);
+  } finally {
+    await n.stop();
+  }
+});

@@ -2,23 +2,60 @@
 // loop and records in partition mailboxes faster than they are applied: latency grows to
 // seconds for everyone (reads included) and memory with it. A write is admitted only while
 // the bytes of write bodies in flight (received, not yet answered) and the records handed
-// to partitions but not yet applied stay under their limits; otherwise it is refused at
-// once with 503 and Retry-After, before its body is read.
+// to partitions but not yet applied stay under their limits, and acknowledged writes stay
+// within their latency budget; otherwise it is refused at once with 503 and Retry-After,
+// before its body is read.
 
 export interface AdmissionLimits {
   /** Bytes of write bodies being parsed, journaled or waiting to be answered. */
   maxBytes: number;
   /** Records dispatched to partition actors and not yet applied. */
   maxPendingRecords: number;
+  /** p99 of acknowledged writes (recent) above which new writes are refused while others are in flight; 0 = off. */
+  latencyBudgetMs: number;
 }
+
+/** Acknowledged writes the latency budget looks at: the last this many, at most this old. */
+const LATENCY_SAMPLES = 512;
+const LATENCY_WINDOW_MS = 5_000;
+/** The p99 is worked out again at most this often (a sort of the samples). */
+const P99_EVERY_MS = 100;
 
 export class IngestAdmission {
   private bytes = 0;
   private pendingRecords = 0;
   /** Writes refused since start (for /stats.json). */
   refused = 0;
+  /** Recent acknowledged writes: when (ms) and how long they took (ms), a ring. */
+  private readonly ackedAt = new Float64Array(LATENCY_SAMPLES);
+  private readonly ackedMs = new Float64Array(LATENCY_SAMPLES);
+  private acked = 0;
+  private p99 = 0;
+  private p99At = -Infinity;
 
-  constructor(private readonly limits: AdmissionLimits) {}
+  constructor(
+    private readonly limits: AdmissionLimits,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Notes an acknowledged write and how long it took, for the latency budget. */
+  acknowledged(ms: number): void {
+    const i = this.acked++ % LATENCY_SAMPLES;
+    this.ackedAt[i] = this.now();
+    this.ackedMs[i] = ms;
+  }
+
+  /** p99 of the writes acknowledged in the last LATENCY_WINDOW_MS (0 when none). */
+  recentP99(): number {
+    const now = this.now();
+    if (now - this.p99At < P99_EVERY_MS) return this.p99;
+    const recent: number[] = [];
+    for (let i = 0; i < Math.min(this.acked, LATENCY_SAMPLES); i++) if (now - this.ackedAt[i]! <= LATENCY_WINDOW_MS) recent.push(this.ackedMs[i]!);
+    recent.sort((a, b) => a - b);
+    this.p99 = recent.length === 0 ? 0 : recent[Math.min(recent.length - 1, Math.floor(recent.length * 0.99))]!;
+    this.p99At = now;
+    return this.p99;
+  }
 
   /**
    * Admits a write of `bytes` (its content length) or says why not. A body larger than the
@@ -27,6 +64,10 @@ export class IngestAdmission {
   admit(bytes: number): string | null {
     if (this.pendingRecords >= this.limits.maxPendingRecords) return this.refuse(`${this.pendingRecords} records wait to be applied`);
     if (this.bytes > 0 && this.bytes + bytes > this.limits.maxBytes) return this.refuse(`${this.bytes} bytes of writes are in flight`);
+    // Over the latency budget, writes queue behind each other: refuse new ones while any is in
+    // flight (when none is, one gets through, so the figure can come down).
+    const budget = this.limits.latencyBudgetMs;
+    if (budget > 0 && this.bytes > 0 && this.recentP99() > budget) return this.refuse(`acknowledged writes take ${Math.round(this.p99)} ms at p99, over the write latency budget of ${budget} ms`);
     this.bytes += bytes;
     return null;
   }
@@ -43,8 +84,8 @@ export class IngestAdmission {
     this.pendingRecords -= records;
   }
 
-  report(): { bytes_in_flight: number; records_pending_apply: number; refused: number } {
-    return { bytes_in_flight: this.bytes, records_pending_apply: this.pendingRecords, refused: this.refused };
+  report(): { bytes_in_flight: number; records_pending_apply: number; refused: number; write_p99_ms: number; write_latency_budget_ms: number } {
+    return { bytes_in_flight: this.bytes, records_pending_apply: this.pendingRecords, refused: this.refused, write_p99_ms: this.recentP99(), write_latency_budget_ms: this.limits.latencyBudgetMs };
   }
 
   private refuse(why: string): string {

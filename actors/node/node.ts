@@ -123,7 +123,7 @@ export class FerriteNode implements NodeApi {
     this.clock = config.testClock ? new AdjustableClock() : systemClock;
     this.gossip = new Gossip(nats, identity, ring.topology, this.clock);
     this.checkpoints = new CheckpointHealth(log);
-    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords });
+    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords, latencyBudgetMs: config.writeLatencyBudgetMs });
     this.checkTags = storage.checkTags;
     this.registry = new MetricRegistry(config.partitions);
     // Standalone, parsed columns pass through to the shards; a cluster member routes records to owners.

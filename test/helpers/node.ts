@@ -28,7 +28,9 @@ export function tempDir(prefix = 'ferrite-test-'): string {
 }
 
 export async function startNode(overrides: Partial<FerriteConfig> = {}, dataDir = tempDir()): Promise<TestNode> {
-  const config = resolveConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', partitions: 4, ...overrides, dataDir });
+  // The suite's nodes have no write latency budget (a slow CI machine must not shed test writes);
+  // test/load-shedding.test.ts turns it on. Spawned nodes get the same through ava's environment.
+  const config = resolveConfig({ host: '127.0.0.1', port: 0, logLevel: 'silent', partitions: 4, writeLatencyBudgetMs: 0, ...overrides, dataDir });
   const log = pino({ level: config.logLevel });
   const node = await bootNode(config, log);
   const app = buildServer(node, log);

@@ -1,0 +1,35 @@
+// actors/node/admission.ts: the write latency budget — over it, new writes are refused while
+// others are in flight; a write always gets through when none is, and old figures expire.
+import test from 'ava';
+import { IngestAdmission } from '../../actors/node/admission.js';
+
+function admission(budget: number) {
+  const clock = { now: 1_000_000 };
+  const a = new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 1 << 30, latencyBudgetMs: budget }, () => clock.now);
+  return { a, clock };
+}
+
+test('writes are refused while the recent p99 is over the budget and another write is in flight', (t) => {
+  const { a, clock } = admission(1_000);
+  for (let i = 0; i < 100; i++) a.acknowledged(i < 98 ? 50 : 5_000);
+  t.is(a.recentP99(), 5_000, 'two slow writes in a hundred: the p99 is theirs');
+  t.is(a.admit(100), null, 'nothing in flight: admitted');
+  t.regex(a.admit(100) ?? '', /5000 ms at p99, over the write latency budget of 1000 ms/);
+  t.is(a.refused, 1);
+  a.release(100);
+  clock.now += 5_001;
+  t.is(a.admit(100), null, 'the slow writes left the window');
+  t.is(a.admit(100), null);
+});
+
+test('within the budget, or with the budget off, nothing is refused for latency', (t) => {
+  const within = admission(1_000);
+  for (let i = 0; i < 100; i++) within.a.acknowledged(900);
+  const off = admission(0);
+  for (let i = 0; i < 100; i++) off.a.acknowledged(60_000);
+  for (const { a } of [within, off]) {
+    t.is(a.admit(1), null);
+    t.is(a.admit(1), null);
+  }
+  t.deepEqual(off.a.report().write_latency_budget_ms, 0);
+});
