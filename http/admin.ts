@@ -102,6 +102,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       ...(node.storage.syncFigures === null ? {} : { sync_writes: node.storage.syncFigures }),
       extensions: { workers_started: runnerFigures.spawned, calls_in_reused_workers: runnerFigures.reused, runaway_workers_ended: runnerFigures.runaway },
       heap_used_bytes: process.memoryUsage().heapUsed,
+      array_buffers_bytes: process.memoryUsage().arrayBuffers,
+      rss_bytes: process.memoryUsage.rss(),
       features: {
         'text:store': '1',
         'histogram:store': '1',

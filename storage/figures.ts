@@ -57,6 +57,8 @@ export interface ShardFigures {
   series: number;
   /** The shard worker's V8 heap in use, bytes. */
   heapUsed: number;
+  /** Bytes of the shard worker's ArrayBuffers (outside the V8 heap). */
+  arrayBuffers: number;
 }
 
 export async function diskUse(store: Store): Promise<DiskUse> {

@@ -110,6 +110,7 @@ export class OpenBuffers {
   close(state: MetricState, buffer: WindowBuffer): void {
     if (buffer.closed) return;
     buffer.closed = true;
+    buffer.release();
     state.buffers.remove(buffer);
     const n = (this.seqs.get(buffer.firstSeq) ?? 1) - 1;
     if (n === 0) this.seqs.delete(buffer.firstSeq);

@@ -282,7 +282,7 @@ export class Shard {
   }
 
   async figures(): Promise<ShardFigures> {
-    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, heapUsed: process.memoryUsage().heapUsed };
+    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, heapUsed: process.memoryUsage().heapUsed, arrayBuffers: process.memoryUsage().arrayBuffers };
   }
 
   /** Seals every buffer, leaves only SST files behind, and closes the store. */

@@ -57,6 +57,19 @@ export class WindowBuffer {
     this.n++;
   }
 
+  /**
+   * Drops the samples of a buffer that was sealed or emptied. The seal schedule may hold on to a
+   * closed buffer until its window's due time (minutes), and a full buffer's samples are the
+   * bulk of a shard's memory under steady ingest.
+   */
+  release(): void {
+    this.pairs = null;
+    this.ts = [];
+    this.values = [];
+    this.gens = null;
+    this.n = 0;
+  }
+
   /** The samples as appended (not normalised); arrays a caller may keep. */
   series(): Series<BufferValue> {
     if (this.pairs !== null) {

@@ -41,6 +41,8 @@ test('a late append pushes the seal back; a closed buffer is never handed out ag
   t.deepEqual(buffers.due(SPAN + 5_000), [], 'appended 2 s ago: not quiet yet');
   t.deepEqual(buffers.due(SPAN + 8_000).map((s) => s.buffer), [b]);
   buffers.close(state, b);
+  t.is(b.size, 0, 'a closed buffer lets go of its samples (the schedule may hold it until its window is due)');
+  t.deepEqual(b.series(), { ts: [], values: [] });
   t.deepEqual(buffers.due(10 * SPAN), []);
   t.is(buffers.get(metric(1).idHex), undefined, 'a metric with no open buffer is forgotten');
 });
