@@ -14,7 +14,8 @@ import { bodyText } from './request.js';
 import { JSON_BODY, TAG } from './schemas.js';
 
 const FETCH_FLATBUFFER = new Set(['x-irondb-fetch-flatbuffer', 'application/x-irondb-fetch-flatbuffer', 'application/x-svc-fetch-flatbuffer']);
-const JSON_TYPES = new Set(['', 'application/json', 'text/json', 'text/plain']);
+// IRONdb's examples send the document with `curl -d`, which labels it form-urlencoded: the body is JSON all the same.
+const JSON_TYPES = new Set(['', 'application/json', 'text/json', 'text/plain', 'application/x-www-form-urlencoded']);
 const DF4_FLATBUFFER = /(^|[\s,/])x-(irondb|svc)-df4-flatbuffer\b/i;
 export const DF4_FLATBUFFER_TYPE = 'application/x-irondb-df4-flatbuffer';
 

@@ -211,6 +211,15 @@ test('validation errors name the field', async (t) => {
   t.is(notJson.status, 400);
   const xml = await fetch(`${n.url}/fetch`, { method: 'POST', body: '<a/>', headers: { 'content-type': 'application/xml' } });
   t.is(xml.status, 415);
+  // What `curl -d` sends (IRONdb's examples), and no Content-Type at all: the body is JSON either way.
+  const body = JSON.stringify(doc([stream('f.num', 'numeric', 'average')]));
+  const form = await fetch(`${n.url}/fetch`, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  t.is(form.status, 200);
+  const bare = await fetch(`${n.url}/fetch`, { method: 'POST', body: new TextEncoder().encode(body) });
+  t.is(bare.status, 200);
+  t.deepEqual(await bare.json(), await form.json());
+  const badForm = await fetch(`${n.url}/fetch`, { method: 'POST', body: 'a=1&b=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  t.is(badForm.status, 400, 'a real form body is not a fetch document');
 });
 
 /** The same document as a Fetch FlatBuffer (ms units, kind enum, uuid as 36 ASCII bytes or 16 raw). */
