@@ -9,17 +9,29 @@ import { Command } from 'commander';
 import { startFerrite } from './peers.js';
 import { envName } from '../bin/config-sources.js';
 
-const BUSY = `return { name = "busy", description = "loops until stopped", params = {}, handler = function() while true do end end }`;
+/** The extension each call runs (`--kind`): what it does past its deadline. */
+const KINDS: Record<string, string> = {
+  // A Lua loop: the in-VM count hook ends it at the deadline.
+  busy: 'while true do end',
+  // One C call (a pathological pattern) the hook cannot interrupt: the call runs away.
+  stuck: 'return string.find(("a"):rep(5000), ("a-"):rep(14) .. "b")',
+  // Recursion through C (a metamethod) until Lua's "C stack overflow": answered 500.
+  overflow: 'local t = setmetatable({}, { __index = function(t, k) return t[k] end }) return t.x',
+};
+const extension = (kind: string) => `return { name = "${kind}", description = "bench", params = {}, handler = function() ${KINDS[kind]} end }`;
 
 async function main(): Promise<void> {
   const o = new Command('bench-extensions')
     .option('--calls <n>', 'extension calls', (v) => Number(v), 10_000)
     .option('--concurrency <n>', 'calls in flight', (v) => Number(v), 20)
     .option('--timeout-ms <n>', 'luaTimeoutMs', (v) => Number(v), 50)
+    .option('--kind <list>', `extensions called in turn, of ${Object.keys(KINDS).join(', ')}`, 'busy')
     .parse()
-    .opts<{ calls: number; concurrency: number; timeoutMs: number }>();
+    .opts<{ calls: number; concurrency: number; timeoutMs: number; kind: string }>();
+  const kinds = o.kind.split(',');
+  for (const k of kinds) if (KINDS[k] === undefined) throw new Error(`--kind ${k}: not one of ${Object.keys(KINDS).join(', ')}`);
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-bench-ext-'));
-  writeFileSync(path.join(root, 'busy.lua'), BUSY);
+  for (const k of kinds) writeFileSync(path.join(root, `${k}.lua`), extension(k));
   process.env[envName('luaTimeoutMs')] = String(o.timeoutMs);
   const node = await startFerrite(path.join(root, 'data'), ['--extensions-dir', root], 60_000);
   let exited: number | null = null;
@@ -37,12 +49,13 @@ async function main(): Promise<void> {
     })();
     let next = 0;
     const caller = async () => {
-      while (next++ < o.calls && exited === null) {
-        const status = await fetch(`${node.url}/extension/lua/busy`).then(
+      while (next < o.calls && exited === null) {
+        const kind = kinds[next++ % kinds.length]!;
+        const status = await fetch(`${node.url}/extension/lua/${kind}`).then(
           async (r) => (await r.arrayBuffer(), String(r.status)),
           () => 'connection failed',
         );
-        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        statuses.set(`${kind} ${status}`, (statuses.get(`${kind} ${status}`) ?? 0) + 1);
       }
     };
     await Promise.all(Array.from({ length: o.concurrency }, caller));
@@ -50,7 +63,7 @@ async function main(): Promise<void> {
     await ingest;
     const seconds = (performance.now() - t0) / 1000;
     const state = exited === null ? ((await (await fetch(`${node.url}/state`)).json()) as { extensions?: unknown }) : null;
-    console.log(`bench/extensions: ${o.calls} calls of a busy loop (limit ${o.timeoutMs} ms), ${o.concurrency} at a time, ingest running`);
+    console.log(`bench/extensions: ${o.calls} calls of ${kinds.join(', ')} (limit ${o.timeoutMs} ms), ${o.concurrency} at a time, ingest running`);
     console.log(`${seconds.toFixed(1)} s, ${(o.calls / seconds).toFixed(0)} calls/s; answers: ${JSON.stringify(Object.fromEntries(statuses))}`);
     console.log(`extension workers: ${JSON.stringify(state?.extensions ?? null)}`);
     console.log(exited === null ? 'the node process survived' : `THE NODE PROCESS EXITED (code ${exited})`);

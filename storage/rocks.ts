@@ -50,7 +50,10 @@ export class Store {
   /** Opens (creating if missing) the RocksDB at `path`; a DataDirError says why it cannot. */
   static async open(path: string, options: { syncWrites?: boolean } = {}): Promise<Store> {
     const store = await Store.openUnsynced(path);
-    if (options.syncWrites === true) store.walSync = new WalSync(path, () => store.root.currentWalFile() as Promise<{ path: string }>);
+    if (options.syncWrites === true) {
+      store.walSync = new WalSync(path, () => store.root.currentWalFile() as Promise<{ path: string }>);
+      await store.walSync.noteCurrentFile();
+    }
     return store;
   }
 
@@ -259,6 +262,14 @@ export class WalSync {
     private readonly dir: string,
     private readonly currentWal: () => Promise<{ path: string }>,
   ) {}
+
+  /**
+   * Notes the WAL file written now (at open): if RocksDB switches to a new one before the
+   * first fsync, the first batches' file is synced too.
+   */
+  async noteCurrentFile(): Promise<void> {
+    this.lastFile = path.join(this.dir, (await this.currentWal()).path);
+  }
 
   /** Resolves once the WAL, as it stands now, is on disk. */
   sync(): Promise<void> {

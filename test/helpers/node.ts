@@ -69,9 +69,13 @@ export function killSpawnedNodes(): void {
   children.clear();
 }
 
-/** Runs `ferrite serve` as a separate process (on `runtime`, a node binary) and waits until it listens. */
-export async function spawnNode(dataDir: string, extraArgs: string[] = [], runtime = process.execPath): Promise<ChildNode> {
-  const child = spawn(runtime, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', ...extraArgs], {
+/**
+ * Runs `ferrite serve` as a separate process (on `runtime`, a node binary) and waits until it
+ * listens. `wrap` runs it under another command (e.g. `strace -f -o file`).
+ */
+export async function spawnNode(dataDir: string, extraArgs: string[] = [], runtime = process.execPath, wrap: string[] = []): Promise<ChildNode> {
+  const command = [...wrap, runtime, BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', ...extraArgs];
+  const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
