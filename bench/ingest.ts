@@ -194,6 +194,7 @@ async function main(): Promise<void> {
   for (const r of results) {
     console.log(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.samplesPerSec)} | ${r.ackSeconds.toFixed(2)} | ${r.cpuUsPerSample.toFixed(2)} | ${r.bytesPerSample.toFixed(2)} | ${r.peakRssMb.toFixed(0)} |`);
   }
+  printSyncCost(results, total);
   const peer = results.find((r) => r.name === 'victoria-metrics') ?? null;
   for (const r of results.filter((x) => x !== peer && !/shard|sync/.test(x.name))) {
     const format = r.name.replace(/^ferrite /, '');
@@ -206,6 +207,16 @@ async function main(): Promise<void> {
   if (peer === null) return;
   console.log('');
   for (const r of results) if (r !== peer) console.log(`ratio ${r.name} / victoria-metrics (ingest samples/s): ${(r.samplesPerSec / peer.samplesPerSec).toFixed(3)}`);
+}
+
+/** What --sync-writes costs: its throughput against the default's in the same run (issue 35: ≥ 0.8×). */
+function printSyncCost(results: Result[], total: number): void {
+  const base = results.find((r) => r.name === 'ferrite TSV');
+  const synced = results.find((r) => r.name === 'ferrite TSV, sync writes');
+  if (base === undefined || synced === undefined) return;
+  const queryable = synced.samplesPerSec / base.samplesPerSec;
+  const acknowledged = base.ackSeconds / synced.ackSeconds;
+  console.log(`\nsync writes cost: ${queryable.toFixed(2)}× the default's samples/s until queryable, ${acknowledged.toFixed(2)}× until acknowledged (${Math.round(total / synced.ackSeconds)} against ${Math.round(total / base.ackSeconds)} samples/s)`);
 }
 
 await main();
