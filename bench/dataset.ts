@@ -21,7 +21,7 @@ export const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';
 const CHECK = `bench.example\`bench\`c_1_1::bench\`${UUID}`;
 
 /** Sample i of metric m: a slowly varying gauge, so compression sees realistic data. */
-const valueOf = (m: number, i: number) => Math.round((50 + 40 * Math.sin((m + i) / 17)) * 1000) / 1000;
+export const valueOf = (m: number, i: number) => Math.round((50 + 40 * Math.sin((m + i) / 17)) * 1000) / 1000;
 const tags = (m: number) => ({ host: `h${m % 100}`, region: `r${m % 5}` });
 
 /** ferrite's canonical name of metric m. */
