@@ -1,5 +1,8 @@
 // A real RocksDB store in a temporary directory for the storage modules' unit tests.
 import { rmSync } from 'node:fs';
+import { emptyAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
+import { PARTS, QUANTITIES } from '../../model/rollup/chunk.js';
+import { readChunks } from '../../storage/rollup-chunks.js';
 import { Store } from '../../storage/rocks.js';
 import { tempDir } from '../helpers/node.js';
 
@@ -32,4 +35,18 @@ export function metricId(n: number): Buffer {
   const id = Buffer.alloc(16);
   id.writeUInt32BE(n, 12);
   return id;
+}
+
+/** Every stored rollup period of one level in [from, to) as [start ms, accumulator], read through storage/rollup-chunks. */
+export async function storedPeriods(store: Store, metric: { id: Buffer; idHex: string }, periodS: number, from: number, to: number): Promise<[number, RollupAccumulator][]> {
+  const out: [number, RollupAccumulator][] = [];
+  for (const { start, chunk } of await readChunks(store, metric, periodS, from, to)) {
+    chunk.slots.forEach((slot, i) => {
+      const acc = emptyAccumulator();
+      for (const q of QUANTITIES) for (const part of PARTS) acc[q][part] = chunk.column(q, part)[i]!;
+      const at = start + slot * periodS * 1000;
+      if (at >= from && at < to) out.push([at, acc]);
+    });
+  }
+  return out;
 }
