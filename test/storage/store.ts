@@ -2,6 +2,9 @@
 import { rmSync } from 'node:fs';
 import { emptyAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { PARTS, QUANTITIES } from '../../model/rollup/chunk.js';
+import { newMetricInfo, type MetricInfo } from '../../model/metric-info.js';
+import { canonicalizeMetricName } from '../../model/metric-name.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
 import { readChunks } from '../../storage/rollup-chunks.js';
 import { Store } from '../../storage/rocks.js';
 import { tempDir } from '../helpers/node.js';
@@ -49,4 +52,12 @@ export async function storedPeriods(store: Store, metric: { id: Buffer; idHex: s
     });
   }
   return out;
+}
+
+/** A MetricInfo for metric id `n` (what partitions hand the stores). */
+export function metricInfo(n: number, partition = 0): MetricInfo {
+  const name = canonicalizeMetricName(`m${n}`);
+  if (!name.ok) throw new Error(name.reason);
+  const id = metricId(n);
+  return newMetricInfo({ key: `u-m${n}` as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: name.value }, id, id.toString('hex'), partition);
 }
