@@ -32,7 +32,12 @@ export class CheckTagStore {
       const update = make(current);
       const next = applyCheckTagUpdate(current, update);
       const batch = this.store.batch().put(CF.index, checkTagsKey(scopeText(scope), uuid), Buffer.from(JSON.stringify(next)));
-      extend?.(batch, update);
+      try {
+        extend?.(batch, update);
+      } catch (error) {
+        batch.discard(); // an unwritten batch left holding its handle would make close() wait forever
+        throw error;
+      }
       await batch.write();
       this.writes++;
       this.present.delete(scopeText(scope));

@@ -129,7 +129,9 @@ export class HistogramStore {
     }
     const periodMs = periodSecs * SECOND;
     const from = start - (start % periodMs);
-    const rows = await this.levelRows(metric, level.period * SECOND, from, end + 1);
+    // Up to the end of the last period wanted (it starts at or before `end` but may hold data after it).
+    const to = end - (end % periodMs) + periodMs;
+    const rows = await this.levelRows(metric, level.period * SECOND, from, to);
     return regroup(rows, periodMs).filter(([s]) => s >= from && s <= end);
   }
 

@@ -35,23 +35,29 @@ export async function migrateRollups(store: Store): Promise<void> {
       batch = store.batch();
     }
   };
-  // The iterator reads a snapshot taken when it opens, so the rewrites behind it are not seen.
-  for await (const { key, value } of store.scan(CF.rollup, { capacity: 1024 })) {
-    if (rollupColumnOf(key) !== null) continue; // a v2 column record
-    if (!isV1(value)) throw new Error(`BUG: rollup record of version ${value[0]} and ${value.length} bytes at ${key.toString('hex')}`);
-    const id = key.subarray(0, METRIC_ID_BYTES);
-    const periodS = key.readUInt32BE(METRIC_ID_BYTES);
-    const ts = rollupStartOf(key);
-    const start = chunkStartOf(ts, periodS);
-    if (current === null || !current.id.equals(id) || current.periodS !== periodS || current.start !== start) {
-      await finish(current);
-      current = { id: Buffer.from(id), periodS, start, periods: new Map() };
+  try {
+    // The iterator reads a snapshot taken when it opens, so the rewrites behind it are not seen.
+    for await (const { key, value } of store.scan(CF.rollup, { capacity: 1024 })) {
+      if (rollupColumnOf(key) !== null) continue; // a v2 column record
+      if (!isV1(value)) throw new Error(`BUG: rollup record of version ${value[0]} and ${value.length} bytes at ${key.toString('hex')}`);
+      const id = key.subarray(0, METRIC_ID_BYTES);
+      const periodS = key.readUInt32BE(METRIC_ID_BYTES);
+      const ts = rollupStartOf(key);
+      const start = chunkStartOf(ts, periodS);
+      if (current === null || !current.id.equals(id) || current.periodS !== periodS || current.start !== start) {
+        await finish(current);
+        current = { id: Buffer.from(id), periodS, start, periods: new Map() };
+      }
+      current.periods.set((ts - start) / (periodS * 1000), decodeAccumulator(value));
     }
-    current.periods.set((ts - start) / (periodS * 1000), decodeAccumulator(value));
+    await finish(current);
+    batch.put(CF.state, STATE_KEY.rollupFormat, Uint8Array.of(CHUNK_FORMAT_VERSION));
+    await batch.write();
+  } catch (error) {
+    // A batch left unwritten (a bad record stopped the scan) must release its handle, or the store's close() waits for it.
+    batch.discard();
+    throw error;
   }
-  await finish(current);
-  batch.put(CF.state, STATE_KEY.rollupFormat, Uint8Array.of(CHUNK_FORMAT_VERSION));
-  await batch.write();
 }
 
 const isV1 = (value: Buffer): boolean => value.length === V1_RECORD_BYTES && value[0] === V1_VERSION;

@@ -11,8 +11,10 @@
 // 3. `shards.next/` replaces `shards/`, and what was copied out of the node store is deleted.
 //
 // A crash before 2 leaves the old layout whole (`shards.next/` is discarded at the next open);
-// after 2, the next open finishes 3.
-import { existsSync, renameSync, rmSync } from 'node:fs';
+// after 2, the next open finishes 3. Which of the two it was is told by `shards.next/layout.json`,
+// written (and synced) once the split is whole, before 2: `shards.next/` replaces `shards/` only
+// when that file names the recorded layout.
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { metricKey, placeMetric } from '../model/metric-key.js';
 import { CF, METRIC_ID_BYTES, STATE_KEY, type ColumnFamilyName } from './keys.js';
@@ -34,6 +36,8 @@ const INDEX_POSTING = 0x70;
 const PARTITION_STATE = /^(seal_seq|hdirty|rdirty)\/(\d+)(\/|$)/;
 /** Entries copied between writes. */
 const BATCH_ENTRIES = 10_000;
+/** In `shards.next/`: the layout of a split that was copied whole. */
+export const SPLIT_DONE_FILE = 'layout.json';
 
 export function shardDir(dataDir: string, n: number): string {
   return path.join(dataDir, 'shards', String(n));
@@ -70,13 +74,46 @@ export async function prepareShardLayout(node: Store, dataDir: string, want: Sha
     } finally {
       if (!fromNodeStore) for (const s of sources) await s.close();
     }
+    writeSynced(path.join(next, SPLIT_DONE_FILE), JSON.stringify(want));
     await node.batch().put(CF.state, STATE_KEY.shardLayout, Buffer.from(JSON.stringify(want))).write();
   }
   if (existsSync(next)) {
-    rmSync(current, { recursive: true, force: true });
-    renameSync(next, current);
+    // A split cut short, or one whose layout was never recorded (the node was started again with the
+    // old shard count), is not the data: the shards it would replace are.
+    if (splitDone(next, want)) {
+      rmSync(current, { recursive: true, force: true });
+      renameSync(next, current);
+      rmSync(path.join(current, SPLIT_DONE_FILE), { force: true });
+    } else {
+      rmSync(next, { recursive: true, force: true });
+    }
   }
   await dropShardData(node);
+}
+
+/** True when `next` holds a whole split into `layout`. */
+function splitDone(next: string, layout: ShardLayout): boolean {
+  const file = path.join(next, SPLIT_DONE_FILE);
+  if (!existsSync(file)) return false;
+  const done = JSON.parse(readFileSync(file, 'utf8')) as ShardLayout;
+  return done.shards === layout.shards && done.partitions === layout.partitions;
+}
+
+/** Writes a small file and syncs it and its directory, so it is on disk before what follows. */
+function writeSynced(file: string, text: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const dir = openSync(path.dirname(file), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
 }
 
 async function openAll(dirs: string[]): Promise<Store[]> {

@@ -1,0 +1,236 @@
+// storage/histograms.ts on a real RocksDB: submissions read back the same before and after they
+// are sealed, each counted once even when a journal replay brings one back; rollups wait for the
+// journal cut and the quiet time, merge a base period into one record and rebuild the coarser
+// level; a restart resumes unfinished rollups; deletes cut by period start and level; and a
+// coarse period is never rebuilt from a finer level that retention has thinned.
+import test from 'ava';
+import { resolveConfig } from '../../model/config.js';
+import { Histogram, serializeHistogram } from '../../model/histogram/index.js';
+import type { MetricInfo } from '../../model/metric-info.js';
+import { HistogramStore } from '../../storage/histograms.js';
+import { CF, histogramKeyParts } from '../../storage/keys.js';
+import type { Store } from '../../storage/rocks.js';
+import { sweepRetention } from '../../storage/retention.js';
+import { metricInfo, withStore } from './store.js';
+
+const MIN = 60_000;
+const T = 1_000 * 3_600_000; // an hour boundary, far from 0
+const config = (overrides: Record<string, unknown> = {}) =>
+  resolveConfig({
+    dataDir: '/unused',
+    histogramRollups: [
+      { period: 60, retention: 0 },
+      { period: 300, retention: 0 },
+    ],
+    histogramRollupQuietMs: 10_000,
+    ...overrides,
+  });
+
+const of = (...values: number[]): Histogram => {
+  const h = Histogram.empty();
+  for (const v of values) h.insert(v);
+  return h;
+};
+const b64 = (h: Histogram) => Buffer.from(serializeHistogram(h)).toString('base64');
+const submit = (hs: HistogramStore, m: MetricInfo, ts: number, seq: number, ...values: number[]) => hs.apply(m, ts, b64(of(...values)), seq);
+
+async function rows(hs: HistogramStore, m: MetricInfo, period: number, start: number, end: number): Promise<[number, Record<string, number>][]> {
+  return (await hs.read(m, period, start, end)).map(([s, h]) => [s, h.toLabelCounts()]);
+}
+
+/** [level period, start offset from T, seq] of every stored record of `m`. */
+async function records(store: Store, m: MetricInfo): Promise<[number, number, number][]> {
+  const out: [number, number, number][] = [];
+  for await (const { key } of store.scan(CF.histogram, {})) {
+    if (!key.subarray(0, 16).equals(m.id)) continue;
+    const p = histogramKeyParts(key);
+    out.push([p.period, p.start - T, p.seq]);
+  }
+  return out;
+}
+
+test('submissions read back merged per period, the same before and after sealing', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    const m = metricInfo(1);
+    submit(hs, m, T + 1_000, 5, 1, 2);
+    submit(hs, m, T + 59_999, 6, 2); // same base period, another request
+    submit(hs, m, T + MIN, 6, 30); // next period
+    submit(hs, metricInfo(2), T, 6, 99); // another metric
+    const expected = [
+      [T, of(1, 2, 2).toLabelCounts()],
+      [T + MIN, of(30).toLabelCounts()],
+    ];
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), expected, 'from memory');
+    t.is(hs.lowWater(), 5);
+    await hs.seal();
+    t.is(hs.lowWater(), Infinity, 'nothing left only in memory');
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), expected, 'from disk');
+    t.deepEqual(await rows(hs, m, 60, T + 1, T + MIN - 1), [[T, of(1, 2, 2).toLabelCounts()]], 'the period holding start, none starting after end');
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 2, 30).toLabelCounts()]], 'regrouped into a coarser period before any rollup');
+    t.deepEqual(await rows(hs, m, 120, T, T + MIN), [[T, of(1, 2, 2, 30).toLabelCounts()]], 'a multiple of the base period');
+  });
+});
+
+test('a submission replayed from the journal after it was sealed counts once', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    const m = metricInfo(1);
+    submit(hs, m, T, 7, 1);
+    await hs.seal();
+    submit(hs, m, T, 7, 1); // the same journal entry again
+    t.deepEqual(await rows(hs, m, 60, T, T), [[T, of(1).toLabelCounts()]]);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1).toLabelCounts()]]);
+    await hs.seal(); // rewrites the same key
+    t.deepEqual(await rows(hs, m, 60, T, T), [[T, of(1).toLabelCounts()]]);
+  });
+});
+
+test('a base period is rolled up once quiet and below the journal cut: one merged record and the coarser level rebuilt', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    const m = metricInfo(1);
+    submit(hs, m, T, 3, 1);
+    submit(hs, m, T + 10, 4, 2);
+    submit(hs, m, T + MIN, 4, 3);
+    await hs.seal();
+    const quiet = T + 2 * MIN + 10_000; // both periods ended and quiet
+    await hs.rollUp(4, quiet);
+    t.deepEqual(await records(store, m), [
+      [60, 0, 3],
+      [60, 0, 4],
+      [60, MIN, 4],
+    ], 'seq 4 may still be replayed: nothing merged');
+    await hs.rollUp(5, T + 2 * MIN + 9_999);
+    t.is((await records(store, m)).length, 3, 'the second period is not quiet yet: nothing merged');
+    await hs.rollUp(5, quiet);
+    t.deepEqual(await records(store, m), [
+      [60, 0, 0],
+      [60, MIN, 0],
+      [300, 0, 0],
+    ]);
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), [
+      [T, of(1, 2).toLabelCounts()],
+      [T + MIN, of(3).toLabelCounts()],
+    ]);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3).toLabelCounts()]]);
+    // A late submission to a rolled-up period: read at once, and the coarser record rebuilt by its rollup.
+    submit(hs, m, T + 4 * MIN, 9, 4);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 4).toLabelCounts()]], 'a stale coarse period is built from the base level');
+    await hs.seal();
+    await hs.rollUp(10, T + 5 * MIN + 10_000);
+    t.deepEqual(await records(store, m), [
+      [60, 0, 0],
+      [60, MIN, 0],
+      [60, 4 * MIN, 0],
+      [300, 0, 0],
+    ]);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 4).toLabelCounts()]]);
+  });
+});
+
+test('a restart resumes rolling up what was sealed but not merged', async (t) => {
+  await withStore(async (open) => {
+    const m = metricInfo(1);
+    let hs = await HistogramStore.open(3, open.store, config());
+    submit(hs, m, T, 3, 5);
+    await hs.seal();
+    hs = await HistogramStore.open(3, await open.reopen(), config());
+    await hs.rollUp(100, T + 10 * MIN);
+    t.deepEqual(await records(open.store, m), [
+      [60, 0, 0],
+      [300, 0, 0],
+    ]);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(5).toLabelCounts()]]);
+    // Another partition's store on the same RocksDB has nothing to resume.
+    const other = await HistogramStore.open(4, open.store, config());
+    submit(other, metricInfo(2), T, 3, 1);
+    await other.seal();
+    await (await HistogramStore.open(3, open.store, config())).rollUp(100, T + 10 * MIN);
+    t.deepEqual(await records(open.store, metricInfo(2)), [[60, 0, 3]], "partition 3 does not touch partition 4's markers");
+  });
+});
+
+test('deletes drop periods starting before the cut, per level, with what is pending', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    const m = metricInfo(1);
+    submit(hs, m, T, 1, 1);
+    submit(hs, m, T + 5 * MIN, 1, 2);
+    await hs.seal();
+    await hs.rollUp(2, T + 10 * MIN + 10_000);
+    submit(hs, m, T + MIN, 3, 3); // pending only
+    t.true(await hs.hasDataBefore(m, T + MIN + 1, null));
+    t.false(await hs.hasDataBefore(m, T, null), 'nothing starts before T');
+    t.false(await hs.hasDataBefore(metricInfo(2), T + 10 * MIN, null));
+
+    let batch = store.batch();
+    hs.deleteBefore(batch, m, T + 5 * MIN, [300]);
+    await batch.write();
+    t.deepEqual(await records(store, m), [
+      [60, 0, 0],
+      [60, 5 * MIN, 0],
+      [300, 5 * MIN, 0],
+    ], 'only the 300 s level before the cut');
+    t.deepEqual(await rows(hs, m, 60, T, T + 5 * MIN), [
+      [T, of(1).toLabelCounts()],
+      [T + MIN, of(3).toLabelCounts()],
+      [T + 5 * MIN, of(2).toLabelCounts()],
+    ], 'the base level and what is pending untouched');
+
+    batch = store.batch();
+    hs.deleteBefore(batch, m, T + 5 * MIN, null);
+    await batch.write();
+    t.deepEqual(await rows(hs, m, 60, T, T + 10 * MIN), [[T + 5 * MIN, of(2).toLabelCounts()]], 'stored and pending before the cut gone');
+    t.false(await hs.hasDataBefore(m, T + 5 * MIN, null));
+    t.is(hs.lowWater(), Infinity);
+  });
+});
+
+test('a coarse period is read whole before its rollup, also when its data lies after the requested end', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    const m = metricInfo(1);
+    submit(hs, m, T + 4 * MIN, 1, 7); // the last minute of the 300 s period starting at T
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(7).toLabelCounts()]], 'pending');
+    await hs.seal();
+    t.deepEqual(await rows(hs, m, 300, T, T + MIN), [[T, of(7).toLabelCounts()]], 'sealed, not rolled up');
+    await hs.rollUp(2, T + 10 * MIN);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(7).toLabelCounts()]], 'rolled up');
+    submit(hs, m, T + 9 * MIN, 3, 8);
+    await hs.seal();
+    await hs.rollUp(4, T + 20 * MIN);
+    t.deepEqual(await rows(hs, m, 600, T, T), [[T, of(7, 8).toLabelCounts()]], 'a 600 s period built from both its 300 s records');
+  });
+});
+
+test('a read period no level divides is refused', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    await t.throwsAsync(hs.read(metricInfo(1), 90, T, T + MIN), { message: /90 s is not served by any histogram rollup \(60, 300\)/ });
+  });
+});
+
+test('a coarse period is not rebuilt from a finer level retention has already thinned', async (t) => {
+  await withStore(async ({ store }) => {
+    const cfg = config({
+      histogramRollups: [
+        { period: 60, retention: 600 },
+        { period: 300, retention: 0 },
+      ],
+    });
+    const hs = await HistogramStore.open(0, store, cfg);
+    const m = metricInfo(1);
+    submit(hs, m, T, 1, 1);
+    await hs.seal();
+    await hs.rollUp(2, T + 2 * MIN);
+    const later = T + 3_600_000;
+    await sweepRetention(store, cfg, later);
+    t.deepEqual(await records(store, m), [[300, 0, 0]], 'the base level expired; the coarse level is kept');
+    // A late submission to the same 300 s period, rolled up long after.
+    submit(hs, m, T + MIN, 5, 2);
+    await hs.seal();
+    await hs.rollUp(6, later);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1).toLabelCounts()]], 'the coarse record still holds what the expired base level had');
+  });
+});

@@ -1,0 +1,245 @@
+// storage/rollups.ts on a real RocksDB, its raw data in real sealed blocks (storage/blocks.ts)
+// marked for rollup in the seal's batch as a partition marks them: rollups wait for quiet,
+// equal the rollup math over the whole raw series (rates carried across windows), build the
+// coarser level as the sum of the finer, replace a period when a late sample is sealed, resume
+// after a restart, and reads serve stored levels or recalculate from raw by engine.
+import test from 'ava';
+import { resolveConfig } from '../../model/config.js';
+import { sampleCombiner } from '../../model/conflict.js';
+import { accumulate, addInto, emptyAccumulator, momentsOf, type RollupAccumulator } from '../../model/rollup/accumulator.js';
+import { concatSeries, normalizeNumeric, sliceSeries, type Series } from '../../model/series.js';
+import type { NumericValue } from '../../model/types.js';
+import { BlockStore } from '../../storage/blocks.js';
+import { rollupDirtyPrefix } from '../../storage/keys.js';
+import { loadMarkers } from '../../storage/markers.js';
+import type { Store } from '../../storage/rocks.js';
+import { RollupStore, type RawSource } from '../../storage/rollups.js';
+import { metricId, storedPeriods, withStore } from './store.js';
+
+const SPAN = 600_000; // 10 min windows
+const MIN = 60_000;
+const QUIET = 10_000;
+const T = 100 * 86_400_000; // a day boundary
+const config = resolveConfig({
+  dataDir: '/unused',
+  blockSpanMs: SPAN,
+  rollupQuietMs: QUIET,
+  rollups: [
+    { period: 60, retention: 0 },
+    { period: 300, retention: 0 },
+  ],
+});
+const ref = (n: number) => ({ id: metricId(n), idHex: metricId(n).toString('hex') });
+const A = ref(1);
+const combine = sampleCombiner('abs_biggest');
+
+/** Raw data as a partition reads it: its sealed blocks (plus windows the test says are open). */
+class BlockRaw implements RawSource {
+  open: number[] = [];
+  constructor(readonly blocks: BlockStore) {}
+  async read(metric: { id: Buffer }, start: number, end: number): Promise<Series<NumericValue>> {
+    const parts = (await this.blocks.read(metric, 'numeric', start, end, SPAN)) as Series<NumericValue>[];
+    return sliceSeries(normalizeNumeric(concatSeries(parts), combine), start, end);
+  }
+  before(metric: { id: Buffer }, before: number): Promise<Series<NumericValue>> {
+    return this.read(metric, 0, before);
+  }
+  openWindows(): number[] {
+    return this.open;
+  }
+}
+
+interface Rig {
+  store: Store;
+  blocks: BlockStore;
+  rollups: RollupStore;
+  raw: BlockRaw;
+}
+
+async function rig(store: Store, partition = 0): Promise<Rig> {
+  const blocks = await BlockStore.open(store, partition);
+  return { store, blocks, rollups: await RollupStore.open(partition, store, config), raw: new BlockRaw(blocks) };
+}
+
+/** Seals samples of one window as a partition does: the block and its rollup marker in one batch. */
+async function seal(r: Rig, m: { id: Buffer; idHex: string }, window: number, samples: [number, number][]): Promise<void> {
+  const batch = r.blocks.batch();
+  const [seq] = r.blocks.nextSeqs(1) as [number];
+  r.blocks.stageBlock(batch, m, 'numeric', window, seq, { ts: samples.map(([ts]) => ts), values: samples.map(([, v]) => v) });
+  r.rollups.markSealed(batch, m.idHex, window);
+  await batch.write();
+  r.blocks.committed(seq);
+  r.rollups.note(m.idHex, window);
+}
+
+/** Samples every 15 s from `from` for `minutes`, values rising by `step`. */
+function samples(from: number, minutes: number, base: number, step = 1): [number, number][] {
+  return Array.from({ length: minutes * 4 }, (_, i) => [from + i * 15_000, base + i * step] as [number, number]);
+}
+
+/** The rollup math over a whole series at once: 60 s periods, and 300 s as their sums. */
+function expected(all: [number, number][]): { p60: [number, RollupAccumulator][]; p300: [number, RollupAccumulator][] } {
+  const p60 = [...accumulate({ ts: all.map(([ts]) => ts), values: all.map(([, v]) => v) }, MIN, null).periods].sort((a, b) => a[0] - b[0]);
+  const p300 = new Map<number, RollupAccumulator>();
+  for (const [s, acc] of p60) {
+    const p = s - (s % 300_000);
+    addInto(p300.get(p) ?? p300.set(p, emptyAccumulator()).get(p)!, acc);
+  }
+  return { p60, p300: [...p300] };
+}
+
+const markers = async (store: Store) => (await loadMarkers(store, rollupDirtyPrefix(0))).map((m) => m.start - T);
+
+test('a sealed window is rolled up once quiet, into both levels, and its marker goes', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const data = samples(T, 10, 100);
+    await seal(r, A, T, data);
+    t.deepEqual(await markers(store), [0]);
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET - 1);
+    t.deepEqual(await storedPeriods(store, A, 60, T, T + SPAN), [], 'not quiet yet');
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    const want = expected(data);
+    t.deepEqual(await storedPeriods(store, A, 60, T, T + SPAN), want.p60);
+    t.deepEqual(await storedPeriods(store, A, 300, T, T + SPAN), want.p300);
+    t.is(want.p300.length, 2);
+    t.deepEqual(await markers(store), [], 'the marker is deleted with the rollup');
+  });
+});
+
+test('windows rolled up in separate passes equal the rollup of the whole series (rates carried across)', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const first = samples(T, 10, 0, 2);
+    const second = samples(T + SPAN, 10, 500, -3); // a counter reset at the boundary
+    await seal(r, A, T, first);
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    await seal(r, A, T + SPAN, second);
+    await r.rollups.rollUp(r.raw, T + 2 * SPAN + QUIET);
+    const want = expected([...first, ...second]);
+    const got = await storedPeriods(store, A, 60, T, T + 2 * SPAN);
+    t.deepEqual(got, want.p60);
+    t.is(got.find(([s]) => s === T + SPAN)![1].derivative.n, 4, "the second window's first period has the rate from the first window's last sample");
+    t.deepEqual(await storedPeriods(store, A, 300, T, T + 2 * SPAN), want.p300);
+  });
+});
+
+test('a late sample sealed into a rolled-up window replaces its periods, not adds to them', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const data = samples(T, 10, 10);
+    await seal(r, A, T, data);
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    const late: [number, number] = [T + 7_500, 1_000]; // between two samples of the first minute
+    await seal(r, A, T, [late]);
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET + 1);
+    const all = [...data, late].sort((a, b) => a[0] - b[0]);
+    t.deepEqual(await storedPeriods(store, A, 60, T, T + SPAN), expected(all).p60);
+    t.is((await storedPeriods(store, A, 60, T, T + MIN))[0]![1].value.n, 5);
+    t.deepEqual(await storedPeriods(store, A, 300, T, T + SPAN), expected(all).p300);
+  });
+});
+
+test('a restart resumes the rollups its markers name', async (t) => {
+  await withStore(async (open) => {
+    let r = await rig(open.store);
+    const data = samples(T, 3, 1);
+    await seal(r, A, T, data);
+    r = await rig(await open.reopen());
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    t.deepEqual(await storedPeriods(r.store, A, 60, T, T + SPAN), expected(data).p60);
+    t.deepEqual(await markers(r.store), []);
+  });
+});
+
+test('reads: stored levels for nnt, raw for windows not yet rolled up (dispatch) and for spans no level serves', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const data = samples(T, 10, 5, 0.5);
+    await seal(r, A, T, data);
+    const want = expected(data);
+    const rows = async (span: number, engine: 'nnt' | 'dispatch' | 'recalc', first = T, end = T + SPAN) => {
+      const slots = await r.rollups.read(r.raw, A, span, first, end, engine);
+      return Array.from({ length: slots.count }, (_, i): [number, RollupAccumulator | null] => [slots.startOf(i), slots.row(i)]);
+    };
+    t.deepEqual(await rows(300_000, 'nnt'), [
+      [T, null],
+      [T + 300_000, null],
+    ], 'nnt before the rollup: nothing stored');
+    t.deepEqual(await rows(300_000, 'dispatch'), want.p300, 'dispatch: recalculated from the dirty window');
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    t.deepEqual(await rows(300_000, 'nnt'), want.p300);
+    t.deepEqual(await rows(60_000, 'nnt', T, T + 3 * MIN), want.p60.slice(0, 3));
+    const p120 = await rows(120_000, 'nnt', T, T + 4 * MIN);
+    t.deepEqual(p120.map(([, acc]) => acc!.value.n), [8, 8], '120 s slots sum two stored 60 s periods');
+    await t.throwsAsync(r.rollups.read(r.raw, A, 90_000, T, T + SPAN, 'nnt'), { message: /no rollup serves 90000 ms/ });
+    const origin = T + 30_000; // a first period no level is aligned to
+    // The rates of the first slot start from the samples before it (the carry): accumulate from T, keep slots from origin.
+    const recalc = [...accumulate(await r.raw.read(A, T, T + SPAN), 90_000, null, origin).periods].filter(([s]) => s >= origin);
+    t.deepEqual((await rows(90_000, 'dispatch', origin, T + SPAN)).filter(([, acc]) => acc !== null), recalc, 'recalculated from raw');
+    // An open (unsealed) window is raw not rolled up: dispatch recalculates slots touching it.
+    r.raw.open = [T];
+    await r.rollups.write(A, [[T, { ...emptyAccumulator(), value: momentsOf(1, 1e9, 0) }]]);
+    t.deepEqual((await rows(60_000, 'nnt', T, T + MIN))[0]![1]!.value, momentsOf(1, 1e9, 0), 'nnt: the written record replaced the stored period');
+    t.deepEqual(await rows(60_000, 'dispatch', T, T + MIN), want.p60.slice(0, 1), 'dispatch: from raw');
+    t.deepEqual(await rows(60_000, 'recalc', T, T + MIN), want.p60.slice(0, 1), 'recalc: always from raw');
+  });
+});
+
+test('records written by /write/nnt are merged per period and build the coarser level', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const acc = (n: number, mean: number): RollupAccumulator => ({ ...emptyAccumulator(), value: momentsOf(n, mean, 0) });
+    await r.rollups.write(A, [
+      [T + 10_000, acc(2, 10)], // floored to the period at T
+      [T + 50_000, acc(2, 20)],
+      [T + 4 * MIN, acc(1, 3)],
+    ]);
+    const p60 = await storedPeriods(store, A, 60, T, T + SPAN);
+    t.deepEqual(p60.map(([s, a]) => [s - T, a.value.n, a.value.sum]), [
+      [0, 4, 60],
+      [4 * MIN, 1, 3],
+    ]);
+    const p300 = await storedPeriods(store, A, 300, T, T + SPAN);
+    t.deepEqual(p300.map(([s, a]) => [s - T, a.value.n, a.value.sum]), [[0, 5, 63]]);
+  });
+});
+
+test("a full delete drops every level and the metric's markers; other metrics keep theirs", async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const B = ref(2);
+    await seal(r, A, T, samples(T, 2, 1));
+    await seal(r, B, T, samples(T, 2, 1));
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    await seal(r, A, T + SPAN, samples(T + SPAN, 2, 1)); // dirty, not rolled up
+    const batch = store.batch();
+    r.rollups.deleteAll(batch, A);
+    await batch.write();
+    t.deepEqual(await storedPeriods(store, A, 60, T, T + 2 * SPAN), []);
+    t.deepEqual(await storedPeriods(store, A, 300, T, T + 2 * SPAN), []);
+    t.deepEqual(await markers(store), []);
+    await r.rollups.rollUp(r.raw, T + 3 * SPAN);
+    t.deepEqual(await storedPeriods(store, A, 60, T, T + 2 * SPAN), [], 'the forgotten window is not rolled up');
+    t.is((await storedPeriods(store, B, 60, T, T + SPAN)).length, 2);
+  });
+});
+
+test("a metric whose raw data cannot be read fails the pass with its name; other metrics' rollups are kept", async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const B = ref(2);
+    await seal(r, A, T, samples(T, 2, 1));
+    await seal(r, B, T, samples(T, 2, 1));
+    const failing: RawSource = {
+      read: (m, start, end) => (m.idHex === B.idHex ? Promise.reject(new Error('disk on fire')) : r.raw.read(m, start, end)),
+      before: (m, before) => r.raw.before(m, before),
+      openWindows: () => [],
+    };
+    await t.throwsAsync(r.rollups.rollUp(failing, T + SPAN + QUIET), { message: new RegExp(`rolling up metric ${B.idHex} window .*: disk on fire`) });
+    t.is((await storedPeriods(store, A, 60, T, T + SPAN)).length, 2, 'the metric before it was committed');
+    t.deepEqual(await markers(store), [0], "the failed metric's marker stays");
+    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    t.is((await storedPeriods(store, B, 60, T, T + SPAN)).length, 2, 'retried next time');
+  });
+});
