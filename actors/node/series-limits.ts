@@ -47,14 +47,17 @@ interface Mark {
 export interface SeriesFigures {
   limits: { max_series_per_account: number; max_series_per_check: number };
   total: number;
+  /** Accounts holding series; `by_account` lists the ACCOUNTS_LISTED with the most. */
+  accounts: number;
   by_account: { account: number; series: number }[];
   top_checks: { uuid: string; account: number; check_name: string; series: number }[];
   /** Series refused since start (each counted once per generation). */
   refused_series: number;
 }
 
-/** Checks listed in /state's `top_checks`. */
+/** Checks listed in /state's `top_checks`, accounts in its `by_account`. */
 const TOP_CHECKS = 20;
+const ACCOUNTS_LISTED = 100;
 
 export class SeriesLimits {
   readonly enabled: boolean;
@@ -185,7 +188,8 @@ export class SeriesLimits {
     return {
       limits: { max_series_per_account: this.perAccount, max_series_per_check: this.perCheck },
       total: accounts.reduce((n, a) => n + a.series, 0),
-      by_account: accounts,
+      accounts: accounts.length,
+      by_account: accounts.slice(0, ACCOUNTS_LISTED),
       top_checks: top,
       refused_series: this.refusedSeries,
     };
