@@ -43,6 +43,8 @@ program
   .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
   .option('--default-account <id>', 'account of /api/v1/* queries, /api/put and carbon without an x-svc-account-id header', int)
   .option('--default-check-uuid <uuid>', 'check uuid /api/put and carbon samples are filed under')
+  .option('--max-series-per-account <n>', 'series one account may hold on this node; samples creating more are rejected per line (default 0 = no limit)', int)
+  .option('--max-series-per-check <n>', 'series one check uuid may hold on this node (default 0 = no limit)', int)
   .option('--carbon-port <port>', 'listen for carbon plaintext on this TCP port (default: off; 0 = any free port)', int)
   .addHelpText('after', `\nEvery option of the config file can also be set as an environment variable,\ne.g. dataDir as ${envName('dataDir')}. Precedence: flags > environment > file > defaults.`)
   .action(async (flags: Partial<FerriteConfig> & { config?: string }) => {

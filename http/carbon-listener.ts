@@ -8,6 +8,7 @@ import type { FerriteNode } from '../actors/node/node.js';
 import { parseCarbonLine } from '../model/carbon.js';
 import { taggedRecords } from '../model/tagged-sample.js';
 import { taggedContext, type CheckScope } from './tagged-ingest.js';
+import { withinLimits } from './ingest-reply.js';
 
 /** Bad lines logged one by one per connection; the rest are only counted. */
 const LOGGED_BAD_LINES = 10;
@@ -52,17 +53,24 @@ export class CarbonListener {
       const first = lineNo + 1;
       lineNo += lines.length;
       const items = lines.map((l) => (l.length > MAX_LINE ? `line longer than ${MAX_LINE} bytes` : parseCarbonLine(l)));
-      const { records, errors } = taggedRecords(
+      const tagged = taggedRecords(
         items.map((i) => (typeof i === 'string' ? i : [i])),
         taggedContext(node, scope),
         first,
       );
-      for (const e of errors) {
-        this.counts.rejected++;
-        if (mine.rejected++ < LOGGED_BAD_LINES) log.warn({ peer, line: e.at, reason: e.reason, text: lines[e.at - first]!.slice(0, 200) }, 'carbon: bad line');
-      }
+      let records = tagged.records;
       try {
-        await node.ingest(records);
+        const limited = await withinLimits(node, tagged);
+        records = limited.records;
+        for (const e of limited.errors) {
+          this.counts.rejected++;
+          if (mine.rejected++ < LOGGED_BAD_LINES) log.warn({ peer, line: e.at, reason: e.reason, text: lines[e.at - first]!.slice(0, 200) }, 'carbon: bad line');
+        }
+        try {
+          await node.ingest(records, limited.admission);
+        } finally {
+          limited.admission?.release();
+        }
         mine.accepted += records.length;
         this.counts.accepted += records.length;
       } catch (error) {

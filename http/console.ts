@@ -41,6 +41,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
   app.addHook('onClose', async () => history.stop());
 
   const shardFigures = memoize(BACKLOG_TTL_MS, () => node.shards.askAll('figures'));
+  const cardinality = memoize(BACKLOG_TTL_MS, () => node.limits.figures());
   const overview = async () => ({
     identity: node.identity,
     version: VERSION,
@@ -53,10 +54,11 @@ export async function consoleRoutes(app: FastifyInstance, opts: { node: FerriteN
     disk: addDiskUse([await node.storage.diskUse(), ...(await shardFigures()).map((f) => f.disk)]),
     journal: { ...(await node.storage.journalBacklog()), cluster: await node.replicationState() },
     rollup_backlog: sumBacklogs((await shardFigures()).map((f) => f.backlog)),
+    cardinality: await cardinality(),
     counters: { records: node.stats.recordsIngested, ingest_requests: node.stats.requestsIngested, http_requests: traffic.requests, http_errors: traffic.errors, journal_records_applied: node.stats.journalRecordsApplied },
   });
 
-  app.get('/console/api/overview', docs("This node's figures: identity, memory, disk per column family, journal and rollup backlog, counters"), overview);
+  app.get('/console/api/overview', docs("This node's figures: identity, memory, disk per column family, journal and rollup backlog, series per account and top checks, counters"), overview);
 
   app.get('/console/api/history', docs('The last ten minutes of ingest rates, RSS and replication lag, every 2 s'), async () => history.history());
 

@@ -70,15 +70,19 @@ async function ingest(node: FerriteNode, req: FastifyRequest): Promise<Record<st
   const latestAllowed = Date.now() + node.config.maxClockSkewMs;
   const records: IngestRecord<MetricInfo>[] = [];
   const errors: RecordError[] = [];
+  const itemOf: number[] = [];
   let submitted = 0;
   bodyText(req).split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
     submitted++;
     const record = carbonRecord(node, line, { account, uuid, check: p.check, latestAllowed });
     if (typeof record === 'string') errors.push({ at: i + 1, reason: record });
-    else records.push(record);
+    else {
+      records.push(record);
+      itemOf.push(i + 1);
+    }
   });
-  return ingestAndReply(node, { records, errors, submitted }, 'line');
+  return ingestAndReply(node, { records, errors, submitted, itemOf }, 'line');
 }
 
 function carbonRecord(node: FerriteNode, line: string, c: { account: AccountId; uuid: string; check: string; latestAllowed: number }): IngestRecord<MetricInfo> | string {

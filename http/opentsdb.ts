@@ -7,7 +7,7 @@ import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { parseOpenTsdbPut } from '../model/opentsdb.js';
 import { taggedRecords } from '../model/tagged-sample.js';
-import { ingestAndReply, requireSomething } from './ingest-reply.js';
+import { ingestAndReply, requireSomething, withinLimits } from './ingest-reply.js';
 import { bodyText } from './request.js';
 import { defaultScope, scopeFromPath, taggedContext } from './tagged-ingest.js';
 
@@ -18,18 +18,22 @@ export async function openTsdbRoutes(app: FastifyInstance, opts: { node: Ferrite
     const { account, uuid, checkName } = req.params as { account: string; uuid: string; checkName: string };
     const scope = scopeFromPath(account, uuid, checkName);
     const items = parsedPoints(req);
-    const { records, errors } = taggedRecords(items, taggedContext(node, scope));
-    return reply.send(await ingestAndReply(node, { records, errors, submitted: items.length }, 'item'));
+    const tagged = taggedRecords(items, taggedContext(node, scope));
+    return reply.send(await ingestAndReply(node, { ...tagged, submitted: items.length }, 'item'));
   });
 
   app.post('/api/put', async (req, reply) => {
     const scope = defaultScope(node, req);
     const items = parsedPoints(req);
-    const { records, errors } = taggedRecords(items, taggedContext(node, scope));
+    const { records, errors, admission } = await withinLimits(node, taggedRecords(items, taggedContext(node, scope)));
     const query = req.query as Record<string, string | undefined>;
     const wantsBody = query.summary !== undefined || query.details !== undefined;
-    if (!wantsBody) requireSomething(records.length, errors, 'item');
-    if (records.length > 0) await node.ingest(records);
+    try {
+      if (!wantsBody) requireSomething(records.length, errors, 'item');
+      if (records.length > 0) await node.ingest(records, admission);
+    } finally {
+      admission?.release();
+    }
     if (wantsBody) {
       const body: Record<string, unknown> = { failed: errors.length, success: records.length };
       if (query.details !== undefined) body.errors = errors.map((e) => ({ datapoint: e.at, error: e.reason }));

@@ -15,7 +15,7 @@ import { pointItems, type OtlpSample, type PointItem } from '../model/otlp/sampl
 import { OtlpFormatError } from '../model/otlp/types.js';
 import { spelledRecord, type TaggedContext } from '../model/tagged-sample.js';
 import { mediaType } from './headers.js';
-import { requireSomething } from './ingest-reply.js';
+import { requireSomething, withinLimits } from './ingest-reply.js';
 import { JSON_BODY, TAG } from './schemas.js';
 import { defaultScope, taggedContext } from './tagged-ingest.js';
 
@@ -44,9 +44,13 @@ export async function otlpRoutes(app: FastifyInstance, opts: { node: FerriteNode
       remember.push(d.remember);
       return d.counts;
     });
-    const { records, errors } = pointRecords(items, taggedContext(node, scope), `${scope.account}/${scope.uuid}`);
-    if (items.length > 0 && errors.length === items.length) requireSomething(0, errors, 'item');
-    if (records.length > 0) await node.ingest(records);
+    const { records, errors, admission } = await withinLimits(node, pointRecords(items, taggedContext(node, scope), `${scope.account}/${scope.uuid}`));
+    try {
+      if (items.length > 0 && errors.length === items.length) requireSomething(0, errors, 'item');
+      if (records.length > 0) await node.ingest(records, admission);
+    } finally {
+      admission?.release();
+    }
     for (const r of remember) r();
     if (errors.length > 0) req.log.warn({ rejectedPoints: errors.length, first: errors[0] }, 'OTLP: some data points were not stored');
     return { encoding, body: encodeResponse(partialSuccess(errors), encoding) };
@@ -80,20 +84,24 @@ function plainBody(req: FastifyRequest, limit: number): Buffer {
 }
 
 /** Each point's records, or its error (`at` = the point's index in the request); a point is stored whole or not at all. */
-function pointRecords(items: readonly PointItem[], ctx: TaggedContext<MetricInfo>, check: string): { records: IngestRecord<MetricInfo>[]; errors: RecordError[] } {
+function pointRecords(items: readonly PointItem[], ctx: TaggedContext<MetricInfo>, check: string): { records: IngestRecord<MetricInfo>[]; errors: RecordError[]; itemOf: number[] } {
   // A series remembers what it resolved to in the last check, sparing the registry's lookup by spelling.
   const record = (s: OtlpSample) => spelledRecord(s.name, s.series.spelling, s.ts, s.value, ctx, () => s.series.resolvedIn(check, ctx.resolve));
   const records: IngestRecord<MetricInfo>[] = [];
   const errors: RecordError[] = [];
+  const itemOf: number[] = [];
   items.forEach((item, at) => {
     if (typeof item === 'string') return errors.push({ at, reason: item });
     const mine = item.map(record);
     const problem = mine.find((r): r is string => typeof r === 'string');
     if (problem !== undefined) return errors.push({ at, reason: problem });
-    for (const r of mine as IngestRecord<MetricInfo>[]) records.push(r);
+    for (const r of mine as IngestRecord<MetricInfo>[]) {
+      records.push(r);
+      itemOf.push(at);
+    }
     return undefined;
   });
-  return { records, errors };
+  return { records, errors, itemOf };
 }
 
 function partialSuccess(errors: readonly RecordError[]): PartialSuccess | null {

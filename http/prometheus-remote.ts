@@ -12,7 +12,7 @@ import { MatcherError } from '../model/prometheus/matchers.js';
 import { decodeReadRequest, decodeWriteRequest, encodeReadResponse, RemoteFormatError, type RemoteQuery, type RemoteSample } from '../model/prometheus/remote-codec.js';
 import type { Labels } from '../model/prometheus/types.js';
 import { taggedRecords } from '../model/tagged-sample.js';
-import { requireSomething } from './ingest-reply.js';
+import { requireSomething, withinLimits } from './ingest-reply.js';
 import { scopeFromPath, taggedContext, type CheckScope } from './tagged-ingest.js';
 
 export async function prometheusRemoteRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
@@ -22,10 +22,14 @@ export async function prometheusRemoteRoutes(app: FastifyInstance, opts: { node:
     const scope = pathScope(req);
     const series = decoded(() => decodeWriteRequest(snappyBody(req), node.config.bodyLimitBytes));
     const items = series.map((s) => (s.histograms > 0 ? `series ${JSON.stringify(s.labels)} carries native histograms, which ferrite does not store` : seriesSamples(s)));
-    const { records, errors } = taggedRecords(items, taggedContext(node, scope));
     if (series.length === 0) return reply.status(204).send();
-    requireSomething(records.length, errors, 'item');
-    await node.ingest(records);
+    const { records, errors, admission } = await withinLimits(node, taggedRecords(items, taggedContext(node, scope)));
+    try {
+      requireSomething(records.length, errors, 'item');
+      await node.ingest(records, admission);
+    } finally {
+      admission?.release();
+    }
     if (errors.length > 0) req.log.warn({ rejectedSeries: errors.length, first: errors[0] }, 'remote write: some series were not stored');
     return reply.status(204).send();
   });

@@ -43,8 +43,8 @@ export async function rawRoutes(app: FastifyInstance, opts: { node: FerriteNode 
     handler: async (req, reply) => {
       if (FLATBUFFER_TYPES.has(mediaType(req))) return reply.send(await ingestMetricList(node, req));
       const ctx = rawContext(node, req);
-      const parsed = await node.ingestPool.parse('tsv', ctx, rawBody(req));
-      return reply.send(await ingestParsed(node, parsed, encodeRawJournalEntry('tsv', ctx, parsed.body), 'line'));
+      const parsed = await node.parseRaw('tsv', ctx, rawBody(req));
+      return reply.send(await ingestParsed(node, parsed, encodeRawJournalEntry('tsv', parsed.ctx, parsed.body), 'line'));
     },
   });
 
@@ -73,13 +73,13 @@ async function ingestMetricList(node: FerriteNode, req: FastifyRequest): Promise
   const ctx = rawContext(node, req);
   let parsed;
   try {
-    parsed = await node.ingestPool.parse('metriclist', ctx, rawBody(req));
+    parsed = await node.parseRaw('metriclist', ctx, rawBody(req));
   } catch (error) {
     if (error instanceof MetricListFormatError) throw ferr('FER_ERR_BAD_BODY', `malformed MetricList: ${error.message}`);
     throw error;
   }
   if (Number(hint) !== parsed.submitted) req.log.debug({ hint: Number(hint), samples: parsed.submitted }, 'x-svc-datapoints differs from the samples in the body');
-  return ingestParsed(node, parsed, encodeRawJournalEntry('metriclist', ctx, parsed.body), 'item');
+  return ingestParsed(node, parsed, encodeRawJournalEntry('metriclist', parsed.ctx, parsed.body), 'item');
 }
 
 /** What parsing a body depends on, journaled beside it (model/journal-entry.ts). */

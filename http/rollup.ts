@@ -8,7 +8,7 @@ import { parseItems, type ItemParser } from '../model/json-items.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
 import { nntAccumulator } from '../model/rollup/nnt.js';
 import { parseRollupType, ROLLUP_TYPE_NAMES } from '../model/rollup/types.js';
-import { requireSomething, summarize } from './ingest-reply.js';
+import { requireSomething, summarize, withinLimits } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { bodyText, requiredSecMs } from './request.js';
@@ -80,11 +80,16 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
   async function writeNnt(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const parsed = parseItems(bodyText(req), itemsContext(node, req, 'number'), nntItem);
     if (typeof parsed === 'string') throw ferr('FER_ERR_BAD_BODY', parsed);
-    requireSomething(parsed.records.length, parsed.errors, 'item');
+    const { records, errors, admission } = await withinLimits(node, parsed);
     const byMetric = new Map<MetricInfo, [number, RollupAccumulator][]>();
-    for (const r of parsed.records) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), [r.ts, r.acc]]);
-    await Promise.all([...byMetric].map(([metric, records]) => node.writeNnt(metric, records)));
-    return reply.send(summarize(parsed.items, parsed.records.length, parsed.errors, 'item'));
+    try {
+      requireSomething(records.length, errors, 'item');
+      for (const r of records) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), [r.ts, r.acc]]);
+      await Promise.all([...byMetric].map(([metric, rs]) => node.writeNnt(metric, rs)));
+    } finally {
+      admission?.release();
+    }
+    return reply.send(summarize(parsed.items, records.length, errors, 'item'));
   }
 }
 

@@ -98,6 +98,13 @@ export interface FerriteConfig {
   defaultCheckUuid: string | null;
   /** TCP port of the carbon plaintext listener (0 = any free port); null = no listener. */
   carbonPort: number | null;
+  /**
+   * Series one account may hold on this node (0 = no limit). A sample that would create a
+   * series past it is rejected per line; samples of existing series keep flowing.
+   */
+  maxSeriesPerAccount: number;
+  /** Series one check (uuid) may hold on this node (0 = no limit); as maxSeriesPerAccount. */
+  maxSeriesPerCheck: number;
 }
 
 /** One rollup level: a period and how long its records are kept, both in seconds. */
@@ -154,6 +161,8 @@ export function defaultConfig(): FerriteConfig {
     defaultAccount: null,
     defaultCheckUuid: null,
     carbonPort: null,
+    maxSeriesPerAccount: 0,
+    maxSeriesPerCheck: 0,
   };
 }
 
@@ -219,6 +228,8 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
   requireEcosystemDefaults(c);
+  requireInt(c, 'maxSeriesPerAccount', 0, 2 ** 32 - 1);
+  requireInt(c, 'maxSeriesPerCheck', 0, 2 ** 32 - 1);
   if (!LOG_LEVELS.includes(c.logLevel)) throw new ConfigError('logLevel', `must be one of ${LOG_LEVELS.join(', ')}`);
   return c;
 }

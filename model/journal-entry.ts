@@ -121,8 +121,11 @@ function decodeValue(row: Row): JournalRecord {
  * were accepted: writing it costs one copy, where re-encoding costs a pass over every record.
  * Layout: magic byte, format byte, latestAllowed (f64 LE, epoch ms), textSizeLimit (u32 LE),
  * header account (f64 LE, -1 = none), then the body. JSON entries start with `{`.
+ * Magic 0x02 (a body some of whose series a limit refused) adds after the header the byte
+ * length (u32 LE) of a JSON array of the refused metric keys, then that array, then the body.
  */
 const RAW_MAGIC = 0x01;
+const RAW_LIMITED_MAGIC = 0x02;
 const RAW_HEAD = 22;
 
 export type RawFormat = 'tsv' | 'metriclist';
@@ -133,28 +136,40 @@ export interface RawContext {
   textSizeLimit: number;
   /** The x-svc-account-id header of the request (null: none). */
   headerAccount: AccountId | null;
+  /** Keys of the metrics a series limit refused: their samples were rejected (absent: none). */
+  limited?: readonly string[];
 }
 
 export type DecodedJournal = { raw: false; entry: JournalEntry } | { raw: true; format: RawFormat; ctx: RawContext; body: Buffer };
 
 export function encodeRawJournalEntry(format: RawFormat, ctx: RawContext, body: Uint8Array): Buffer {
-  const out = Buffer.allocUnsafe(RAW_HEAD + body.length);
-  out[0] = RAW_MAGIC;
+  const limited = ctx.limited !== undefined && ctx.limited.length > 0 ? Buffer.from(JSON.stringify(ctx.limited)) : null;
+  const head = limited === null ? RAW_HEAD : RAW_HEAD + 4 + limited.length;
+  const out = Buffer.allocUnsafe(head + body.length);
+  out[0] = limited === null ? RAW_MAGIC : RAW_LIMITED_MAGIC;
   out[1] = FORMAT_CODES[format];
   out.writeDoubleLE(ctx.latestAllowed, 2);
   out.writeUInt32LE(ctx.textSizeLimit, 10);
   out.writeDoubleLE(ctx.headerAccount ?? -1, 14);
-  out.set(body, RAW_HEAD);
+  if (limited !== null) {
+    out.writeUInt32LE(limited.length, RAW_HEAD);
+    limited.copy(out, RAW_HEAD + 4);
+  }
+  out.set(body, head);
   return out;
 }
 
 /** Either kind of entry. */
 export function decodeJournal(bytes: Uint8Array): DecodedJournal {
-  if (bytes[0] !== RAW_MAGIC) return { raw: false, entry: decodeJournalEntry(bytes) };
+  if (bytes[0] !== RAW_MAGIC && bytes[0] !== RAW_LIMITED_MAGIC) return { raw: false, entry: decodeJournalEntry(bytes) };
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const format = (Object.keys(FORMAT_CODES) as RawFormat[]).find((f) => FORMAT_CODES[f] === b[1]);
   if (format === undefined) throw new Error(`BUG: unknown raw journal format ${b[1]}`);
   const account = b.readDoubleLE(14);
-  const ctx = { latestAllowed: b.readDoubleLE(2) as EpochMs, textSizeLimit: b.readUInt32LE(10), headerAccount: account < 0 ? null : (account as AccountId) };
-  return { raw: true, format, ctx, body: b.subarray(RAW_HEAD) };
+  const ctx: RawContext = { latestAllowed: b.readDoubleLE(2) as EpochMs, textSizeLimit: b.readUInt32LE(10), headerAccount: account < 0 ? null : (account as AccountId) };
+  if (b[0] === RAW_MAGIC) return { raw: true, format, ctx, body: b.subarray(RAW_HEAD) };
+  const length = b.readUInt32LE(RAW_HEAD);
+  const start = RAW_HEAD + 4;
+  ctx.limited = JSON.parse(b.toString('utf8', start, start + length)) as string[];
+  return { raw: true, format, ctx, body: b.subarray(start + length) };
 }

@@ -21,6 +21,8 @@ export interface ItemsResult<R> {
   records: R[];
   errors: RecordError[];
   items: number;
+  /** The item index of each record. */
+  itemOf: number[];
 }
 
 /** Turns one item (its head already resolved) into records, or the reason it is rejected. */
@@ -43,12 +45,17 @@ export function parseItems<M extends MetricIdentity, R = IngestRecord<M>>(body: 
   if (!Array.isArray(doc)) return 'the body must be a JSON array of items';
   const records: R[] = [];
   const errors: RecordError[] = [];
+  const itemOf: number[] = [];
   doc.forEach((item: unknown, at) => {
     const out = parseItem(item, ctx, parse);
-    if (typeof out === 'string') errors.push({ at, reason: out });
-    else records.push(...out);
+    if (typeof out === 'string') return errors.push({ at, reason: out });
+    for (const r of out) {
+      records.push(r);
+      itemOf.push(at);
+    }
+    return undefined;
   });
-  return { records, errors, items: doc.length };
+  return { records, errors, items: doc.length, itemOf };
 }
 
 function parseItem<M extends MetricIdentity, R>(item: unknown, ctx: ItemsContext<M>, parse: ItemParser<M, R>): R[] | string {

@@ -61,21 +61,28 @@ export function spelledRecord<M extends MetricIdentity>(
 
 /**
  * Records of many items (series, data points, lines), each item's samples or the reason the
- * whole item is rejected; a rejected sample is its item's error. `at` is `first + index`.
+ * whole item is rejected; a rejected sample is its item's error. `at` is `first + index`;
+ * `itemOf[i]` is the `at` of records[i].
  */
-export function taggedRecords<M extends MetricIdentity>(items: readonly (readonly TaggedSample[] | string)[], ctx: TaggedContext<M>, first = 0): { records: IngestRecord<M>[]; errors: RecordError[] } {
+export function taggedRecords<M extends MetricIdentity>(items: readonly (readonly TaggedSample[] | string)[], ctx: TaggedContext<M>, first = 0): { records: IngestRecord<M>[]; errors: RecordError[]; itemOf: number[] } {
   const records: IngestRecord<M>[] = [];
   const errors: RecordError[] = [];
+  const itemOf: number[] = [];
   items.forEach((item, i) => {
     if (typeof item === 'string') return errors.push({ at: first + i, reason: item });
+    const mine: IngestRecord<M>[] = [];
     for (const s of item) {
       const r = taggedRecord(s, ctx);
       if (typeof r === 'string') return errors.push({ at: first + i, reason: r });
+      mine.push(r);
+    }
+    for (const r of mine) {
       records.push(r);
+      itemOf.push(first + i);
     }
     return undefined;
   });
-  return { records, errors };
+  return { records, errors, itemOf };
 }
 
 /**

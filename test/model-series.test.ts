@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { conflictResolver, sampleCombiner } from '../model/conflict.js';
-import { decodeJournalEntry, encodeJournalEntry } from '../model/journal-entry.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, encodeRawJournalEntry, type RawContext } from '../model/journal-entry.js';
 import { normalizeLastWins, normalizeNumeric, sliceSeries } from '../model/series.js';
 import { selectTextRows } from '../model/text-read.js';
 import type { IngestRecord } from '../model/ingest-record.js';
@@ -81,4 +81,17 @@ test('journal entries round-trip every value kind', (t) => {
     back.records.map((r) => [r.kind, r.ts, r.value, r.generation ?? 0]),
     records.map((r) => [r.kind, r.ts, r.value, r.kind === 'numeric' ? (r.generation ?? 0) : 0]),
   );
+});
+
+test('raw journal entries keep their parse context, and the keys of refused series when there are any', (t) => {
+  const body = Buffer.from('M\t1.000\tx\tm\tn\t1');
+  const ctx: RawContext = { latestAllowed: 5000 as EpochMs, textSizeLimit: 512, headerAccount: 7 as AccountId };
+  const plain = encodeRawJournalEntry('tsv', ctx, body);
+  t.is(plain[0], 0x01);
+  t.deepEqual(decodeJournal(plain), { raw: true, format: 'tsv', ctx, body });
+  const limited = encodeRawJournalEntry('metriclist', { ...ctx, headerAccount: null, limited: ['u-a', 'u-b|ST[c:d]'] }, body);
+  t.is(limited[0], 0x02);
+  t.deepEqual(decodeJournal(limited), { raw: true, format: 'metriclist', ctx: { ...ctx, headerAccount: null, limited: ['u-a', 'u-b|ST[c:d]'] }, body });
+  // An empty list is written as no list.
+  t.is(encodeRawJournalEntry('tsv', { ...ctx, limited: [] }, body)[0], 0x01);
 });

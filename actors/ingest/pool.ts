@@ -12,8 +12,9 @@ import { MetricListFormatError } from '../../model/metric-list/decode.js';
 import { asEpochMs } from '../../model/types.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
+import type { MainScreen } from '../node/series-limits.js';
 import { parseMetricListBody, parseTsvBody, type ParsedBody } from './raw-bodies.js';
-import type { NewMetric, ParseJob, ParseResult, WirePart } from './wire.js';
+import type { LaneLimits, LaneVerdict, NewMetric, ParseJob, ParseResult, SeriesCandidate, WirePart } from './wire.js';
 
 /** A lane's columns, as the shards take them. */
 export interface LaneSamples {
@@ -33,6 +34,19 @@ interface Lane {
   busy: number;
 }
 
+/** A parsed body, back from its lane. */
+export interface LaneParse extends ParsedBody<LaneSamples | IngestBatch<MetricInfo>> {
+  body: Buffer;
+  /** The lane that parsed it (-1: the main thread) and its sid epoch. */
+  lane: number;
+  epoch: number;
+  /** Series limits on: series not yet admitted, and keys of refused series whose samples were left out. */
+  candidates: SeriesCandidate[];
+  limited: string[];
+  /** Parsed on the main thread with series limits on: the screen that saw its metrics. */
+  screen: MainScreen | null;
+}
+
 export interface PoolOptions {
   workers: number;
   partitions: number;
@@ -41,6 +55,8 @@ export interface PoolOptions {
    * metric a lane names for the first time, as soon as the lane says so.
    */
   declare: ((lane: number, epoch: number, fresh: NewMetric[]) => void) | null;
+  /** A screen for series limits, for bodies parsed on the main thread. */
+  screen: (refuse: ReadonlyMap<string, string> | null) => MainScreen;
 }
 
 export class IngestPool {
@@ -56,12 +72,13 @@ export class IngestPool {
 
   /**
    * Parses a body; the body comes back with the result (it travels to the worker and back).
+   * `lane`: on that lane (a body's second parse, after a verdict); `limits`: series limits on.
    * Throws MetricListFormatError for a malformed MetricList.
    */
-  async parse(format: RawFormat, ctx: RawContext, body: Buffer): Promise<ParsedBody<LaneSamples | IngestBatch<MetricInfo>> & { body: Buffer }> {
-    if (this.lanes.length === 0) return { ...this.parseHere(format as RawFormat, ctx, body), body };
-    const lane = this.lanes.reduce((a, b) => (b.busy < a.busy ? b : a));
-    const job: ParseJob = { id: this.nextJob++, format, ctx, body: owned(body) };
+  async parse(format: RawFormat, ctx: RawContext, body: Buffer, opts: { lane?: number; limits?: LaneLimits } = {}): Promise<LaneParse> {
+    if (this.lanes.length === 0) return this.parseHere(format, ctx, body, opts.limits);
+    const lane = opts.lane !== undefined && opts.lane >= 0 ? this.lanes[opts.lane]! : this.lanes.reduce((a, b) => (b.busy < a.busy ? b : a));
+    const job: ParseJob = { id: this.nextJob++, format, ctx, body: owned(body), ...(opts.limits === undefined ? {} : { limits: opts.limits }) };
     lane.busy++;
     try {
       const result = await new Promise<ParseResult>((resolve, reject) => {
@@ -70,7 +87,7 @@ export class IngestPool {
       });
       const back = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
       if (result.fatal !== undefined) throw new MetricListFormatError(result.fatal);
-      const common = { errors: result.errors, submitted: result.submitted, body: back };
+      const common = { errors: result.errors, submitted: result.submitted, body: back, lane: lane.id, epoch: result.epoch, candidates: result.candidates, limited: result.limited, screen: null };
       if (this.options.declare !== null) return { ...common, batch: { lane: lane.id, epoch: result.epoch, parts: result.parts, size: sizeOf(result.parts) } };
       return { ...common, batch: this.adopt(lane, result) };
     } finally {
@@ -99,8 +116,27 @@ export class IngestPool {
     await Promise.all(this.lanes.map((l) => l.worker.terminate()));
   }
 
-  private parseHere(format: RawFormat, ctx: RawContext, body: Buffer): ParsedBody {
-    return format === 'tsv' ? parseTsvBody(this.registry, body.toString('utf8'), ctx) : parseMetricListBody(this.registry, body, ctx);
+  /**
+   * Tells the lane which of its candidates the node admitted and which it refused (no reply;
+   * the lane takes it before any later job). Main-thread parses are settled by their screen.
+   */
+  verdict(parsed: LaneParse, generation: number, refused: ReadonlyMap<string, string>): void {
+    if (parsed.screen !== null) return void parsed.screen.settle({ refused, release: () => {} });
+    const lane = this.lanes[parsed.lane];
+    if (lane === undefined) return;
+    const v: LaneVerdict = { verdict: true, epoch: parsed.epoch, generation, admitted: [], refused: [] };
+    for (const c of parsed.candidates) {
+      const why = refused.get(c.key);
+      if (why === undefined) v.admitted.push(c.sid);
+      else v.refused.push([c.sid, why]);
+    }
+    lane.worker.postMessage(v);
+  }
+
+  private parseHere(format: RawFormat, ctx: RawContext, body: Buffer, limits: LaneLimits | undefined): LaneParse {
+    const screen = limits === undefined ? null : this.options.screen(limits.refuse === undefined ? null : new Map(limits.refuse));
+    const parsed = format === 'tsv' ? parseTsvBody(this.registry, body.toString('utf8'), ctx, screen?.screen) : parseMetricListBody(this.registry, body, ctx, screen?.screen);
+    return { ...parsed, body, lane: -1, epoch: 0, candidates: screen?.candidates ?? [], limited: screen?.limited ?? [], screen };
   }
 
   /** The worker's columns as a batch of this node's metrics. */

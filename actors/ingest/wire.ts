@@ -12,6 +12,30 @@ export interface ParseJob {
   ctx: RawContext;
   /** The body; transferred to the worker and back. */
   body: Uint8Array;
+  /** Set while series limits are on (actors/node/series-limits.ts). */
+  limits?: LaneLimits;
+}
+
+export interface LaneLimits {
+  /** Admissions and refusals of other generations no longer hold. */
+  generation: number;
+  /** [metric key, reason]: refused for this body (its second parse), whatever the lane remembers. */
+  refuse?: [string, string][];
+}
+
+/** A series a body names that the node has not admitted in this generation. */
+export interface SeriesCandidate extends Pick<WireMetric, 'key' | 'accountId' | 'uuid' | 'idHex' | 'partition'> {
+  sid: number;
+}
+
+/** The node's answer about a lane's candidates, remembered by the lane (no reply). */
+export interface LaneVerdict {
+  verdict: true;
+  epoch: number;
+  generation: number;
+  admitted: number[];
+  /** [sid, reason]. */
+  refused: [number, string][];
 }
 
 /** A metric the worker names for the first time: sid → who it is, canonicalised and placed. */
@@ -39,4 +63,7 @@ export interface ParseResult {
   body: Uint8Array;
   /** Set when the body could not be parsed at all (a malformed MetricList). */
   fatal?: string;
+  /** Series limits on: the series named that the node has not admitted yet, and the keys of refused ones whose samples were rejected. */
+  candidates: SeriesCandidate[];
+  limited: string[];
 }

@@ -12,10 +12,27 @@ import { canonicalizeMetricName } from '../../model/metric-name.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
 import type { AccountId } from '../../model/types.js';
-import type { NewMetric, ParseJob, ParseResult, WirePart } from './wire.js';
+import type { LaneVerdict, NewMetric, ParseJob, ParseResult, SeriesCandidate, WirePart } from './wire.js';
 
 interface WorkerMetric extends Placed {
   sid: number;
+  /** Series limits: the generation the node admitted this series in (-1: never asked). */
+  admitted: number;
+  /** The generation the node refused it in (-1: not refused), and why. */
+  refused: number;
+  refusal: MetricResolution<WorkerMetric> | null;
+  /** The last parse that listed it as a candidate or a refusal (each is listed once a body). */
+  stamp: number;
+}
+
+/** Series limits in force for one parse (actors/node/series-limits.ts). */
+interface Screening {
+  generation: number;
+  /** Refused by the node for this body even if this lane has forgotten it. */
+  refuse: Map<string, string> | null;
+  stamp: number;
+  candidates: SeriesCandidate[];
+  limited: string[];
 }
 
 /** Past this many metrics the worker forgets them all and starts a new sid epoch. */
@@ -27,6 +44,7 @@ let byKey = new Map<string, WorkerMetric>();
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
 let metrics: WorkerMetric[] = [];
 let fresh: NewMetric[] = [];
+let screening: Screening | null = null;
 
 function forget(): void {
   epoch++;
@@ -44,12 +62,58 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   let m = byKey.get(key);
   if (m === undefined) {
     const { id, partition } = placeMetric(key, partitions);
-    m = { sid: metrics.length, key, accountId, uuid, checkName, name: parsed.value, partition };
+    m = { sid: metrics.length, key, accountId, uuid, checkName, name: parsed.value, partition, admitted: -1, refused: -1, refusal: null, stamp: 0 };
     metrics.push(m);
     byKey.set(key, m);
     fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
   }
   return { ok: true, metric: m };
+}
+
+/**
+ * A resolution with series limits applied: a series the node refused (in this generation,
+ * or for this body) is the line's error and listed in `limited`; one it has not admitted in
+ * this generation is listed as a candidate. Each is listed once per body.
+ */
+function screened(r: MetricResolution<WorkerMetric>): MetricResolution<WorkerMetric> {
+  const s = screening;
+  if (s === null || !r.ok) return r;
+  const m = r.metric;
+  if (m.refused !== s.generation) {
+    const why = s.refuse?.get(m.key);
+    if (why !== undefined) refuse(m, s.generation, why);
+  }
+  if (m.refused === s.generation) {
+    if (m.stamp !== s.stamp) {
+      m.stamp = s.stamp;
+      s.limited.push(m.key);
+    }
+    return m.refusal!;
+  }
+  if (m.admitted !== s.generation && m.stamp !== s.stamp) {
+    m.stamp = s.stamp;
+    const { id } = placeMetric(m.key, partitions);
+    s.candidates.push({ sid: m.sid, key: m.key, accountId: m.accountId, uuid: m.uuid, idHex: id.toString('hex'), partition: m.partition });
+  }
+  return r;
+}
+
+function refuse(m: WorkerMetric, generation: number, why: string): void {
+  m.refused = generation;
+  m.refusal = { ok: false, reason: why };
+}
+
+/** The node's answer about candidates of this lane's epoch (older epochs' sids are gone). */
+function applyVerdict(v: LaneVerdict): void {
+  if (v.epoch !== epoch) return;
+  for (const sid of v.admitted) {
+    const m = metrics[sid];
+    if (m !== undefined) m.admitted = v.generation;
+  }
+  for (const [sid, why] of v.refused) {
+    const m = metrics[sid];
+    if (m !== undefined) refuse(m, v.generation, why);
+  }
 }
 
 /** The same resolution rules as the node's registry (actors/node/metric-registry.ts), cached per check then name. */
@@ -71,7 +135,7 @@ function tsvResolver(headerAccount: AccountId | null) {
       hit = check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, own) : check;
       names.set(own, hit);
     }
-    return hit;
+    return screened(hit);
   };
 }
 
@@ -89,14 +153,17 @@ function envelopeResolver() {
     }
     let hit = names.get(name);
     if (hit === undefined) names.set(name, (hit = intern(account, uuid, ownString(checkName), ownString(name))));
-    return hit;
+    return screened(hit);
   };
 }
 
 function parse(job: ParseJob): ParseResult {
   if (metrics.length > MAX_METRICS || job.format === 'forget') forget();
   fresh = [];
-  if (job.format === 'forget') return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body };
+  const limits = job.limits;
+  screening = limits === undefined ? null : { generation: limits.generation, refuse: limits.refuse === undefined ? null : new Map(limits.refuse), stamp: job.id, candidates: [], limited: [] };
+  const screen = { candidates: screening?.candidates ?? [], limited: screening?.limited ?? [] };
+  if (job.format === 'forget') return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body, ...screen };
   const batch = new IngestBatch<WorkerMetric>();
   let errors;
   let submitted;
@@ -110,7 +177,7 @@ function parse(job: ParseJob): ParseResult {
     try {
       list = decodeMetricList(body);
     } catch (error) {
-      if (error instanceof MetricListFormatError) return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body, fatal: error.message };
+      if (error instanceof MetricListFormatError) return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body, fatal: error.message, ...screen };
       throw error;
     }
     const r = metricListRecords(list, {
@@ -128,10 +195,11 @@ function parse(job: ParseJob): ParseResult {
     for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!.sid;
     parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric.sid } })) });
   }
-  return { id: job.id, epoch, fresh, parts, errors, submitted, body: job.body };
+  return { id: job.id, epoch, fresh, parts, errors, submitted, body: job.body, ...screen };
 }
 
-parentPort!.on('message', (job: ParseJob) => {
+parentPort!.on('message', (job: ParseJob | LaneVerdict) => {
+  if ('verdict' in job) return applyVerdict(job);
   const result = parse(job);
   const transfer: ArrayBuffer[] = [result.body.buffer as ArrayBuffer];
   for (const p of result.parts) transfer.push(p.sids.buffer as ArrayBuffer, p.ts.buffer as ArrayBuffer, p.values.buffer as ArrayBuffer);

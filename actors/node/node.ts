@@ -10,7 +10,7 @@ import type { FerriteConfig } from '../../model/config.js';
 import { ferr, FerriteError } from '../../model/errors.js';
 import { IngestBatch } from '../../model/ingest-batch.js';
 import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
-import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry } from '../../model/journal-entry.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry, type RawContext, type RawFormat } from '../../model/journal-entry.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { Ring } from '../../model/topology/index.js';
 import type { CheckTagStore } from '../../storage/check-tags.js';
@@ -22,23 +22,42 @@ import type { Rpc } from '../../transport/rpc.js';
 import { IngestAdmission } from './admission.js';
 import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
-import { IngestPool, type LaneSamples } from '../ingest/pool.js';
+import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
 import { portableIdentity, type MetricInfo, type PortableIdentity } from '../../model/metric-info.js';
 import type { DeleteOutcome } from '../shard/partition.js';
 import type { AppliedUpdate, JournaledCheckTags, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
 import { MetricRegistry } from './metric-registry.js';
+import { SeriesLimits, type Admission } from './series-limits.js';
 import type { ShardSet } from './shards.js';
 import type { NodeApi } from '../api.js';
 
 
+
+/** `ctx` with the keys of refused series whose samples a parse left out. */
+function limitedContext(ctx: RawContext, limited: readonly string[]): RawContext {
+  return limited.length === 0 ? ctx : { ...ctx, limited };
+}
 
 /** Journal entries truncated between compactions of the journal column family. */
 const JOURNAL_COMPACT_EVERY = 5_000;
 
 /** One request's accepted samples: a batch of the node's metrics, or a parse lane's columns. */
 export type Samples = IngestBatch<MetricInfo> | LaneSamples;
+
+/** A write body parsed with series limits applied: `ctx` is what to journal it with. */
+export interface RawParse extends LaneParse {
+  ctx: RawContext;
+  /** The series admitted for it (released once its samples are handed over), or null. */
+  admission: Admission | null;
+}
+
+/** Records with the series limits applied: `refused[i]` is why records[i] must not be stored (undefined: store it). */
+export interface ScreenedRecords {
+  refused: (string | undefined)[];
+  admission: Admission | null;
+}
 
 export interface NodeStats {
   recordsIngested: number;
@@ -108,6 +127,8 @@ export class FerriteNode implements NodeApi {
   readonly ingestPool: IngestPool;
   /** Load shedding for writes (http/server.ts asks it before a write body is read). */
   readonly admission: IngestAdmission;
+  /** Series limits per account and check (cardinality control). */
+  readonly limits: SeriesLimits;
 
   constructor(parts: NodeParts) {
     const { config, storage, identity, ring, log, nats, replication, rpc, shards } = parts;
@@ -126,9 +147,10 @@ export class FerriteNode implements NodeApi {
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords, latencyBudgetMs: config.writeLatencyBudgetMs });
     this.checkTags = storage.checkTags;
     this.registry = new MetricRegistry(config.partitions);
+    this.limits = new SeriesLimits(config.maxSeriesPerAccount, config.maxSeriesPerCheck, shards);
     // Standalone, parsed columns pass through to the shards; a cluster member routes records to owners.
     const declare = replication === null ? (lane: number, epoch: number, fresh: NewMetric[]) => shards.declare(lane, epoch, fresh) : null;
-    this.ingestPool = new IngestPool(this.registry, { workers: config.ingestWorkers, partitions: config.partitions, declare });
+    this.ingestPool = new IngestPool(this.registry, { workers: config.ingestWorkers, partitions: config.partitions, declare, screen: (refuse) => this.limits.screen(refuse) });
     this.routing = new ClusterRouting(identity, ring, this.gossip, replication, rpc, config.peerTimeoutMs);
   }
 
@@ -154,16 +176,63 @@ export class FerriteNode implements NodeApi {
    * the batch is in RocksDB and (in a cluster) JetStream acknowledged every outbox entry,
    * so an acknowledged write survives kill -9 of this node the next instant.
    */
-  ingest(records: IngestRecord<MetricInfo>[]): Promise<void> {
-    return this.ingestBatch(IngestBatch.of(records), null);
+  ingest(records: IngestRecord<MetricInfo>[], admission: Admission | null = null): Promise<void> {
+    return this.ingestBatch(IngestBatch.of(records), null, admission);
   }
 
   /**
    * As `ingest`, for a body parsed straight into columns. `rawEntry` is the request body
    * as a journal entry (model/journal-entry.ts): a standalone node journals it as it is,
-   * a cluster member journals only its own records.
+   * a cluster member journals only its own records. `admission` (series limits) is released
+   * once the samples are handed to the shards, or failed to be.
    */
-  async ingestBatch(batch: Samples, rawEntry: Buffer | null): Promise<void> {
+  async ingestBatch(batch: Samples, rawEntry: Buffer | null, admission: Admission | null = null): Promise<void> {
+    try {
+      await this.ingestSamples(batch, rawEntry);
+    } finally {
+      admission?.release();
+    }
+  }
+
+  /**
+   * Parses a write body on a parse lane (or here), leaving out the samples of series a limit
+   * refuses: their lines become errors naming the limit. With limits on, series the body names
+   * for the first time are decided on (actors/node/series-limits.ts); if any is refused, the
+   * lane parses the body again knowing it, so the samples and the journaled context agree.
+   */
+  async parseRaw(format: RawFormat, ctx: RawContext, body: Buffer): Promise<RawParse> {
+    if (!this.limits.enabled) return { ...(await this.ingestPool.parse(format, ctx, body)), ctx, admission: null };
+    const generation = this.limits.generation;
+    const first = await this.ingestPool.parse(format, ctx, body, { limits: { generation } });
+    // Series other nodes own are theirs to limit (a cluster member journals them on).
+    const admission = await this.limits.admit(first.candidates.filter((c) => this.routing.owns(c)));
+    try {
+      this.ingestPool.verdict(first, generation, admission.refused);
+      if (admission.refused.size === 0) return { ...first, ctx: limitedContext(ctx, first.limited), admission };
+      const second = await this.ingestPool.parse(format, ctx, first.body, { lane: first.lane, limits: { generation, refuse: [...admission.refused] } });
+      return { ...second, ctx: limitedContext(ctx, second.limited), admission };
+    } catch (error) {
+      admission.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Series limits for records resolved on the main thread (JSON writers, remote write, OTLP,
+   * OpenTSDB, carbon): which records belong to refused series. The caller stores the others
+   * with `ingest(kept, admission)`.
+   */
+  async screenRecords(records: readonly { metric: MetricInfo }[]): Promise<ScreenedRecords> {
+    if (!this.limits.enabled) return { refused: [], admission: null };
+    const first = this.limits.screen();
+    const screened = records.map((r) => first.screen({ ok: true, metric: r.metric }));
+    const admission = await this.limits.admit(first.candidates.filter((c) => this.routing.owns(c)));
+    first.settle(admission);
+    const refused = screened.map((s, i) => (s.ok ? admission.refused.get(records[i]!.metric.key) : s.reason));
+    return { refused, admission };
+  }
+
+  private async ingestSamples(batch: Samples, rawEntry: Buffer | null): Promise<void> {
     this.checkWritable();
     if (batch.size === 0) return;
     const replication = this.replication;
@@ -324,8 +393,10 @@ export class FerriteNode implements NodeApi {
   }
 
   /** Deletes a metric entirely (data of every type, rollups, index records); see Shard.fullDelete. */
-  fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome> {
-    return this.shards.about(metric, 'fullDelete', this.nextSeq, confirm);
+  async fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome> {
+    const outcome = await this.shards.about(metric, 'fullDelete', this.nextSeq, confirm);
+    if (outcome === 'deleted') this.limits.removed();
+    return outcome;
   }
 
   /** The metric index's figures summed over the shards, each shard's series and heap, and disk by kind (/state). */

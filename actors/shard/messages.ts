@@ -15,6 +15,7 @@ import type { FindPart, ShardFindRequest, ShardSearch, FoundMetric } from './fin
 import type { DeleteOutcome } from './partition.js';
 import type { RollupEngine } from '../../storage/rollups.js';
 import type { ShardFigures } from '../../storage/figures.js';
+import type { SeriesReport } from '../../storage/metric-index/metric-index.js';
 import type { BufferValue } from './window-buffer.js';
 
 /** What a shard worker is started with (workerData). */
@@ -67,6 +68,21 @@ export interface WireSums {
 /** A histogram row as it crosses threads: [period start ms, serialized circllhist]. */
 export type WireHistogramRow = [number, Uint8Array];
 
+/** What series limits ask a shard: its metrics among `ids` (hex storage ids), its series of accounts and checks. */
+export interface SeriesQuestion {
+  ids: string[];
+  accounts: number[];
+  /** Check uuids. */
+  checks: string[];
+}
+
+export interface SeriesAnswer {
+  /** Per id: staged or stored here already. */
+  known: boolean[];
+  accounts: number[];
+  checks: number[];
+}
+
 /** Every question a shard answers: method → (arguments) => answer. */
 export interface ShardMethods {
   knows(metric: WireMetric): boolean;
@@ -85,6 +101,8 @@ export interface ShardMethods {
   /** Every data type at every time, rollups, name record, postings, types, activity, latest flag. */
   fullDelete(metric: WireMetric, seq: number, confirm: boolean): DeleteOutcome;
   rebuildActivity(metric: WireMetric): ActivityWindow[];
+  seriesAdmission(question: SeriesQuestion): SeriesAnswer;
+  seriesReport(top: number): SeriesReport;
   find(request: ShardFindRequest): FindPart;
   search(request: ShardSearch): FoundMetric[];
   /** Seals what is due and rolls up what is quiet; the lowest journal sequence still needed. */

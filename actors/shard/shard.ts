@@ -19,14 +19,14 @@ import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import { buildRing, ownersOf, type Ring } from '../../model/topology/ring.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import type { ShardFigures } from '../../storage/figures.js';
-import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
+import type { MetricIndex, SeriesReport } from '../../storage/metric-index/metric-index.js';
 import { ShardStorage } from '../../storage/shard-storage.js';
 import { shardDir } from '../../storage/shard-layout.js';
 import type { WirePart } from '../ingest/wire.js';
 import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
-import type { FoldStream, SampleNames, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
+import type { FoldStream, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type DeleteOutcome, type PartitionHooks } from './partition.js';
 import type { RollupEngine } from '../../storage/rollups.js';
 import { SeriesTable } from './series-table.js';
@@ -44,9 +44,14 @@ export interface ShardEvents {
   fault(partition: number, error: unknown): void;
 }
 
-/** A parse lane's sids, for the epoch they were declared in. */
+/**
+ * A parse lane's sids, for the epoch they were declared in. A declared metric joins the
+ * series table only when samples of it arrive: a series refused by a limit does not (its
+ * declaration stays until the lane's next epoch, as it may be admitted after a delete).
+ */
 interface Lane {
   epoch: number;
+  declared: (WireMetric | undefined)[];
   metrics: MetricInfo[];
 }
 
@@ -87,8 +92,9 @@ export class Shard {
   /** Metrics a parse lane names for the first time; a new epoch replaces the lane's table. */
   declare(lane: number, epoch: number, fresh: readonly (WireMetric & { sid: number })[]): void {
     const table = this.lane(lane, epoch);
-    for (const m of fresh) table.metrics[m.sid] = this.series.adopt(m);
+    for (const m of fresh) table.declared[m.sid] = m;
   }
+
 
   /**
    * Journaled samples: new metrics and types are indexed (written before any partition
@@ -106,14 +112,23 @@ export class Shard {
     void Promise.all(applied).then(() => this.events.applied(batch.size));
   }
 
-  private declared(lane: number, epoch: number): MetricInfo[] | null {
+  /** A lane's sid → metric, adopting declared metrics on their first sample. */
+  private declared(lane: number, epoch: number): SidTable | null {
     const l = this.lanes.get(lane);
-    return l !== undefined && l.epoch === epoch ? l.metrics : null;
+    if (l === undefined || l.epoch !== epoch) return null;
+    return (sid) => l.metrics[sid] ?? this.adoptDeclared(l, sid);
+  }
+
+  private adoptDeclared(l: Lane, sid: number): MetricInfo {
+    const m = l.declared[sid];
+    if (m === undefined) throw new Error(`BUG: sid ${sid} was never declared in this epoch`);
+    l.declared[sid] = undefined;
+    return (l.metrics[sid] = this.series.adopt(m));
   }
 
   private lane(lane: number, epoch: number): Lane {
     let l = this.lanes.get(lane);
-    if (l === undefined || l.epoch !== epoch) this.lanes.set(lane, (l = { epoch, metrics: [] }));
+    if (l === undefined || l.epoch !== epoch) this.lanes.set(lane, (l = { epoch, declared: [], metrics: [] }));
     return l;
   }
 
@@ -136,6 +151,26 @@ export class Shard {
     });
     this.indexTail = ready.catch(() => {});
     return ready;
+  }
+
+  // ---- series counts ----
+
+  /**
+   * For series limits (actors/node/series-limits.ts): which of `q.ids` this shard already
+   * holds (staged or stored), and its series of `q.accounts` and `q.checks`. Answered at once,
+   * not after pending index writes, so it counts exactly the applies sent before it.
+   */
+  seriesAdmission(q: SeriesQuestion): SeriesAnswer {
+    return {
+      known: q.ids.map((hex) => this.index.stagedId(Buffer.from(hex, 'hex')) >= 0),
+      accounts: q.accounts.map((a) => this.index.seriesOfAccount(a)),
+      checks: q.checks.map((uuid) => this.index.seriesOfCheck(uuid)),
+    };
+  }
+
+  /** Series per account and the `top` checks with the most series, on this shard. */
+  seriesReport(top: number): SeriesReport {
+    return this.index.seriesReport(top);
   }
 
   // ---- reads ----
@@ -324,16 +359,20 @@ export class Shard {
   }
 }
 
+/** Who a sid is. */
+type SidTable = ((sid: number) => MetricInfo) | readonly MetricInfo[];
+
 /** A partition's columns with each sid replaced by the shard's metric. */
-function columnsOf(p: WirePart, table: readonly MetricInfo[]): SampleColumns<MetricInfo> {
+function columnsOf(p: WirePart, table: SidTable): SampleColumns<MetricInfo> {
+  const of = typeof table === 'function' ? table : (sid: number) => table[sid]!;
   const part = new SampleColumns<MetricInfo>();
   const metrics = new Array<MetricInfo>(p.sids.length);
-  for (let i = 0; i < p.sids.length; i++) metrics[i] = table[p.sids[i]!]!;
+  for (let i = 0; i < p.sids.length; i++) metrics[i] = of(p.sids[i]!);
   part.metrics = metrics;
   part.ts = p.ts;
   part.values = p.values;
   part.length = p.sids.length;
-  for (const o of p.others) part.others.push({ ...o, metric: table[o.metric.sid]! } as IngestRecord<MetricInfo>);
+  for (const o of p.others) part.others.push({ ...o, metric: of(o.metric.sid) } as IngestRecord<MetricInfo>);
   return part;
 }
 

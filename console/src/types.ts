@@ -24,7 +24,18 @@ export interface Overview {
   disk: { families: Record<string, { sst_bytes: number; memtable_bytes: number }>; by_kind: Record<string, number>; total_bytes: number };
   journal: { entries: number; first_seq: number | null; last_seq: number | null; cluster: Replication | null };
   rollup_backlog: { numeric_windows: number; histogram_periods: number; capped: boolean };
+  cardinality: Cardinality;
   counters: Record<string, number>;
+}
+
+/** Series per account and the checks with the most (0 = no limit). */
+export interface Cardinality {
+  limits: { max_series_per_account: number; max_series_per_check: number };
+  total: number;
+  accounts: number;
+  by_account: { account: number; series: number }[];
+  top_checks: { uuid: string; account: number; check_name: string; series: number }[];
+  refused_series: number;
 }
 
 export interface NodeView {

@@ -56,6 +56,21 @@ export interface StagedIndex<M extends IndexableMetric = IndexableMetric> {
   types: number[];
 }
 
+/** A check's series on one shard (by uuid; `checkName` is the first name seen). */
+export interface CheckSeries {
+  uuid: string;
+  account: number;
+  checkName: string;
+  series: number;
+}
+
+export interface SeriesReport {
+  /** [account, series] pairs. */
+  accounts: [number, number][];
+  /** The checks with the most series, most first. */
+  checks: CheckSeries[];
+}
+
 export interface IndexLoadReport {
   metrics: number;
   migrated: number;
@@ -78,7 +93,10 @@ export class MetricIndex {
   private names = Buffer.alloc(0);
   private namesUsed = 0;
   private table = new Int32Array(0);
-  private readonly checks: { uuid: string; checkName: string }[] = [];
+  private readonly checks: { uuid: string; checkName: string; accountId: number }[] = [];
+  /** Series (pending or alive ids) per account and per check id: what series limits count. */
+  private readonly accountSeries = new Map<number, number>();
+  private readonly checkSeries: number[] = [];
   private readonly checkIds = new Map<string, number | number[]>();
   private readonly accounts = new Map<number, AccountIndex>();
   /** During a load ids are posted in storage id order: lists are appended to, and sorted once at the end. */
@@ -215,6 +233,7 @@ export class MetricIndex {
   removed(storageId: Buffer): void {
     const id = this.find(storageId);
     if (id < 0) return;
+    if (this.state[id] === State.Alive || this.state[id] === State.Pending) this.countSeries(this.accountOf[id]!, this.checkOfId[id]!, -1);
     if (this.state[id] === State.Alive) {
       this.alive--;
       this.dead++;
@@ -224,6 +243,36 @@ export class MetricIndex {
     this.unlink(storageId);
     this.linked--;
     if (this.dead > 1000 && this.dead > COMPACT_DEAD_SHARE * (this.alive + this.dead)) this.compact();
+  }
+
+  // ---- series counts (cardinality limits, /state) ----
+
+  /** Series of the account here, counted from the moment they are staged. */
+  seriesOfAccount(accountId: number): number {
+    return this.accountSeries.get(accountId) ?? 0;
+  }
+
+  /** Series of the check uuid here (under any check name). */
+  seriesOfCheck(uuid: string): number {
+    const ids = this.checkIds.get(uuid);
+    if (ids === undefined) return 0;
+    if (typeof ids === 'number') return this.checkSeries[ids] ?? 0;
+    return ids.reduce((n, c) => n + (this.checkSeries[c] ?? 0), 0);
+  }
+
+  /** Series per account, and the `top` checks (by uuid) holding the most series. */
+  seriesReport(top: number): SeriesReport {
+    const accounts = [...this.accountSeries];
+    const byUuid = new Map<string, CheckSeries>();
+    this.checks.forEach((c, id) => {
+      const n = this.checkSeries[id] ?? 0;
+      if (n === 0) return;
+      const known = byUuid.get(c.uuid);
+      if (known === undefined) byUuid.set(c.uuid, { uuid: c.uuid, account: c.accountId, checkName: c.checkName, series: n });
+      else known.series += n;
+    });
+    const checks = [...byUuid.values()].sort((a, b) => b.series - a.series || (a.uuid < b.uuid ? -1 : 1)).slice(0, top);
+    return { accounts, checks };
   }
 
   // ---- reads for searches ----
@@ -311,7 +360,9 @@ export class MetricIndex {
     if (id >= this.size) this.size = id + 1;
     this.storageIds.set(storageId.subarray(0, METRIC_ID_BYTES), id * METRIC_ID_BYTES);
     this.accountOf[id] = accountId;
-    this.checkOfId[id] = this.checkId(uuid, checkName);
+    const check = this.checkId(uuid, checkName, accountId);
+    this.checkOfId[id] = check;
+    this.countSeries(accountId, check, 1);
     this.appendName(id, canonical);
     this.link(id);
     this.linked++;
@@ -361,7 +412,14 @@ export class MetricIndex {
     return a;
   }
 
-  private checkId(uuid: string, checkName: string): number {
+  private countSeries(accountId: number, check: number, by: 1 | -1): void {
+    const n = (this.accountSeries.get(accountId) ?? 0) + by;
+    if (n === 0) this.accountSeries.delete(accountId);
+    else this.accountSeries.set(accountId, n);
+    this.checkSeries[check] = (this.checkSeries[check] ?? 0) + by;
+  }
+
+  private checkId(uuid: string, checkName: string, accountId: number): number {
     const last = this.checks[this.checks.length - 1];
     if (last !== undefined && last.uuid === uuid && last.checkName === checkName) return this.checks.length - 1;
     // By uuid (a check almost always has one name, kept as a bare number), then by name.
@@ -369,7 +427,7 @@ export class MetricIndex {
     const known = same === undefined ? [] : typeof same === 'number' ? [same] : same;
     for (const c of known) if (this.checks[c]!.checkName === checkName) return c;
     const c = this.checks.length;
-    this.checks.push({ uuid, checkName });
+    this.checks.push({ uuid, checkName, accountId });
     this.checkIds.set(uuid, known.length === 0 ? c : [...known, c]);
     return c;
   }

@@ -62,6 +62,10 @@ test('Overview: the node, its ingest rate, disk per column family and backlog; r
   for (const family of ['journal', 'numeric', 'histogram', 'index']) t.true(await page.locator('table.disk td', { hasText: new RegExp(`^${family}$`) }).isVisible(), family);
   t.regex((await page.getByTestId('disk-by-kind').textContent()) ?? '', /^total .+: raw .+, rollups .+, histograms .+, index .+, journal .+, outbox .+, state /);
   t.regex((await page.locator('table.backlog').textContent())!, /ingest journal entries not yet sealed/);
+  // Series per account and the top checks: this node holds the before-hook's 35 series, all of CHECK's account.
+  t.regex((await page.getByTestId('series-summary').textContent())!, /^35 series in 1 account · limit per account none, per check none/);
+  t.deepEqual(await page.getByTestId('series-accounts').locator('tbody td').allTextContents(), [String(ACCOUNT), '35']);
+  t.deepEqual((await page.getByTestId('top-checks').locator('tbody td').allTextContents()).slice(0, 2), [UUID, String(ACCOUNT)]);
   const before = await records();
   t.true(before > 0);
   t.true(await page.locator('.fact', { hasText: `Node.js ${process.version}` }).isVisible(), 'the runtime is shown');

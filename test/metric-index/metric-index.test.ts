@@ -202,3 +202,36 @@ test('a data dir from before dense ids (JSON name records, posting and type keys
     t.deepEqual(old.map((m) => again.lookup(m.id)), old.map((m) => ix.lookup(m.id)));
   });
 });
+
+test('series are counted per account and check from staging, through a reload, until removed', async (t) => {
+  await withStore(async (store) => {
+    const [u1, u2] = UUIDS as [string, string];
+    const ix = await index(store, [
+      { m: metric(u1, 'a'), kind: 'numeric' },
+      { m: metric(u1, 'a'), kind: 'text' },
+      { m: metric(u1, 'b'), kind: 'numeric' },
+      { m: metric(u2, 'c'), kind: 'numeric' },
+      { m: metric(u2, 'd', 4), kind: 'numeric' },
+    ]);
+    t.is(ix.seriesOfAccount(ACCOUNT), 3);
+    t.is(ix.seriesOfAccount(4), 1);
+    t.is(ix.seriesOfCheck(u1), 2);
+    t.is(ix.seriesOfCheck(u2), 2, 'a check uuid counts under every account it appears in');
+    // Staged, its batch not yet written: already counted, so a limit sees it.
+    const pending = store.batch();
+    ix.stage(pending, [{ metric: metric(u1, 'e'), kind: 'numeric' }]);
+    t.is(ix.seriesOfCheck(u1), 3);
+    await pending.write();
+    const removed = store.batch();
+    ix.stageRemove(removed, metric(u1, 'a').id);
+    await removed.write();
+    ix.removed(metric(u1, 'a').id);
+    t.is(ix.seriesOfAccount(ACCOUNT), 3);
+    t.deepEqual(ix.seriesReport(1), { accounts: [[ACCOUNT, 3], [4, 1]], checks: [{ uuid: u1, account: ACCOUNT, checkName: 'c_3_1::t', series: 2 }] });
+    const { index: reloaded } = await MetricIndex.load(store);
+    t.is(reloaded.seriesOfCheck(u1), 2);
+    t.is(reloaded.seriesOfAccount(ACCOUNT), 3);
+    t.is(reloaded.seriesOfCheck(u2), 2);
+    t.is(reloaded.seriesOfAccount(4), 1);
+  });
+});

@@ -1,11 +1,12 @@
-// Overview: this node (identity, uptime, memory, disk per column family, backlog), the
-// live ingest rate, and every topology node's state as gossip and its own figures tell.
+// Overview: this node (identity, uptime, memory, disk per column family, backlog, series per
+// account and the checks with the most), the live ingest rate, and every topology node's
+// state as gossip and its own figures tell.
 import { getJson } from '../api.js';
 import { LineChart } from '../chart.js';
 import { card, fill, h, pill, table } from '../dom.js';
 import { bytes, count, duration, percent, short, time } from '../format.js';
 import type { Page } from '../page.js';
-import type { History, Nodes, NodeView, Overview } from '../types.js';
+import type { Cardinality, History, Nodes, NodeView, Overview } from '../types.js';
 
 export function overviewPage(): Page {
   const identity = h('div', { class: 'facts' });
@@ -13,6 +14,7 @@ export function overviewPage(): Page {
   const nodes = h('div');
   const disk = h('div');
   const backlog = h('div');
+  const series = h('div');
   const el = h(
     'div',
     { class: 'page overview' },
@@ -20,6 +22,7 @@ export function overviewPage(): Page {
     card('Ingest rate (last 10 minutes)', rate.el),
     card('Nodes', nodes),
     h('div', { class: 'columns' }, card('Disk per column family', disk), card('Memory and backlog', backlog)),
+    card('Series (cardinality)', series),
   );
 
   async function refresh(): Promise<void> {
@@ -31,6 +34,7 @@ export function overviewPage(): Page {
     fill(nodes, nodeTable(view.nodes));
     fill(disk, diskTable(o));
     fill(backlog, backlogFacts(o));
+    fill(series, cardinality(o.cardinality));
   }
 
   return { el, refresh, dispose: () => rate.dispose() };
@@ -115,6 +119,27 @@ function diskTable(o: Overview): HTMLElement {
     ),
     h('p', { 'data-testid': 'disk-by-kind' }, `total ${bytes(o.disk.total_bytes)}: ${Object.entries(o.disk.by_kind).map(([kind, n]) => `${kind} ${bytes(n)}`).join(', ')}`),
   );
+}
+
+/** A count against its limit (0 = none), as "n" or "n of limit (p)". */
+function ofLimit(n: number, limit: number): string {
+  return limit === 0 ? count(n) : `${count(n)} of ${count(limit)} (${percent(n / limit)})`;
+}
+
+function cardinality(c: Cardinality): HTMLElement[] {
+  const limit = (n: number) => (n === 0 ? 'none' : count(n));
+  const summary = `${count(c.total)} series in ${count(c.accounts)} ${c.accounts === 1 ? 'account' : 'accounts'} · limit per account ${limit(c.limits.max_series_per_account)}, per check ${limit(c.limits.max_series_per_check)} · ${count(c.refused_series)} new series refused since start`;
+  const accounts = table(
+    ['account', 'series'],
+    c.by_account.map((a) => [String(a.account), ofLimit(a.series, c.limits.max_series_per_account)]),
+    { class: 'series-accounts', 'data-testid': 'series-accounts' },
+  );
+  const checks = table(
+    ['check uuid', 'account', 'check name', 'series'],
+    c.top_checks.map((k) => [k.uuid, String(k.account), k.check_name, ofLimit(k.series, c.limits.max_series_per_check)]),
+    { class: 'top-checks', 'data-testid': 'top-checks' },
+  );
+  return [h('p', { 'data-testid': 'series-summary' }, summary), h('div', { class: 'columns' }, h('div', null, h('h3', null, 'Series per account'), accounts), h('div', null, h('h3', null, 'Top checks by series'), checks))];
 }
 
 function backlogFacts(o: Overview): HTMLElement {
