@@ -49,7 +49,11 @@ test.serial('every type, and the engines agree once rolled up', async (t) => {
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=300.000&rollup_span=300s&get_engine=nnt')).json, [[0, 5.5]]);
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=120.000&rollup_span=120s')).json, [[0, 5.5]], 'a multiple of a level');
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).json, [[0, 1], [30, 4]]);
-  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=1.000&rollup_span=500ms&get_engine=recalc')).json, [[0, 0], [0.5, null]]);
+  // A sub-second span writes every timestamp as <seconds>.<3 digits> (interface §2.2, §4.4).
+  const subSecond = await rollup('r.a', 'start_ts=0.000&end_ts=1.000&rollup_span=500ms&get_engine=recalc');
+  t.is(subSecond.text, '[[0.000,0],[0.500,null]]');
+  t.is((await rollup('r.a', 'start_ts=0.000&end_ts=3.000&rollup_span=1500ms&get_engine=recalc')).text, '[[0.000,0],[1.500,null]]');
+  t.is((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).text, '[[0,1],[30,4]]', 'whole seconds stay integers');
 });
 
 test.serial('late data re-rolls its window; a half rolled-up range mixes rolled and raw', async (t) => {
