@@ -5,20 +5,27 @@ import { DEFAULT_FIND_LIMIT, find, parseQuery, type FindAnswer, type FindKind, t
 import type { FerriteNode } from '../actors/node/node.js';
 import { parseAccountId } from '../model/check-field.js';
 import { ferr } from '../model/errors.js';
+import { ACTIVITY_SLICE_S } from '../model/activity.js';
+import { MAX_PERIODS } from '../model/fetch/request.js';
 import { parseRelativeTime } from '../model/relative-time.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, requestDeadline, svcHeader } from './headers.js';
 import { advisoryLimit } from './request.js';
 import { accountHeaders, fields, str, svcHeaders, TAG } from './schemas.js';
 
-
 type Query = Record<string, string | undefined>;
+
+/** active_count without a query counts every metric of the account. */
+const EVERY_METRIC = 'and(__name:*)';
+/** active_count without activity_start_secs looks back a day (IRONdb's docs give no default). */
+const ACTIVE_COUNT_LOOKBACK_S = 86_400;
 
 const flagParam = (description: string, max: number) => str(description, { enum: ['', ...Array.from({ length: max + 1 }, (_, i) => String(i))] });
 const searchQuery = {
   query: str('tag query (docs/tag-query.md), e.g. `and(__name:cpu*,host:web*)`'),
   activity_start_secs: str('only metrics active after this: epoch seconds or a relative time such as now-1h'),
   activity_end_secs: str('only metrics active before this: epoch seconds or a relative time'),
+  explain: flagParam('1: an x-svc-find-<node> (and x-snowth-find-<node>) header per node with the query as it parsed it', 1),
 };
 const searchHeaders = {
   ...accountHeaders,
@@ -66,20 +73,47 @@ export async function findRoutes(app: FastifyInstance, opts: { node: FerriteNode
     });
     app.get(`${prefix}/tag_cats`, cats, async (req, reply) => reply.send((await answerFor(node, req, 'tag_cats', reply)).values));
     app.get(`${prefix}/tag_vals`, vals, async (req, reply) => reply.send((await answerFor(node, req, 'tag_vals', reply)).values));
+    const active = { schema: { ...searchSchema(prefix, 'Active metrics per 5-minute slice: {account_id, activity_start, estimate, period_counts}', {}), querystring: fields(searchQuery) } };
+    app.get(`${prefix}/active_count`, active, async (req, reply) => {
+      const answer = await answerFor(node, req, 'active_count', reply);
+      return reply.send({ account_id: answer.account, activity_start: answer.slices.first, estimate: answer.unanswered.length > 0, period_counts: answer.periodCounts ?? [] });
+    });
   }
 }
 
-/** Runs the search across the cluster; nodes that did not answer are named in a header. */
-async function answerFor(node: FerriteNode, req: FastifyRequest, kind: FindKind, reply: FastifyReply): Promise<FindAnswer> {
+/**
+ * active_count's slices (irondb-reference §2.6): 5-minute slices from activity_start_secs
+ * rounded down to a slice boundary (so `activity_start` in the reply may be earlier than asked)
+ * up to activity_end_secs (default now), at least one.
+ */
+function activeSlices(q: Query, now: number): { first: number; count: number } {
+  const end = findTime(q, 'activity_end_secs', now) ?? now;
+  const start = findTime(q, 'activity_start_secs', now) ?? end - ACTIVE_COUNT_LOOKBACK_S;
+  if (start > end) throw ferr('FER_ERR_BAD_PARAM', 'activity_start_secs', `${start} is after activity_end_secs ${end}`);
+  const first = start - (start % ACTIVITY_SLICE_S);
+  const count = Math.max(1, Math.ceil((end - first) / ACTIVITY_SLICE_S));
+  if (count > MAX_PERIODS) throw ferr('FER_ERR_BAD_PARAM', 'activity_start_secs', `${count} 5-minute slices exceeds the limit of ${MAX_PERIODS} per request`);
+  return { first, count };
+}
+
+/**
+ * Runs the search across the cluster; nodes that did not answer are named in a header, and
+ * with explain=1 each node's reading of the query is in an x-svc-find-<node> header.
+ */
+async function answerFor(node: FerriteNode, req: FastifyRequest, kind: FindKind, reply: FastifyReply): Promise<FindAnswer & { account: AccountId; slices: { first: number; count: number } }> {
   const q = req.query as Query;
   const now = Math.floor(Date.now() / 1000);
-  parseQuery(q.query); // a malformed query is a 400 here, before any node is asked
+  const query = kind === 'active_count' && (q.query === undefined || q.query.trim() === '') ? EVERY_METRIC : q.query;
+  parseQuery(query); // a malformed query is a 400 here, before any node is asked
+  const explain = flag(q, 'explain', 0, 1) === 1;
+  // active_count counts the metrics active in its slices; the search keeps only those.
+  const slices = kind === 'active_count' ? activeSlices(q, now) : { first: 0, count: 0 };
+  const range = kind === 'active_count' ? { activityStart: slices.first, activityEnd: slices.first + slices.count * ACTIVITY_SLICE_S } : { activityStart: findTime(q, 'activity_start_secs', now), activityEnd: findTime(q, 'activity_end_secs', now) };
   const request: FindRequest = {
     kind,
     account: account(req),
-    query: q.query!,
-    activityStart: findTime(q, 'activity_start_secs', now),
-    activityEnd: findTime(q, 'activity_end_secs', now),
+    query: query!,
+    ...range,
     limit: advisoryLimit(req, DEFAULT_FIND_LIMIT),
     activity: flag(q, 'activity', 1, 1) === 1,
     latest: flag(q, 'latest', 0, 2),
@@ -88,12 +122,23 @@ async function answerFor(node: FerriteNode, req: FastifyRequest, kind: FindKind,
     deadline: requestDeadline(req),
     encode: kind === 'tags',
     ...(q.category === undefined ? {} : { category: q.category }),
+    ...(kind === 'active_count' ? { slices } : {}),
+    ...(explain ? { explain } : {}),
   };
   // x-svc-proxied: 1 (a peer, or a client that routes itself) asks this node alone.
   const answer = await find(node, request, svcHeader(req, 'proxied')?.trim() === '1');
   if (answer.unanswered.length > 0) void reply.header('x-svc-unanswered-nodes', answer.unanswered.join(','));
-  return answer;
+  // IRONdb's explain (irondb-reference §2.2): one X-Snowth-Find-<node> header per node asked.
+  for (const [id, text] of answer.explained) for (const prefix of ['x-svc-find-', 'x-snowth-find-']) void reply.header(`${prefix}${id}`, explainHeader(text));
+  return { ...answer, account: request.account, slices };
 }
+
+/**
+ * Clients refuse response heads over 16 KiB (undici's default), and a query may take most of
+ * a URL: a longer reading is cut, and says so.
+ */
+const MAX_EXPLAIN_CHARS = 6_000;
+const explainHeader = (text: string): string => (text.length <= MAX_EXPLAIN_CHARS ? text : `${text.slice(0, MAX_EXPLAIN_CHARS)}... (${text.length} characters)`);
 
 function account(req: FastifyRequest): AccountId {
   const raw = (req.params as { account?: string }).account;

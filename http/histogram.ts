@@ -5,14 +5,18 @@ import type { FerriteNode } from '../actors/node/node.js';
 import type { MetricInfo } from '../model/metric-info.js';
 import { ferr } from '../model/errors.js';
 import { histogramProblem } from '../model/histogram-check.js';
-import { deserializeHistogram } from '../model/histogram/index.js';
+import { binHexLabel, binLabel, deserializeHistogram } from '../model/histogram/index.js';
+import { coarsened, minGranularity } from '../model/histogram-read-options.js';
 import { parseItems, positiveInt, type ItemParser } from '../model/json-items.js';
 import { ingestAndReply } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 import { bodyText } from './request.js';
 import { proxyToOwner } from './proxy.js';
-import { accountHeaders, epochS, fields, jsonItems, metricNameParam, TAG, uuidParam } from './schemas.js';
+import { accountHeaders, epochS, fields, jsonItems, metricNameParam, str, TAG, uuidParam } from './schemas.js';
+
+/** `format`: bin labels as the reference library prints them (double, the default) or as C's `%a`. */
+const LABELS = { double: binLabel, hex: binHexLabel } as const;
 
 /** `histogram`: base64 of the serialized circllhist, validated here so storage never sees a bad one. */
 const histogramItem: ItemParser<MetricInfo> = (item, head) => {
@@ -47,6 +51,10 @@ export async function histogramRoutes(app: FastifyInstance, opts: { node: Ferrit
       { start: epochS('start, inclusive'), end: epochS('end, inclusive'), period: epochS('period, seconds (a histogram rollup level or a multiple of one)'), uuid: uuidParam, '*': metricNameParam },
       ['start', 'end', 'period', 'uuid', '*'],
     ),
+    querystring: fields({
+      format: str('bin labels: double (default, `+23e-004`) or hex (C `%a` of the bin edge, `0x1.8p+1`)', { enum: ['', ...Object.keys(LABELS)] }),
+      min_granularity: str('the finest period answered, seconds, or auto (the finest level whose retention still holds start); the period used is the smallest multiple of it that is at least `period`'),
+    }),
   };
   app.get('/histogram/:start/:end/:period/:uuid/*', { schema: histogramRead, preHandler: proxyToOwner(node) }, async (req, reply) => {
     const p = req.params as { start: string; end: string; period: string; uuid: string; '*': string };
@@ -55,8 +63,19 @@ export async function histogramRoutes(app: FastifyInstance, opts: { node: Ferrit
     const period = epochSecParam(p.period, 'period');
     if (period <= 0) throw ferr('FER_ERR_BAD_PARAM', 'period', 'must be a positive number of seconds');
     if (end < start) throw ferr('FER_ERR_BAD_PARAM', 'end', `${end} is before start ${start}`);
+    const q = req.query as { format?: string; min_granularity?: string };
+    const label = labelsFor(q.format);
+    const min = minGranularity(q.min_granularity, node.config.histogramRollups, start, Date.now());
+    if (typeof min === 'string') throw ferr('FER_ERR_BAD_PARAM', 'min_granularity', min);
+    const used = coarsened(period, min);
     const metric = await knownMetricFromPath(node, p.uuid, p['*']);
-    const rows = await node.shards.about(metric, 'histograms', period, start * 1000, end * 1000);
-    return reply.send(rows.map(([ts, bytes]) => [ts / 1000, period, deserializeHistogram(bytes).toLabelCounts()]));
+    const rows = await node.shards.about(metric, 'histograms', used, start * 1000, end * 1000);
+    return reply.send(rows.map(([ts, bytes]) => [ts / 1000, used, deserializeHistogram(bytes).toLabelCounts(label)]));
   });
+}
+
+function labelsFor(format: string | undefined): (typeof LABELS)[keyof typeof LABELS] {
+  if (format === undefined || format === '') return LABELS.double;
+  if (format === 'double' || format === 'hex') return LABELS[format];
+  throw ferr('FER_ERR_BAD_PARAM', 'format', `'${format}' is not double or hex`);
 }

@@ -6,7 +6,7 @@ import type { RollupEngine } from '../storage/rollups.js';
 import { ferr } from '../model/errors.js';
 import { parseItems, type ItemParser } from '../model/json-items.js';
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
-import { nntAccumulator } from '../model/rollup/nnt.js';
+import { nntRecords } from '../model/rollup/nnt.js';
 import { parseRollupType, ROLLUP_TYPE_NAMES } from '../model/rollup/types.js';
 import { requireSomething, summarize, withinLimits } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
@@ -18,15 +18,15 @@ import { accountHeaders, fields, jsonItems, metricPath, secMs, str, TAG } from '
 
 const ENGINES: readonly RollupEngine[] = ['dispatch', 'nnt', 'recalc'];
 
-interface NntRecord {
+/** One accepted item: its metric and its rollup records (one, or one per part) as [start ms, data]. */
+interface NntItem {
   metric: MetricInfo;
-  ts: number;
-  acc: RollupAccumulator;
+  records: [number, RollupAccumulator][];
 }
 
-const nntItem: ItemParser<MetricInfo, NntRecord> = (item, head) => {
-  const acc = nntAccumulator(item);
-  return typeof acc === 'string' ? acc : [{ metric: head.metric, ts: head.ts, acc }];
+const nntItem: ItemParser<MetricInfo, NntItem> = (item, head) => {
+  const records = nntRecords(item);
+  return typeof records === 'string' ? records : [{ metric: head.metric, records: records.map(([at, acc]) => [head.ts + at, acc]) }];
 };
 
 export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
@@ -66,7 +66,7 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
 
   const nntDocs = {
     schema: { tags: [TAG.ingest], summary: 'Write rollup records (legacy JSON writer)', headers: fields(accountHeaders) },
-    config: { rawBody: jsonItems('{metric, id, offset, count, value, derivative, counter, stddev, derivative_stddev, counter_stddev} (or parts: [sub_period_s, [...]])') },
+    config: { rawBody: jsonItems('{metric, id, offset, count, value, derivative, counter, stddev, derivative_stddev, counter_stddev} (or parts: [sub_period_s, [...]], one record per sub-interval)') },
   };
   // gosnowth's WriteNumeric posts the same items to /write/numeric.
   app.route({
@@ -84,8 +84,14 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     const byMetric = new Map<MetricInfo, [number, RollupAccumulator][]>();
     try {
       requireSomething(records.length, errors, 'item');
-      for (const r of records) byMetric.set(r.metric, [...(byMetric.get(r.metric) ?? []), [r.ts, r.acc]]);
-      await Promise.all([...byMetric].map(([metric, rs]) => node.writeNnt(metric, rs)));
+      for (const r of records) {
+        const list = byMetric.get(r.metric) ?? [];
+        list.push(...r.records);
+        byMetric.set(r.metric, list);
+      }
+      // An item whose parts all count 0 is accepted and stores nothing.
+      const written = [...byMetric].filter(([, rs]) => rs.length > 0);
+      await Promise.all(written.map(([metric, rs]) => node.writeNnt(metric, rs)));
     } finally {
       admission?.release();
     }

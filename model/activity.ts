@@ -30,3 +30,37 @@ export function mergeActivity(windows: readonly ActivityWindow[], slices: Iterab
 export function activeBetween(windows: readonly ActivityWindow[], start: number | null, end: number | null): boolean {
   return windows.some(([a, b]) => (start === null || b >= start) && (end === null || a <= end));
 }
+
+/**
+ * Per 5-minute slice k (from `first` + k·300 s, `count` of them, `first` on a slice boundary):
+ * how many of the metrics whose windows are added were active in it. A metric's windows are
+ * disjoint, so it counts at most once per slice. Differences are kept and summed once at the end,
+ * so a month-long window costs two additions, not 8,640.
+ */
+export class SliceCounts {
+  private readonly diff: Int32Array;
+
+  constructor(
+    readonly first: number,
+    readonly count: number,
+  ) {
+    this.diff = new Int32Array(count + 1);
+  }
+
+  add(windows: readonly ActivityWindow[]): void {
+    for (const [a, b] of windows) {
+      const from = Math.max(0, Math.floor((a - this.first) / ACTIVITY_SLICE_S));
+      const to = Math.min(this.count, Math.ceil((b - this.first) / ACTIVITY_SLICE_S));
+      if (from >= to) continue;
+      this.diff[from] = this.diff[from]! + 1;
+      this.diff[to] = this.diff[to]! - 1;
+    }
+  }
+
+  counts(): number[] {
+    const out = new Array<number>(this.count);
+    let running = 0;
+    for (let k = 0; k < this.count; k++) out[k] = running += this.diff[k]!;
+    return out;
+  }
+}

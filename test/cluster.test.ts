@@ -78,6 +78,11 @@ test.serial('a write to one node is readable and searchable from every node', as
       const tags = await getJson(`${url}/find/123/tags?query=and(__name:c.metric1*)&activity=0`);
       t.deepEqual((tags.json as { metric_name: string }[]).map((r) => r.metric_name), ['c.metric1', ...names.filter((n) => /^c\.metric1\d/.test(n))].sort());
       t.deepEqual((await getJson(`${url}/find/123/tag_vals?query=and(__name:c.*)&category=__name`)).json.length, 32);
+      // Each node counts the metrics it answers for: replicas are counted once.
+      const active = await getJson(`${url}/find/123/active_count?query=and(__name:c.metric*)&activity_start_secs=900&activity_end_secs=1500`);
+      t.deepEqual(active.json, { account_id: 123, activity_start: 900, estimate: false, period_counts: [30, 0] });
+      const explained = await fetch(`${url}/find/123/tags?query=and(__name:c.metric1)&explain=1`);
+      t.deepEqual([...explained.headers].filter(([k]) => k.startsWith('x-svc-find-')).map(([k, v]) => [k.slice('x-svc-find-'.length), v]).sort(), c.members.map((m) => [m.id.toLowerCase(), 'and(__name:c.metric1)']).sort(), 'one header per node asked');
     }
 
     // /fetch gathers each stream from an owner.

@@ -99,6 +99,56 @@ test('tag_cats and tag_vals', async (t) => {
   t.deepEqual((await getJson(`${n.url}/find/7/tag_vals?query=and(region:us-*)&category=__name`)).json, ['cpu', 'mem', 'status']);
 });
 
+test('active_count: active metrics per 5-minute slice from the aligned start', async (t) => {
+  // Account 11, three days ago: m1 in slices 0 and 1, m2 in slice 2, m3 nine hours later (its own window).
+  const t0 = now - 3 * 86_400 - ((now - 3 * 86_400) % 300);
+  const acct = (uuid: string) => check(uuid, 11);
+  const body = [
+    mLine(at(t0 + 10), 'm1', 'n', '1', acct(UUID)),
+    mLine(at(t0 + 310), 'm1', 'n', '1', acct(UUID)),
+    mLine(at(t0 + 610), 'm2|ST[k:v]', 'n', '1', acct(UUID)),
+    mLine(at(t0 + 9 * 3600), 'm3', 'n', '1', acct(UUID)),
+  ].join('\n');
+  t.is((await put(n.url, body)).status, 200);
+  const count = (q: string, path = '/find/11/active_count', headers: Record<string, string> = {}) => fetch(`${n.url}${path}?${q}`, { headers });
+  const range = `activity_start_secs=${t0 + 100}&activity_end_secs=${t0 + 1200}`;
+  const all = await count(range);
+  t.is(all.status, 200);
+  t.deepEqual(await all.json(), { account_id: 11, activity_start: t0, estimate: false, period_counts: [1, 1, 1, 0] }, 'the start is rounded down to its slice');
+  t.deepEqual(((await (await count(`${range}&query=${encodeURIComponent('and(__name:m1)')}`)).json()) as any).period_counts, [1, 1, 0, 0]);
+  t.deepEqual(((await (await count(`${range}&query=${encodeURIComponent('and(k:v)')}`)).json()) as any).period_counts, [0, 0, 1, 0]);
+  const later = (await (await count(`activity_start_secs=${t0 + 9 * 3600}&activity_end_secs=${t0 + 9 * 3600 + 300}`)).json()) as any;
+  t.deepEqual(later.period_counts, [1]);
+  const header = await count(range, '/find/active_count', { 'x-snowth-account-id': '11' });
+  t.deepEqual(((await header.json()) as any).period_counts, [1, 1, 1, 0], 'the header form');
+  t.deepEqual(((await (await count(range, '/find/12/active_count')).json()) as any).period_counts, [0, 0, 0, 0], 'another account');
+  const backwards = await count(`activity_start_secs=${t0 + 600}&activity_end_secs=${t0}`);
+  t.is(backwards.status, 400);
+  t.regex(((await backwards.json()) as any).error, /activity_start_secs/);
+  t.is((await count('activity_start_secs=0')).status, 400, 'more slices than a request may have');
+  t.is((await count(`${range}&query=and(`)).status, 400);
+  // Defaults: the last day up to now; account 7's metrics were active a minute ago (cpu host:a also 2 h ago).
+  const recent = (await (await count('', '/find/7/active_count')).json()) as any;
+  t.true(recent.period_counts.length === 288 || recent.period_counts.length === 289, 'a day of slices from the slice holding now - 1 day');
+  t.is(Math.max(...recent.period_counts.slice(-2)), 4, "account 7's four metrics, a minute ago");
+  t.is(recent.period_counts[0], 0);
+});
+
+test('explain=1: the query as each node parsed it, one header per node', async (t) => {
+  const r = await fetch(`${n.url}/find/7/tags?query=${encodeURIComponent('hint(and(__name:cpu, region:"us-east"), index:none)')}&explain=1`);
+  t.is(r.status, 200);
+  const svc = [...r.headers].filter(([k]) => k.startsWith('x-svc-find-'));
+  t.is(svc.length, 1, 'a standalone node: itself');
+  t.is(svc[0]![1], 'and(__name:cpu,region:us-east)');
+  t.is(r.headers.get(svc[0]![0].replace('x-svc-', 'x-snowth-')), svc[0]![1]);
+  t.deepEqual(names((await r.json()) as any), ['cpu|ST[host:a,region:us-east]']);
+  const cats = await fetch(`${n.url}/find/7/tag_cats?query=and(__name:cpu)&explain=1`);
+  t.true([...cats.headers].some(([k, v]) => k.startsWith('x-svc-find-') && v === 'and(__name:cpu)'));
+  const plain = await fetch(`${n.url}/find/7/tags?query=and(__name:cpu)`);
+  t.false([...plain.headers].some(([k]) => k.startsWith('x-svc-find-')));
+  t.is((await find('and(__name:cpu)', '&explain=2')).status, 400);
+});
+
 test('bad queries and parameters are 400 with a reason', async (t) => {
   const bad = await find('and(__name:cpu');
   t.is(bad.status, 400);

@@ -101,6 +101,52 @@ test('a bad H1 histogram is that line\'s error', async (t) => {
   t.deepEqual((await read(n.url, 'badh1', 6960, 6960, 60)).json, [[6960, 60, { '+20e-001': 1 }]]);
 });
 
+test('format=hex labels bins with C\'s %a of the bin edge; double is the default', async (t) => {
+  t.is((await put(n.url, [h1('4800.000', 'fmt', b64(1, 3, 3)), h1('4800.000', 'fmt', b64(0.08, 0))].join('\n'))).status, 200);
+  const dbl = [[4800, 60, { '0': 1, '+10e-001': 1, '+30e-001': 2, '+80e-003': 1 }]];
+  t.deepEqual((await read(n.url, 'fmt', 4800, 4800, 60)).json, dbl);
+  t.deepEqual((await getJson(`${n.url}/histogram/4800/4800/60/${UUID}/fmt?format=double`)).json, dbl);
+  // printf("%a") of 1, 3 and 0.08 (bits 0x3fb47ae147ae147b); the zero bin is 0x0p+0.
+  t.deepEqual((await getJson(`${n.url}/histogram/4800/4800/60/${UUID}/fmt?format=hex`)).json, [[4800, 60, { '0x0p+0': 1, '0x1p+0': 1, '0x1.8p+1': 2, '0x1.47ae147ae147bp-4': 1 }]]);
+  const bad = await getJson(`${n.url}/histogram/4800/4800/60/${UUID}/fmt?format=octal`);
+  t.is(bad.status, 400);
+  t.regex(bad.json.error, /format/);
+});
+
+test('min_granularity: the period answered is the smallest multiple of it that is at least the period', async (t) => {
+  const body = [h1('6000.000', 'gran', b64(1)), h1('6060.000', 'gran', b64(2)), h1('6300.000', 'gran', b64(3))].join('\n');
+  t.is((await put(n.url, body)).status, 200);
+  const q = (extra: string, period = 60) => getJson(`${n.url}/histogram/6000/6300/${period}/${UUID}/gran?${extra}`);
+  t.deepEqual((await q('min_granularity=300')).json, [
+    [6000, 300, { '+10e-001': 1, '+20e-001': 1 }],
+    [6300, 300, { '+30e-001': 1 }],
+  ]);
+  t.is((await q('min_granularity=60', 300)).json[0][1], 300, 'a minimum below the period changes nothing');
+  t.is((await q('min_granularity=300', 120)).json[0][1], 300);
+  t.is((await q('min_granularity=auto')).json[0][1], 60, 'every level keeps its data forever here: the finest');
+  for (const bad of ['0', '-5', 'x', '1.5']) {
+    const r = await q(`min_granularity=${bad}`);
+    t.is(r.status, 400, bad);
+    t.regex(r.json.error, /min_granularity/);
+  }
+});
+
+test('min_granularity=auto reads an old range from the finest level whose retention still holds it', async (t) => {
+  const levels = [{ period: 60, retention: 86_400 }, { period: 300, retention: 0 }];
+  const m = await startNode({ histogramRollups: levels, histogramRollupQuietMs: 0, checkpointIntervalMs: 20 });
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const old = now - 2 * 86_400 - ((now - 2 * 86_400) % 300);
+    const recent = now - 3600 - ((now - 3600) % 300);
+    t.is((await put(m.url, [h1(`${old}.000`, 'aged', b64(4)), h1(`${recent}.000`, 'aged', b64(5))].join('\n'))).status, 200);
+    const auto = (start: number) => getJson(`${m.url}/histogram/${start}/${start}/60/${UUID}/aged?min_granularity=auto`);
+    t.deepEqual((await auto(old)).json, [[old, 300, { '+40e-001': 1 }]], 'two days back: past the 60 s level\'s retention');
+    t.deepEqual((await auto(recent)).json, [[recent, 60, { '+50e-001': 1 }]], 'an hour back: the 60 s level still holds it');
+  } finally {
+    await m.stop();
+  }
+});
+
 test('reads validate their parameters', async (t) => {
   await put(n.url, h1('9000.000', 'v', b64(1)));
   t.is((await read(n.url, 'v', 9000, 9000, 90)).status, 400, 'no rollup serves 90 s');

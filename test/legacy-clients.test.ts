@@ -53,7 +53,7 @@ test('/write/nnt accepts parts [0, null] and null; /write/numeric takes the same
   t.deepEqual(numeric, { status: 200, json: { records: 1, updated: 1, misdirected: 0, discarded: 0, errors: 0 } });
   t.deepEqual((await getJson(`${n.url}/rollup/${UUID}/w.nnt?start_ts=600&end_ts=720&rollup_span=60s&get_engine=nnt`)).json, [[600, 7], [660, 9]]);
   t.deepEqual((await getJson(`${n.url}/rollup/${UUID}/w.numeric?start_ts=600&end_ts=660&rollup_span=60s&type=count`)).json, [[600, 2]]);
-  // real parts still merge; parts with a period but no data, or data without a period, are errors
+  // real parts are stored (one record per sub-interval); parts with data but no period are errors
   const parts = await post('/write/numeric', [{ ...goItem('w.parts', 600, 0), parts: [60, [{ count: 1, value: 1, derivative: 0, counter: 0, stddev: 0, derivative_stddev: 0, counter_stddev: 0 }]] }]);
   t.is(parts.json.updated, 1);
   const bad = await post('/write/numeric', [{ ...goItem('w.bad', 600, 0), parts: [0, [{}]] }]);

@@ -49,7 +49,11 @@ test.serial('every type, and the engines agree once rolled up', async (t) => {
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=300.000&rollup_span=300s&get_engine=nnt')).json, [[0, 5.5]]);
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=120.000&rollup_span=120s')).json, [[0, 5.5]], 'a multiple of a level');
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).json, [[0, 1], [30, 4]]);
-  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=1.000&rollup_span=500ms&get_engine=recalc')).json, [[0, 0], [0.5, null]]);
+  // A sub-second span writes every timestamp as <seconds>.<3 digits> (interface §2.2, §4.4).
+  const subSecond = await rollup('r.a', 'start_ts=0.000&end_ts=1.000&rollup_span=500ms&get_engine=recalc');
+  t.is(subSecond.text, '[[0.000,0],[0.500,null]]');
+  t.is((await rollup('r.a', 'start_ts=0.000&end_ts=3.000&rollup_span=1500ms&get_engine=recalc')).text, '[[0.000,0],[1.500,null]]');
+  t.is((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).text, '[[0,1],[30,4]]', 'whole seconds stay integers');
 });
 
 test.serial('late data re-rolls its window; a half rolled-up range mixes rolled and raw', async (t) => {
@@ -80,6 +84,24 @@ test('/write/nnt stores rollup records at the smallest period', async (t) => {
   t.deepEqual((await rollup('r.nnt', 'start_ts=3600.000&end_ts=3900.000&rollup_span=300s&get_engine=nnt&type=count')).json, [[3600, 8]]);
   const bad = await fetch(`${n.url}/write/nnt`, { method: 'PUT', body: JSON.stringify([{ ...item, value: 'x' }]) });
   t.is(bad.status, 400);
+});
+
+test('/write/nnt parts are one record per sub-interval, read back through /rollup', async (t) => {
+  const part = (value: number, count = 1) => ({ count, value, stddev: 0, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0 });
+  // IRONdb's example: a 300 s record made of five 60 s parts, here with different values.
+  const item = { metric: 'r.parts', id: UUID, offset: 14_400, ...part(3, 5), parts: [60, [part(1), part(2), part(3), part(4, 0), part(5, 2)]] };
+  // Parts shorter than the finest level (60 s here) are stored in the period containing them.
+  const fine = { metric: 'r.parts.fine', id: UUID, offset: 14_400, ...part(0, 0), parts: [30, [part(10), part(20, 3), part(40)]] };
+  const res = await fetch(`${n.url}/write/nnt`, { method: 'POST', body: JSON.stringify([item, fine]) });
+  t.is(res.status, 200);
+  t.like(await res.json(), { records: 2, updated: 2, errors: 0 });
+  const q = 'start_ts=14400.000&end_ts=14700.000&rollup_span=60s&get_engine=nnt';
+  t.deepEqual((await rollup('r.parts', q)).json, [[14_400, 1], [14_460, 2], [14_520, 3], [14_580, null], [14_640, 5]]);
+  t.deepEqual((await rollup('r.parts', `${q}&type=count`)).json, [[14_400, 1], [14_460, 1], [14_520, 1], [14_580, null], [14_640, 2]]);
+  const whole = await rollup('r.parts', 'start_ts=14400.000&end_ts=14700.000&rollup_span=300s&get_engine=nnt&type=all');
+  t.like(whole.json[0][1], { count: 5, value: (1 + 2 + 3 + 5 * 2) / 5 });
+  t.deepEqual((await rollup('r.parts.fine', 'start_ts=14400.000&end_ts=14520.000&rollup_span=60s&get_engine=nnt&type=count')).json, [[14_400, 4], [14_460, 1]]);
+  t.deepEqual((await rollup('r.parts.fine', 'start_ts=14400.000&end_ts=14520.000&rollup_span=60s&get_engine=nnt')).json, [[14_400, (10 + 20 * 3) / 4], [14_460, 40]]);
 });
 
 test('a rollup read again after a write sees the write (decoded chunks are not served stale)', async (t) => {

@@ -23,6 +23,10 @@ export interface FindAnswer {
   count: number;
   /** Nodes that did not answer (their share may be missing), or ran out of time. */
   unanswered: string[];
+  /** active_count: active metrics per slice, summed over the nodes that answered. */
+  periodCounts?: number[];
+  /** explain: [node id, the query as that node parsed it] for each node that answered. */
+  explained: [string, string][];
 }
 
 /** The whole cluster's answer (this node's alone when standalone or `localOnly`). */
@@ -31,7 +35,7 @@ export async function find(node: NodeApi, request: FindRequest, localOnly: boole
   const rpc = node.rpc;
   if (rpc === null || localOnly) {
     const part = await nodeFind(node, request, rpc === null ? 'stored' : request.verifyOwner ? 'owned' : 'stored');
-    return { ...merge([part], request.limit), unanswered: part.timedOut ? [node.identity] : [] };
+    return { ...merge([part], request.limit), unanswered: part.timedOut ? [node.identity] : [], explained: explained([node.identity], [part]) };
   }
   const others = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
   request = { ...request, encode: false };
@@ -44,7 +48,12 @@ export async function find(node: NodeApi, request: FindRequest, localOnly: boole
   const incomplete = (p: PromiseSettledResult<FindPart>) => p.status === 'rejected' || p.value.timedOut === true;
   const missing = new Set([...[node.identity, ...live.map((p) => p.id)].filter((_, i) => incomplete(parts[i]!)), ...down]);
   const answered = parts.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
-  return { ...merge(answered, request.limit), unanswered: node.ring.topology.nodes.map((n) => n.id).filter((id) => missing.has(id)) };
+  const ids = [node.identity, ...live.map((p) => p.id)].filter((_, i) => parts[i]!.status === 'fulfilled');
+  return { ...merge(answered, request.limit), unanswered: node.ring.topology.nodes.map((n) => n.id).filter((id) => missing.has(id)), explained: explained(ids, answered) };
+}
+
+function explained(ids: string[], parts: FindPart[]): [string, string][] {
+  return parts.flatMap((p, i) => (p.explain === undefined ? [] : [[ids[i]!, p.explain] as [string, string]]));
 }
 
 /** A peer's part of a search. */
@@ -65,6 +74,9 @@ async function nodeFind(node: NodeApi, r: FindRequest, answerFor: AnswerFor): Pr
 function merge(parts: FindPart[], limit: number | null): FindPart {
   // One part (standalone) is already in order and within the limit.
   if (parts.length === 1) return { ...parts[0]!, values: [...new Set(parts[0]!.values)].sort() };
+  const periodCounts = sumCounts(parts);
+  // Every shard of a node parses the same text: the first one speaks for the node.
+  const explain = parts.find((p) => p.explain !== undefined)?.explain;
   const rows = new Map<string, FindRow>();
   for (const p of parts) for (const row of p.rows) rows.set(`${row.uuid}\u0000${row.name}`, row);
   const sorted = [...rows.values()].sort((a, b) => a.uuid.localeCompare(b.uuid) || a.name.localeCompare(b.name));
@@ -73,5 +85,14 @@ function merge(parts: FindPart[], limit: number | null): FindPart {
     values: [...new Set(parts.flatMap((p) => p.values))].sort(),
     // Each node counts the metrics it answers for, so the sum counts each once.
     count: parts.reduce((n, p) => n + p.count, 0),
+    ...(periodCounts === undefined ? {} : { periodCounts }),
+    ...(explain === undefined ? {} : { explain }),
   };
+}
+
+/** The parts' slice counts added slice by slice (each metric is counted by one party). */
+function sumCounts(parts: FindPart[]): number[] | undefined {
+  const counted = parts.flatMap((p) => (p.periodCounts === undefined ? [] : [p.periodCounts]));
+  if (counted.length === 0) return undefined;
+  return counted[0]!.map((_, k) => counted.reduce((n, c) => n + (c[k] ?? 0), 0));
 }

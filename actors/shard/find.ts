@@ -1,11 +1,11 @@
 // A shard's part of a tag search (/find, tag_cats, tag_vals, count) and of the searches
 // deletes act on: evaluated over the shard's slice of the index. The node merges the parts
 // of its shards, and of other nodes, with one merge (actors/coordinators/find.ts).
-import type { ActivityWindow } from '../../model/activity.js';
+import { SliceCounts, type ActivityWindow } from '../../model/activity.js';
 import { checkTagOf } from '../../model/check-tags.js';
 import { ferr } from '../../model/errors.js';
 import type { StreamTag } from '../../model/metric-name.js';
-import { parseTagQuery, TagQueryError, type TagQuery } from '../../model/tag-query/index.js';
+import { formatTagQuery, parseTagQuery, TagQueryError, type TagQuery } from '../../model/tag-query/index.js';
 import type { AccountId } from '../../model/types.js';
 import { categoriesOf, valuesOf } from '../../storage/metric-index/facets.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
@@ -14,7 +14,7 @@ import { findBody, findRows, type FindRow, type LatestReader } from './find-rows
 import type { NameRecord } from './name-record.js';
 import { searchIds, type CheckTagsByUuid, type IdSearch } from './search.js';
 
-export type FindKind = 'tags' | 'tag_cats' | 'tag_vals' | 'count';
+export type FindKind = 'tags' | 'tag_cats' | 'tag_vals' | 'count' | 'active_count';
 
 export interface FindRequest {
   kind: FindKind;
@@ -36,6 +36,10 @@ export interface FindRequest {
   deadline?: number | null;
   /** The asker wants `body` rather than rows when this node answers alone (never sent to peers). */
   encode?: boolean;
+  /** active_count: the 5-minute slices counted (`first` epoch s on a slice boundary). */
+  slices?: { first: number; count: number };
+  /** explain=1: each node reports the query as it parsed it. */
+  explain?: boolean;
 }
 
 /** Which metrics a node's answer covers. */
@@ -61,6 +65,10 @@ export interface FindPart {
   values: string[];
   count: number;
   timedOut?: boolean;
+  /** active_count: active metrics per slice of the request's `slices`. */
+  periodCounts?: number[];
+  /** explain: the query as this party parsed it. */
+  explain?: string;
 }
 
 /** A search for deletes: matches up to `limit` (null: all), in (uuid, name) order. */
@@ -90,20 +98,28 @@ export interface FindContext {
 
 export async function shardFind(ctx: FindContext, r: ShardFindRequest): Promise<FindPart> {
   const checkTags: CheckTagsByUuid = new Map(r.checkTags);
-  const counted = r.kind === 'tags' || r.kind === 'count';
+  const counted = r.kind === 'tags' || r.kind === 'count' || r.kind === 'active_count';
+  const query = parseQuery(r.query);
+  const slices = r.kind === 'active_count' && r.slices !== undefined ? new SliceCounts(r.slices.first, r.slices.count) : null;
   const options = {
     account: r.account,
-    query: parseQuery(r.query),
+    query,
     activityStart: r.activityStart,
     activityEnd: r.activityEnd,
     // tags and count report every match in `count`, also when the advisory limit cuts the rows.
-    limit: r.kind === 'count' ? 0 : r.limit,
+    limit: r.kind === 'count' || r.kind === 'active_count' ? 0 : r.limit,
     keep: keeper(ctx, r),
     ...(r.deadline ? { deadline: r.deadline } : {}),
+    ...(slices === null ? {} : { visit: (id: number) => slices.add(ctx.index.activity.windows(id)) }),
   };
   const search = await searchIds({ index: ctx.index, checkTags }, options, counted);
   const part = await partOf(ctx, r, search);
-  return search.timedOut ? { ...part, timedOut: true } : part;
+  return {
+    ...part,
+    ...(slices === null ? {} : { periodCounts: slices.counts() }),
+    ...(r.explain === true ? { explain: formatTagQuery(query) } : {}),
+    ...(search.timedOut ? { timedOut: true } : {}),
+  };
 }
 
 function keeper(ctx: FindContext, r: ShardFindRequest): ((m: Pick<MetricInfo, 'key'>) => boolean) | undefined {
@@ -123,6 +139,7 @@ async function partOf(ctx: FindContext, r: FindRequest, s: IdSearch): Promise<Fi
   const account = s.index.account(r.account);
   switch (r.kind) {
     case 'count':
+    case 'active_count':
       return { rows: [], values: [], count: s.total };
     case 'tags':
       if (r.encode === true && r.latest === 0) return { rows: [], body: await findBody(s, r.activity), values: [], count: s.total };

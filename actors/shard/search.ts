@@ -24,6 +24,8 @@ export interface SearchOptions {
   keep?: (metric: Pick<MetricInfo, 'key'>) => boolean;
   /** Epoch ms past which the search stops with what it has found (see `timedOut`). */
   deadline?: number;
+  /** Called with every counted match, also past the limit (active_count tallies them). */
+  visit?: (id: number) => void;
 }
 
 /** Check uuid → the check's tags (canonical `category:value` text). */
@@ -84,6 +86,7 @@ export async function searchIds(ctx: SearchContext, o: SearchOptions, countAll: 
       if (o.keep !== undefined && !o.keep({ key: metricKey(index.uuidOf(id), index.canonicalOf(id)) as MetricKey })) continue;
       if (ranged && !index.activity.activeBetween(id, o.activityStart, o.activityEnd)) continue;
       total++;
+      o.visit?.(id);
       if (ids.length < want) ids.push(id);
     }
     if (!countAll && ids.length >= want) break;

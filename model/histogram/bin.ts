@@ -1,6 +1,8 @@
 // circllhist bins (docs: ../shared/spec/circllhist.md §1–§3): a bin is (val, exp), two
 // signed bytes; regular bins hold two significant decimal digits `val` in a decade `exp`.
 
+import { hexFloat } from '../hex-float.js';
+
 export interface Bin {
   readonly val: number;
   readonly exp: number;
@@ -134,6 +136,11 @@ export function binLabel(b: Bin): string {
   if (b.val === 0) return '0';
   const e = b.exp - 1;
   return `${b.val < 0 ? '-' : '+'}${String(Math.abs(b.val)).padStart(2, '0')}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(3, '0')}`;
+}
+
+/** The bin's edge nearer zero as C's `%a` (`0x1.8p+1`), exact to the bit; `nan` for the NaN bin. */
+export function binHexLabel(b: Bin): string {
+  return hexFloat(binToDouble(b));
 }
 
 const LABEL = /^([+-])(\d\d)e([+-])(\d{3})$/;

@@ -253,10 +253,10 @@ export class Histogram {
     return 0n;
   }
 
-  toLabelCounts(): Record<string, number> {
+  toLabelCounts(label: (b: Bin) => string = binLabel): Record<string, number> {
     const out: Record<string, number> = {};
     for (let i = 0; i < this.keys.length; i++) {
-      if (this.counts[i]! > 0n) out[binLabel(binOfKey(this.keys[i]!))] = Number(this.counts[i]!);
+      if (this.counts[i]! > 0n) out[label(binOfKey(this.keys[i]!))] = Number(this.counts[i]!);
     }
     return out;
   }

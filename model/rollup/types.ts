@@ -3,6 +3,8 @@ import { rollupFields, type RollupAccumulator, type RollupFields } from './accum
 import { FIELD_SPECS, fieldColumn, fieldColumns } from './fields.js';
 import type { RollupSlots } from './slots.js';
 import { lookupTable } from '../lookup-table.js';
+import { formatSecMs } from '../timestamp.js';
+import { asEpochMs } from '../types.js';
 
 export type RollupType = keyof RollupFields | 'all';
 
@@ -42,8 +44,11 @@ export function rollupValue(a: RollupAccumulator | null, type: RollupType): numb
 /**
  * `[[ts_s, value], ...]` of a read, one tuple per slot; null where there is no data or the
  * value is not finite. Built as text from the columns (a metric-day is 1440 tuples).
+ * Timestamps are whole seconds, or `<seconds>.<3 digits>` on every tuple when the span is not
+ * whole seconds (interface §4.4: "when the span needs that resolution", §2.2's form).
  */
 export function rollupTuplesJson(slots: RollupSlots, type: RollupType): string {
+  const stamp = slots.spanMs % 1000 === 0 && slots.first % 1000 === 0 ? (ms: number) => String(ms / 1000) : (ms: number) => formatSecMs(asEpochMs(ms));
   let out = '[';
   const values = type === 'all' ? null : fieldColumn(slots, FIELD_SPECS[type]);
   for (let i = 0; i < slots.count; i++) {
@@ -55,7 +60,7 @@ export function rollupTuplesJson(slots: RollupSlots, type: RollupType): string {
       const v = values[i]!;
       value = Number.isNaN(v) ? 'null' : String(v);
     }
-    out += `${i === 0 ? '' : ','}[${slots.startOf(i) / 1000},${value}]`;
+    out += `${i === 0 ? '' : ','}[${stamp(slots.startOf(i))},${value}]`;
   }
   return `${out}]`;
 }

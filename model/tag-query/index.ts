@@ -4,3 +4,4 @@ export * from './parse.js';
 export * from './match.js';
 export * from './plan.js';
 export * from './pattern.js';
+export * from './format.js';

@@ -1,5 +1,5 @@
 // Fuzz: tag search — GET /find/<account>/tags|tag_cats|tag_vals (and the /find/tags header
-// forms), with count_only, activity ranges, latest and category parameters, and the
+// forms) and active_count, with count_only, explain, activity ranges, latest and category parameters, and the
 // advisory-limit, verify-owner, proxied and deadline headers.
 import test from 'ava';
 import fc from 'fast-check';
@@ -20,6 +20,7 @@ const validParams = fc.record(
     activity: fc.constantFrom('0', '1'),
     latest: fc.constantFrom('0', '1', '2'),
     count_only: fc.constantFrom('0', '1'),
+    explain: fc.constantFrom('0', '1'),
     category: fc.constantFrom('host', '__name', 'a', ''),
   },
   { requiredKeys: ['query'] },
@@ -40,7 +41,7 @@ const headers = fc.record(
 const request: fc.Arbitrary<FuzzRequest> = fc
   .tuple(
     fc.oneof({ arbitrary: accountText.map(segment), weight: 10 }, { arbitrary: rawPathNoise, weight: 1 }, { arbitrary: fc.constant(null), weight: 2 }),
-    fc.constantFrom('tags', 'tag_cats', 'tag_vals'),
+    fc.constantFrom('tags', 'tag_cats', 'tag_vals', 'active_count'),
     params,
     headers,
   )

@@ -1,6 +1,6 @@
 // Fuzz: the legacy reads' path segments and query parameters — GET /raw/<uuid>/<metric>,
 // /rollup/<uuid>/<metric>, /read/<start>/<end>/<uuid>/<metric> (text), the deprecated numeric
-// /read/<start>/<end>/<period>/<uuid>/<type>/<metric>, /histogram/<start>/<end>/<period>/<uuid>/<metric>.
+// /read/<start>/<end>/<period>/<uuid>/<type>/<metric>, /histogram/<start>/<end>/<period>/<uuid>/<metric> (format, min_granularity).
 import test from 'ava';
 import fc from 'fast-check';
 import { ROLLUP_TYPE_NAMES } from '../../model/rollup/types.js';
@@ -32,7 +32,10 @@ const period = fc.oneof({ arbitrary: fc.constantFrom('60', '300', '1', '86400', 
 const numericRead = fc
   .tuple(range, period, uuid, fc.oneof(fc.constantFrom(...ROLLUP_TYPE_NAMES), hostileParam.map(segment)), metric)
   .map(([[s, e], p, u, type, m]) => `/read/${segment(s)}/${segment(e)}/${segment(p)}/${u}/${type}/${m}`);
-const histogram = fc.tuple(range, period, uuid, metric).map(([[s, e], p, u, m]) => `/histogram/${segment(s)}/${segment(e)}/${segment(p)}/${u}/${m}`);
+const histogramOptions = params(fc.record({ format: fc.constantFrom('double', 'hex', ''), min_granularity: fc.constantFrom('auto', '60', '300', '90', '0', '999999999') }, { requiredKeys: [] }));
+const histogram = fc
+  .tuple(range, period, uuid, metric, histogramOptions)
+  .map(([[s, e], p, u, m, o]) => `/histogram/${segment(s)}/${segment(e)}/${segment(p)}/${u}/${m}?${query(o)}`);
 
 const request: fc.Arbitrary<FuzzRequest> = fc
   .oneof(raw, rollup, textRead, numericRead, histogram)

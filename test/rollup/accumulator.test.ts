@@ -3,7 +3,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { accumulate, decodeAccumulator, emptyAccumulator, encodeAccumulator, mergeAccumulators, rollupFields, type RollupAccumulator } from '../../model/rollup/accumulator.js';
-import { nntAccumulator } from '../../model/rollup/nnt.js';
+import { nntRecords } from '../../model/rollup/nnt.js';
 import { parseRollupType, rollupValue } from '../../model/rollup/types.js';
 
 const S = 1000;
@@ -85,20 +85,24 @@ test('rollup types and aliases', (t) => {
   t.is(rollupValue(null, 'value'), null);
 });
 
-test('nnt items: summaries and parts', (t) => {
+test('nnt items: a summary is one record, parts one record per sub-interval', (t) => {
   const item = { count: 4, value: 10, stddev: 2, derivative: 1, derivative_stddev: 0, counter: 1, counter_stddev: 0 };
-  const acc = nntAccumulator(item) as RollupAccumulator;
-  const f = rollupFields(acc);
+  const one = nntRecords(item) as [number, RollupAccumulator][];
+  t.is(one.length, 1);
+  t.is(one[0]![0], 0);
+  const f = rollupFields(one[0]![1]);
   t.is(f.count, 4);
   t.is(f.value, 10);
   t.true(close(f.stddev, 2));
-  const parts = nntAccumulator({ parts: [30, [item, { ...item, value: 20 }]] }) as RollupAccumulator;
-  t.is(rollupFields(parts).count, 8);
-  t.is(rollupFields(parts).value, 15);
-  t.regex(nntAccumulator({ ...item, count: -1 }) as string, /count/);
-  t.regex(nntAccumulator({ ...item, stddev: 'x' }) as string, /stddev/);
-  t.regex(nntAccumulator({ parts: [0, [item]] }) as string, /parts\[0\]/);
+  const parts = nntRecords({ ...item, parts: [30, [item, { ...item, count: 0 }, { ...item, value: 20, count: 1 }]] }) as [number, RollupAccumulator][];
+  t.deepEqual(parts.map(([at]) => at), [0, 60_000], 'the i-th part starts i × 30 s after the offset; a part counting 0 stores nothing');
+  t.deepEqual(parts.map(([, acc]) => [rollupFields(acc).count, rollupFields(acc).value]), [[4, 10], [1, 20]]);
+  t.regex(nntRecords({ ...item, count: -1 }) as string, /count/);
+  t.regex(nntRecords({ ...item, stddev: 'x' }) as string, /stddev/);
+  t.regex(nntRecords({ parts: [0, [item]] }) as string, /parts\[0\]/);
+  t.regex(nntRecords({ parts: [60, []] }) as string, /parts\[1\]/);
+  t.regex(nntRecords({ parts: [60, Array.from({ length: 1441 }, () => item)] }) as string, /86400/);
   // gosnowth always sends `parts`; its zero value [0, null] (and null, [0, []]) means no parts
-  for (const none of [null, [0, null], [0, []]]) t.is(rollupFields(nntAccumulator({ ...item, parts: none }) as RollupAccumulator).count, 4);
-  t.regex(nntAccumulator({ parts: [30, [{ ...item, value: null }]] }) as string, /parts\[1\]\[0\]\.value/);
+  for (const none of [null, [0, null], [0, []]]) t.is(rollupFields((nntRecords({ ...item, parts: none }) as [number, RollupAccumulator][])[0]![1]).count, 4);
+  t.regex(nntRecords({ parts: [30, [{ ...item, value: null }]] }) as string, /parts\[1\]\[0\]\.value/);
 });
