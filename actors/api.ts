@@ -1,7 +1,6 @@
 // The narrow interface coordinators (actors/coordinators/) are given: what they may ask of a
 // node, not the whole FerriteNode. FerriteNode implements it.
 import type { FerriteConfig } from '../model/config.js';
-import type { DataKind } from '../model/ingest-record.js';
 import type { MetricInfo } from '../model/metric-info.js';
 import type { Ring } from '../model/topology/index.js';
 import type { CheckTagStore } from '../storage/check-tags.js';
@@ -12,7 +11,7 @@ import type { Rpc } from '../transport/rpc.js';
 import type { ClusterRouting } from './cluster/routing.js';
 import type { MetricRegistry } from './node/metric-registry.js';
 import type { ShardSet } from './node/shards.js';
-import type { DeleteOutcome } from './shard/partition.js';
+import type { DeleteOutcome, DeleteTarget } from '../model/delete.js';
 
 export interface NodeApi {
   readonly config: FerriteConfig;
@@ -30,7 +29,7 @@ export interface NodeApi {
   readonly registry: MetricRegistry;
   readonly checkTags: CheckTagStore;
   knows(metric: MetricInfo): Promise<boolean>;
-  deleteData(metric: MetricInfo, kind: DataKind, before: number, confirm: boolean, periods?: number[] | null): Promise<DeleteOutcome>;
+  deleteData(metric: MetricInfo, target: DeleteTarget, before: number, confirm: boolean, periods?: number[] | null): Promise<DeleteOutcome>;
   fullDelete(metric: MetricInfo, confirm: boolean): Promise<DeleteOutcome>;
   /** Stages `doc` for every other node in `batch`; publish with the function returned once it is written. */
   stageForEveryNode(batch: NodeBatch, op: JournalOp, doc: object): () => Promise<void>;

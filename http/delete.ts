@@ -1,11 +1,12 @@
-// The thirteen DELETE endpoints (interface §2.3, §3, §4.1): single metric, pattern, tag
-// query and check deletes of raw, text and histogram data, and full deletes.
+// The DELETE endpoints (interface §2.3, §3, §4.1; IRONdb's data-deletion docs): single
+// metric, pattern, tag query and check deletes of raw, numeric rollup (`/nnt`), text and
+// histogram data, and full deletes.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkQueryText, deleteSelected, select, selectPattern, storedElsewhere, type DataDelete, type Selection } from '../actors/coordinators/delete.js';
+import { checkQueryText, deleteSelected, select, selectPattern, storedElsewhere, type DataDelete, type DeleteAction, type Selection } from '../actors/coordinators/delete.js';
 import { parseQuery } from '../actors/coordinators/find.js';
 import type { FerriteNode } from '../actors/node/node.js';
+import { deleteProblem, DeleteProblem, type DeleteTarget } from '../model/delete.js';
 import { ferr } from '../model/errors.js';
-import type { DataKind } from '../model/ingest-record.js';
 import { globTest } from '../model/tag-query/index.js';
 import type { AccountId } from '../model/types.js';
 import { accountHeader, svcHeader } from './headers.js';
@@ -13,19 +14,19 @@ import { advisoryLimit } from './request.js';
 import { metricFromPath } from './metric-param.js';
 import { fields, metricPath, str, svcHeaders, TAG, uuidParam } from './schemas.js';
 
-/** Path word → data kind. */
-const KINDS = { raw: 'numeric', text: 'text', histogram: 'histogram' } as const satisfies Record<string, DataKind>;
-type PathKind = keyof typeof KINDS;
+/** Path word → what it deletes (`raw` is raw numeric samples, `nnt` numeric rollups). */
+const TARGETS = { raw: 'numeric', nnt: 'nnt', text: 'text', histogram: 'histogram' } as const satisfies Record<string, DeleteTarget>;
+type PathWord = keyof typeof TARGETS;
 /** The full tag-query delete's default advisory limit. */
 const FULL_DELETE_LIMIT = 100_000;
 
 const deleteHeaders = fields(
   svcHeaders({
     'account-id': 'account id (required by the tag, pattern and check forms)',
-    'delete-time': 'epoch seconds: data stamped before this is deleted (required by the raw, text and histogram forms)',
+    'delete-time': 'epoch seconds: data stamped before this is deleted (required by the raw, nnt, text and histogram forms)',
     'confirm-delete': '1: delete; otherwise only report what matches',
-    'delete-rollups': 'histograms: only these rollup periods, comma-separated seconds',
-    'full-delete': 'text/histogram single metric: 1 also journals the delete to its other owners',
+    'delete-rollups': 'nnt and histogram: only these rollup periods, comma-separated seconds',
+    'full-delete': 'nnt/text/histogram single metric: 1 also journals the delete to its other owners',
     'advisory-limit': 'most metrics acted on; -1 or none for no limit',
   }),
 );
@@ -36,41 +37,36 @@ function deleteSchema(summary: string, parts: { params?: object; querystring?: o
   return { tags: [TAG.delete], summary, headers: deleteHeaders, ...parts };
 }
 
+const WHAT: Record<PathWord, string> = { raw: 'raw numeric', nnt: 'numeric rollup', text: 'text', histogram: 'histogram' };
+
 export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
-  for (const word of Object.keys(KINDS) as PathKind[]) {
-    const kind = KINDS[word];
-    const action = (req: FastifyRequest): DataDelete => ({ kind, before: deleteTime(req), confirm: confirmed(req), periods: deleteRollups(node, req, kind) });
-    app.delete(`/${word}/tags`, { schema: deleteSchema(`Delete the ${kind} data of metrics matching a tag query`, { querystring: tagQueryParam }) }, async (req, reply) => {
+  for (const word of Object.keys(TARGETS) as PathWord[]) {
+    const target = TARGETS[word];
+    /** A multi-metric delete reports an argument problem per metric (interface §4.1 rule 2). */
+    const action = (req: FastifyRequest): DeleteAction => {
+      const act = dataDelete(node, req, target);
+      return act instanceof DeleteProblem ? { kind: target, problem: act } : act;
+    };
+    app.delete(`/${word}/tags`, { schema: deleteSchema(`Delete the ${WHAT[word]} data of metrics matching a tag query`, { querystring: tagQueryParam }) }, async (req, reply) => {
       const act = action(req);
       const account = requiredAccount(req);
       const query = tagQueryText(req);
       const selection = await select(node, account, query, advisoryLimit(req, null));
       return sendResults(reply, selection, await deleteSelected(node, selection, act, await storedElsewhere(node, account, query, selection)));
     });
-    const single = deleteSchema(`Delete the ${kind} data of one metric, or of the check's metrics matching a \`*\` pattern`, { params: metricPath });
+    const single = deleteSchema(`Delete the ${WHAT[word]} data of one metric, or of the check's metrics matching a \`*\` pattern`, { params: metricPath });
     app.delete(`/${word}/:uuid/*`, { schema: single }, async (req, reply) => {
       const { uuid, '*': name } = req.params as { uuid: string; '*': string };
+      if (!name.includes('*')) return reply.send(await deleteOneMetric(node, req, word, uuid, name));
       const act = action(req);
-      const everywhere = word !== 'raw' && fullDeleteFlag(req);
-      if (!name.includes('*')) {
-        const metric = metricFromPath(node, uuid, name);
-        if (everywhere) await node.journalDelete(metric, kind, act.before, act.periods);
-        if (!node.routing.owns(metric)) {
-          if (everywhere) return reply.send([]);
-          return reply.send([{ metric_name: metric.name.canonical, delete_result: 'not local', payload: '' }]);
-        }
-        if (!(await node.knows(metric))) throw ferr('FER_ERR_METRIC_NOT_FOUND', metric.name.canonical);
-        await node.deleteData(metric, kind, act.before, true, act.periods);
-        return reply.send([]);
-      }
       const account = requiredAccount(req);
       const selection = await selectPattern(node, account, uuid, name, advisoryLimit(req, null));
       const elsewhere = (await storedElsewhere(node, account, checkQueryText(uuid), selection)).filter((r) => globTest(name)(r.metric_name));
       return sendResults(reply, selection, await deleteSelected(node, selection, act, elsewhere));
     });
     if (word === 'raw') continue;
-    app.delete(`/${word}/:uuid`, { schema: deleteSchema(`Delete the ${kind} data of every metric of a check`, { params: checkPath }) }, async (req, reply) => {
+    app.delete(`/${word}/:uuid`, { schema: deleteSchema(`Delete the ${WHAT[word]} data of every metric of a check`, { params: checkPath }) }, async (req, reply) => {
       const act = action(req);
       const account = requiredAccount(req);
       const query = checkQueryText((req.params as { uuid: string }).uuid);
@@ -89,9 +85,40 @@ export async function deleteRoutes(app: FastifyInstance, opts: { node: FerriteNo
   });
 
   app.delete('/full/tags', { schema: deleteSchema('Delete the metrics matching a tag query entirely', { querystring: tagQueryParam }) }, async (req, reply) => {
-    const selection = await select(node, requiredAccount(req), tagQueryText(req), advisoryLimit(req, FULL_DELETE_LIMIT));
-    return sendResults(reply, selection, await deleteSelected(node, selection, { kind: null, confirm: confirmed(req) }));
+    const account = requiredAccount(req);
+    const query = tagQueryText(req);
+    const selection = await select(node, account, query, advisoryLimit(req, FULL_DELETE_LIMIT));
+    return sendResults(reply, selection, await deleteSelected(node, selection, { kind: null, confirm: confirmed(req) }, await storedElsewhere(node, account, query, selection)));
   });
+}
+
+/**
+ * `DELETE /<word>/<uuid>/<metric>`: `[]` on success, an error object otherwise (interface
+ * §4.1 rule 1). A node that does not own the metric answers 421 naming its owners, unless
+ * x-svc-full-delete: 1 journals the delete to them (nnt, text, histogram).
+ */
+async function deleteOneMetric(node: FerriteNode, req: FastifyRequest, word: PathWord, uuid: string, name: string): Promise<[]> {
+  const act = dataDelete(node, req, TARGETS[word]);
+  if (act instanceof DeleteProblem) throw act.error;
+  const everywhere = word !== 'raw' && fullDeleteFlag(req);
+  const metric = metricFromPath(node, uuid, name);
+  if (everywhere) await node.journalDelete(metric, act.kind, act.before, act.periods);
+  if (!node.routing.owns(metric)) {
+    if (everywhere) return [];
+    throw ferr('FER_ERR_NOT_LOCAL', metric.name.canonical, node.routing.ownersOf(metric).map((o) => o.id).join(', '));
+  }
+  if (!(await node.knows(metric))) throw ferr('FER_ERR_METRIC_NOT_FOUND', metric.name.canonical);
+  await node.deleteData(metric, act.kind, act.before, true, act.periods);
+  return [];
+}
+
+/** The request's data delete, or the argument problem that makes it impossible. */
+function dataDelete(node: FerriteNode, req: FastifyRequest, target: DeleteTarget): DataDelete | DeleteProblem {
+  const before = deleteTime(req);
+  if (before instanceof DeleteProblem) return before;
+  const periods = deleteRollups(node, req, target);
+  if (periods instanceof DeleteProblem) return periods;
+  return { kind: target, before, confirm: confirmed(req), periods };
 }
 
 function sendResults(reply: FastifyReply, selection: Selection, results: unknown[]): FastifyReply {
@@ -113,10 +140,11 @@ function requiredAccount(req: FastifyRequest): AccountId {
 }
 
 /** `x-svc-delete-time`: required epoch seconds; returned in ms. */
-function deleteTime(req: FastifyRequest): number {
+function deleteTime(req: FastifyRequest): number | DeleteProblem {
   const raw = svcHeader(req, 'delete-time')?.trim();
-  if (raw === undefined || raw === '') throw ferr('FER_ERR_MISSING_HEADER', 'x-svc-delete-time');
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw) * 1000)) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-delete-time', `'${raw}' is not epoch seconds`);
+  if (raw === undefined || raw === '') return deleteProblem('bad request', 'FER_ERR_MISSING_HEADER', 'x-svc-delete-time');
+  if (!/^\d+$/.test(raw)) return deleteProblem('bad request', 'FER_ERR_BAD_HEADER', 'x-svc-delete-time', `'${raw}' is not epoch seconds`);
+  if (!Number.isSafeInteger(Number(raw) * 1000)) return deleteProblem('invalid range', 'FER_ERR_BAD_HEADER', 'x-svc-delete-time', `${raw} is past the largest time ferrite stores`);
   return Number(raw) * 1000;
 }
 
@@ -132,14 +160,21 @@ function fullDeleteFlag(req: FastifyRequest): boolean {
   throw ferr('FER_ERR_BAD_HEADER', 'x-svc-full-delete', `'${raw}' must be 0 or 1`);
 }
 
-/** `x-svc-delete-rollups`: configured histogram periods (seconds), comma-separated; default all. */
-function deleteRollups(node: FerriteNode, req: FastifyRequest, kind: DataKind): number[] | null {
+/**
+ * `x-svc-delete-rollups`: comma-separated periods (seconds) of the target's rollup levels
+ * (numeric for nnt, histogram for histogram); default all. Raw and text data have no levels:
+ * a level-restricted delete of them is `not implemented`.
+ */
+function deleteRollups(node: FerriteNode, req: FastifyRequest, target: DeleteTarget): number[] | null | DeleteProblem {
   const raw = svcHeader(req, 'delete-rollups')?.trim();
-  if (raw === undefined || raw === '' || kind !== 'histogram') return null;
-  const known = node.config.histogramRollups.map((l) => l.period);
-  return raw.split(',').map((part) => {
-    const p = Number(part.trim());
-    if (!known.includes(p)) throw ferr('FER_ERR_BAD_HEADER', 'x-svc-delete-rollups', `'${part.trim()}' is not a histogram rollup period (${known.join(', ')})`);
-    return p;
-  });
+  if (raw === undefined || raw === '') return null;
+  if (target !== 'nnt' && target !== 'histogram') return deleteProblem('not implemented', 'FER_ERR_NOT_IMPLEMENTED', `x-svc-delete-rollups on a ${target === 'numeric' ? 'raw' : target} delete: only numeric rollups (/nnt) and histograms have rollup levels`);
+  const known = (target === 'nnt' ? node.config.rollups : node.config.histogramRollups).map((l) => l.period);
+  const periods: number[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    if (!/^\d{1,9}$/.test(part)) return deleteProblem('bad request', 'FER_ERR_BAD_HEADER', 'x-svc-delete-rollups', `'${part}' is not a number of seconds`);
+    if (!known.includes(Number(part))) return deleteProblem('invalid range', 'FER_ERR_BAD_HEADER', 'x-svc-delete-rollups', `${part} is not a ${target === 'nnt' ? 'numeric' : 'histogram'} rollup period (${known.join(', ')})`);
+    periods.push(Number(part));
+  }
+  return periods;
 }

@@ -196,6 +196,17 @@ export class ChunkEdit {
     }
   }
 
+  /** Removes a level's periods that start before `before` from the chunk holding `before` (it must be loaded). */
+  clearBefore(periodS: number, before: number): void {
+    const c = this.chunk(periodS, before);
+    const periodMs = periodS * SECOND;
+    for (const slot of [...c.periods.keys()]) {
+      if (c.start + slot * periodMs >= before) continue;
+      c.periods.delete(slot);
+      c.changed = true;
+    }
+  }
+
   /** Writes every changed chunk into `batch` (an emptied chunk is deleted). */
   flush(batch: StoreBatch): void {
     for (const c of this.loaded.values()) {
@@ -214,6 +225,17 @@ export class ChunkEdit {
 }
 
 const keyOf = (periodS: number, start: number): string => `${periodS}/${start}`;
+
+/** True when a level of the metric has a stored period starting before `before`. */
+export async function hasPeriodBefore(store: Store, metric: MetricRef, periodS: number, before: number): Promise<boolean> {
+  // Chunks are keyed by start: the first one is the oldest; its first slot, the oldest period.
+  const range = { gte: rollupKey(metric.id, periodS, 0), lt: rollupKey(metric.id, periodS, before), limit: 1 };
+  for await (const { key, value } of store.scan(CF.rollup, range)) {
+    const slots = new RollupChunk([value]).slots;
+    return slots.length > 0 && rollupStartOf(key) + slots[0]! * periodS * SECOND < before;
+  }
+  return false;
+}
 
 /** Start of every stored period of one level of a metric, read from the chunks' slot lists. */
 export async function* storedPeriodStarts(store: Store, metric: MetricRef, periodS: number): AsyncGenerator<number> {

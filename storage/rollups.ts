@@ -14,7 +14,8 @@ import { CF, rollupDirtyKey, rollupDirtyPrefix, rollupKey } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
-import { ChunkEdit, readChunks } from './rollup-chunks.js';
+import { ChunkEdit, hasPeriodBefore, readChunks } from './rollup-chunks.js';
+import { chunkStartOf } from '../model/rollup/chunk.js';
 import { migrateRollups } from './rollup-migration.js';
 
 const SECOND = 1000;
@@ -232,6 +233,43 @@ export class RollupStore {
 
   private async carryBefore(raw: RawSource, metric: MetricRef, before: number): Promise<RollupCarry | null> {
     return accumulate(await raw.before(metric, before, CARRY_SAMPLES), this.baseMs, null).carry;
+  }
+
+  /** True when one of the levels `periods` (null: every level) has a period starting before `before` ms. */
+  async hasBefore(metric: MetricRef, before: number, periods: readonly number[] | null): Promise<boolean> {
+    for (const level of this.selectLevels(periods)) if (await hasPeriodBefore(this.store, metric, level.period, before)) return true;
+    return false;
+  }
+
+  /**
+   * `/nnt` deletes: removes the periods starting before `before` ms from the levels `periods`
+   * (null: every level) — whole chunks by a range delete, the chunk holding `before` rewritten.
+   * When the finest level goes, so do pending rollups of raw windows wholly before `before`,
+   * which would otherwise bring those periods back. Raw samples stay (`/raw` deletes them).
+   */
+  async deleteBefore(metric: MetricRef, before: number, periods: readonly number[] | null): Promise<void> {
+    const levels = this.selectLevels(periods);
+    const edit = new ChunkEdit(this.store, metric);
+    const batch = this.store.batch();
+    try {
+      for (const level of levels) {
+        const holding = chunkStartOf(before, level.period);
+        batch.deleteRange(CF.rollup, rollupKey(metric.id, level.period, 0), rollupKey(metric.id, level.period, holding));
+        await edit.load(level.period, [[before, before + 1]]);
+        edit.clearBefore(level.period, before);
+      }
+      edit.flush(batch);
+      const dropped = levels.includes(this.levels[0]!) ? [...(this.dirty.get(metric.idHex) ?? [])].filter((w) => w + this.spanMs <= before) : [];
+      for (const w of dropped) batch.delete(CF.state, rollupDirtyKey(this.partition, metric.idHex, w));
+      await batch.write();
+      this.forgetDirty(metric.idHex, dropped);
+    } finally {
+      batch.discard();
+    }
+  }
+
+  private selectLevels(periods: readonly number[] | null): readonly RollupLevel[] {
+    return periods === null ? this.levels : this.levels.filter((l) => periods.includes(l.period));
   }
 
   /** Deletes, in `batch`, every level's records before `before` (a raw delete keeps rollups; a full delete does not). */

@@ -197,8 +197,18 @@ test.serial('deletes act locally, report not local, and x-svc-full-delete journa
       const r = await fetch(`${url}/read/0/2000/${UUID}/c.text`, { headers: LOCAL });
       t.deepEqual(await r.json(), [], `text gone on owner ${id}`);
     }
+    // Without it, a single-metric delete at a non-owner is an error naming the owners.
     const local = await fetch(`${outsider.url}/text/${UUID}/c.text`, { method: 'DELETE', headers: { 'x-svc-delete-time': '2000' } });
-    t.deepEqual(await local.json(), [{ metric_name: 'c.text', delete_result: 'not local', payload: '' }]);
+    t.is(local.status, 421);
+    const refusal = (await local.json()) as { code: string; error: string };
+    t.is(refusal.code, 'FER_ERR_NOT_LOCAL');
+    for (const id of textOwners) t.true(refusal.error.includes(id), refusal.error);
+
+    // A full tag-query delete lists the matching metrics only other nodes store as not local.
+    const full = await fetch(`${node.url}/full/tags?query=${encodeURIComponent('and(__name:c.del*)')}`, { method: 'DELETE', headers: ACCOUNT });
+    const listed = (await full.json()) as { metric_name: string; delete_result: string }[];
+    t.deepEqual(listed.map((r) => r.metric_name).sort(), [...names].sort());
+    for (const r of listed) t.is(r.delete_result, (await owners(c, r.metric_name)).includes(node.id) ? 'found' : 'not local', r.metric_name);
   } finally {
     await c.stop();
   }

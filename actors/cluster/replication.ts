@@ -8,7 +8,8 @@
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
 import type { CheckTagScope, CheckTagUpdate } from '../../model/check-tags.js';
-import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
+import type { IngestRecord } from '../../model/ingest-record.js';
+import type { DeleteTarget } from '../../model/delete.js';
 import { ownersOf, type Ring } from '../../model/topology/index.js';
 import type { NodeBatch } from '../../storage/node-storage.js';
 import type { Outbox } from '../../storage/outbox.js';
@@ -64,7 +65,8 @@ export interface JournaledCheckTags {
 
 /** A single-metric delete journaled to the metric's other owners (x-svc-full-delete: 1). */
 export interface JournaledDelete extends PortableIdentity {
-  kind: DataKind;
+  /** Older nodes journal only data kinds; `nnt` is a numeric rollup delete. */
+  kind: DeleteTarget;
   before: number;
   periods: number[] | null;
 }

@@ -1,16 +1,16 @@
 // Deletes of many metrics (interface §2.3): the metrics a tag query, a check or a `*` pattern
 // selects on this node (every shard searched, answers merged in name order), each deleted by
 // its shard, and in a cluster the matching metrics only other nodes store, reported `not local`
-// (a delete acts on the receiving node only).
+// (a delete acts on the receiving node only). Each metric gets its own record whatever happens
+// to the others: one that fails is reported with its status and the reason in `payload`.
 import { ferr } from '../../model/errors.js';
-import type { DataKind } from '../../model/ingest-record.js';
+import { DeleteProblem, failedStatus, targetType, type DeleteOutcome, type DeleteStatus, type DeleteTarget } from '../../model/delete.js';
 import { globTest } from '../../model/tag-query/index.js';
 import type { AccountId } from '../../model/types.js';
 import { normalizeUuid } from '../../model/check-field.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { NodeApi } from '../api.js';
 import type { FoundMetric } from '../shard/find.js';
-import type { DeleteOutcome } from '../shard/partition.js';
 import { find } from './find.js';
 
 export type { DeleteOutcome };
@@ -24,21 +24,24 @@ export interface Selection {
 /** One metric's line in a delete's answer. */
 export interface DeleteResult {
   metric_name: string;
-  /** `not local`: only other nodes store the metric (deletes act on the receiving node). */
-  delete_result: DeleteOutcome | 'not local';
+  delete_result: DeleteStatus;
+  /** Why, for a failure; empty otherwise. */
   payload: string;
 }
 
-/** Deleting the data of one kind stamped before `before` (histograms: in `periods`, null = all). */
+/** Deleting the `target` data stamped before `before` (histograms, numeric rollups: in `periods`, null = all). */
 export interface DataDelete {
-  kind: DataKind;
+  kind: DeleteTarget;
   before: number;
   confirm: boolean;
   periods: number[] | null;
 }
 
-/** What to do to each selected metric: delete data of one kind, or everything. */
-export type DeleteAction = DataDelete | { kind: null; confirm: boolean };
+/**
+ * What to do to each selected metric: delete data of one target, or everything — or, when
+ * the request's arguments make that impossible, report the problem for each of them.
+ */
+export type DeleteAction = DataDelete | { kind: null; confirm: boolean } | { kind: DeleteTarget | null; problem: DeleteProblem };
 
 /** The tag query selecting a check's metrics; 400 for a malformed uuid. */
 export function checkQueryText(uuidParam: string): string {
@@ -65,19 +68,30 @@ export async function selectPattern(node: NodeApi, account: AccountId, uuid: str
   return { found: incomplete ? found.slice(0, limit!) : found, incomplete };
 }
 
-/** Acts on each selected metric (of the action's kind), then lists `elsewhere` as `not local`. */
+/** Acts on each selected metric (holding the action's data type), then lists `elsewhere` as `not local`. */
 export async function deleteSelected(node: NodeApi, selection: Selection, action: DeleteAction, elsewhere: Elsewhere[] = []): Promise<DeleteResult[]> {
+  const type = action.kind === null ? null : targetType(action.kind);
   const results: DeleteResult[] = [];
   for (const f of selection.found) {
-    if (action.kind !== null && !f.types.includes(action.kind)) continue;
-    const metric = metricOf(node, f);
-    const outcome = action.kind === null ? await node.fullDelete(metric, action.confirm) : await node.deleteData(metric, action.kind, action.before, action.confirm, action.periods);
-    results.push({ metric_name: f.record.metric_name, delete_result: outcome, payload: '' });
+    if (type !== null && !f.types.includes(type)) continue;
+    results.push({ metric_name: f.record.metric_name, ...(await deleteOne(node, f, action)) });
   }
   for (const e of elsewhere) {
-    if (action.kind === null || e.types.includes(action.kind)) results.push({ metric_name: e.metric_name, delete_result: 'not local', payload: '' });
+    if (type === null || e.types.includes(type)) results.push({ metric_name: e.metric_name, delete_result: 'not local', payload: '' });
   }
   return results;
+}
+
+/** One metric's status; a failure is its own record, never the whole request's error. */
+async function deleteOne(node: NodeApi, f: FoundMetric, action: DeleteAction): Promise<Omit<DeleteResult, 'metric_name'>> {
+  if ('problem' in action) return { delete_result: action.problem.status, payload: action.problem.error.message };
+  try {
+    const metric = metricOf(node, f);
+    const outcome = action.kind === null ? await node.fullDelete(metric, action.confirm) : await node.deleteData(metric, action.kind, action.before, action.confirm, action.periods);
+    return { delete_result: outcome, payload: '' };
+  } catch (error) {
+    return { delete_result: failedStatus(error), payload: (error as Error).message };
+  }
 }
 
 /** A matching metric that other nodes store and this one does not. */

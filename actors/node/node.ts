@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { FerriteConfig } from '../../model/config.js';
 import { ferr, FerriteError } from '../../model/errors.js';
 import { IngestBatch } from '../../model/ingest-batch.js';
-import type { DataKind, IngestRecord } from '../../model/ingest-record.js';
+import type { IngestRecord } from '../../model/ingest-record.js';
 import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry, type RawContext, type RawFormat } from '../../model/journal-entry.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { Ring } from '../../model/topology/index.js';
@@ -26,7 +26,7 @@ import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js'
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
 import { portableIdentity, type MetricInfo, type PortableIdentity } from '../../model/metric-info.js';
-import type { DeleteOutcome } from '../shard/partition.js';
+import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { AppliedUpdate, JournaledCheckTags, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
 import { MetricRegistry } from './metric-registry.js';
 import { SeriesLimits, type Admission } from './series-limits.js';
@@ -282,7 +282,7 @@ export class FerriteNode implements NodeApi {
    * Journals a single-metric delete to the metric's other owners (x-svc-full-delete: 1),
    * after which it is applied here. Resolves once JetStream acknowledged every message.
    */
-  async journalDelete(metric: MetricInfo, kind: DataKind, before: number, periods: number[] | null): Promise<void> {
+  async journalDelete(metric: MetricInfo, kind: DeleteTarget, before: number, periods: number[] | null): Promise<void> {
     const doc: JournaledDelete = { ...portableIdentity(metric), kind, before, periods };
     await this.journalToOtherOwners(metric, 'delete', doc, 1);
   }
@@ -388,7 +388,7 @@ export class FerriteNode implements NodeApi {
    * rollup periods, null = all), or with `confirm` false only reports whether there is any.
    * Journal entries replayed later cannot bring the samples back (the shard keeps a tombstone).
    */
-  deleteData(metric: MetricInfo, kind: DataKind, before: number, confirm: boolean, periods: number[] | null = null): Promise<DeleteOutcome> {
+  deleteData(metric: MetricInfo, kind: DeleteTarget, before: number, confirm: boolean, periods: number[] | null = null): Promise<DeleteOutcome> {
     return this.shards.about(metric, 'deleteData', kind, before, this.nextSeq, confirm, periods);
   }
 

@@ -12,7 +12,7 @@ import type { Topology } from '../../model/topology/index.js';
 import type { WirePart } from '../ingest/wire.js';
 import type { WireMetric } from '../../model/metric-info.js';
 import type { FindPart, ShardFindRequest, ShardSearch, FoundMetric } from './find.js';
-import type { DeleteOutcome } from './partition.js';
+import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
 import type { ShardFigures } from '../../storage/figures.js';
 import type { SeriesReport } from '../../storage/metric-index/metric-index.js';
@@ -97,7 +97,7 @@ export interface ShardMethods {
   histograms(metric: WireMetric, period: number, start: number, end: number): WireHistogramRow[];
   /** Stores rollup records (/write/nnt), indexing the metric first. */
   writeRollups(metric: WireMetric, records: [number, RollupAccumulator][]): void;
-  deleteData(metric: WireMetric, kind: DataKind, before: number, seq: number, confirm: boolean, periods: number[] | null): DeleteOutcome;
+  deleteData(metric: WireMetric, target: DeleteTarget, before: number, seq: number, confirm: boolean, periods: number[] | null): DeleteOutcome;
   /** Every data type at every time, rollups, name record, postings, types, activity, latest flag. */
   fullDelete(metric: WireMetric, seq: number, confirm: boolean): DeleteOutcome;
   rebuildActivity(metric: WireMetric): ActivityWindow[];

@@ -203,6 +203,16 @@ export class PartitionCore {
     return this.normalize(kind, concatSeries(windows));
   }
 
+  /** True when a numeric rollup level (of `periods`, null = all) has a period of the metric starting before `before`. */
+  hasRollupsBefore(metric: MetricRef, before: number, periods: readonly number[] | null): Promise<boolean> {
+    return this.deps.rollups.hasBefore(metric, before, periods);
+  }
+
+  /** Deletes the metric's numeric rollup periods starting before `before` (of `periods`, null = all levels). */
+  deleteRollupsBefore(metric: MetricRef, before: number, periods: readonly number[] | null): Promise<void> {
+    return this.deps.rollups.deleteBefore(metric, before, periods);
+  }
+
   /** True when the metric has `kind` data stamped before `before` (histograms: in the given levels). */
   async hasDataBefore(metric: MetricInfo, kind: DataKind, before: number, periods: readonly number[] | null): Promise<boolean> {
     if (kind === 'histogram') return this.deps.histograms.hasDataBefore(metric, before, periods);

@@ -4,6 +4,7 @@
 import type { ActivityWindow } from '../../model/activity.js';
 import type { SampleColumns } from '../../model/ingest-batch.js';
 import type { DataKind } from '../../model/ingest-record.js';
+import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { concatSeries, type Series } from '../../model/series.js';
 import { leadRunComplete, selectTextRows, type TextReadOptions, type TextRow } from '../../model/text-read.js';
@@ -18,7 +19,7 @@ import type { BufferValue } from './window-buffer.js';
 export type LatestValues = Partial<Record<DataKind, [number, BufferValue | null][]>>;
 
 /** What a delete did (or, unconfirmed, would do) for one metric; interface §2.3 words. */
-export type DeleteOutcome = 'deleted' | 'found' | 'no content';
+export type { DeleteOutcome } from '../../model/delete.js';
 
 export interface PartitionHooks {
   /** Called when applying or sealing fails: the node logs it and stops acknowledging writes. */
@@ -97,15 +98,18 @@ export class Partition {
   }
 
   /**
-   * Deletes the metric's `kind` data stamped before `before` ms (histograms: in the given
-   * rollup periods, null = all), or with `confirm` false only reports whether there is any.
-   * `seq` is the journal's next sequence: replayed entries below it cannot bring data back.
+   * Deletes the metric's `target` data stamped before `before` ms (histograms and numeric
+   * rollups: in the given rollup periods, null = all), or with `confirm` false only reports
+   * whether there is any. `seq` is the journal's next sequence: replayed entries below it
+   * cannot bring raw data back.
    */
-  deleteData(metric: MetricInfo, kind: DataKind, before: number, seq: number, confirm: boolean, periods: readonly number[] | null): Promise<DeleteOutcome> {
+  deleteData(metric: MetricInfo, target: DeleteTarget, before: number, seq: number, confirm: boolean, periods: readonly number[] | null): Promise<DeleteOutcome> {
     return this.queue.run(async () => {
-      if (!(await this.core.hasDataBefore(metric, kind, before, periods))) return 'no content' as const;
+      const has = target === 'nnt' ? this.core.hasRollupsBefore(metric, before, periods) : this.core.hasDataBefore(metric, target, before, periods);
+      if (!(await has)) return 'no content' as const;
       if (!confirm) return 'found' as const;
-      await this.core.deleteBefore(metric, kind, before, { before, seq }, periods);
+      if (target === 'nnt') await this.core.deleteRollupsBefore(metric, before, periods);
+      else await this.core.deleteBefore(metric, target, before, { before, seq }, periods);
       return 'deleted' as const;
     });
   }

@@ -27,7 +27,8 @@ import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
 import type { FoldStream, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
-import { Partition, type DeleteOutcome, type PartitionHooks } from './partition.js';
+import { Partition, type PartitionHooks } from './partition.js';
+import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
 import { SeriesTable } from './series-table.js';
 import type { BufferValue } from './window-buffer.js';
@@ -250,8 +251,10 @@ export class Shard {
     await this.partition(m.partition).writeRollups(metric, records);
   }
 
-  deleteData(m: WireMetric, kind: DataKind, before: number, seq: number, confirm: boolean, periods: number[] | null): Promise<DeleteOutcome> {
-    return this.partition(m.partition).deleteData(this.series.resolve(m), kind, before, seq, confirm, periods);
+  /** A metric this shard does not index (fully deleted since it was selected, say) is `not found`. */
+  async deleteData(m: WireMetric, target: DeleteTarget, before: number, seq: number, confirm: boolean, periods: number[] | null): Promise<DeleteOutcome> {
+    if (!(await this.knows(m))) return 'not found';
+    return this.partition(m.partition).deleteData(this.series.resolve(m), target, before, seq, confirm, periods);
   }
 
   /**
@@ -260,6 +263,7 @@ export class Shard {
    * data written afterwards starts a fresh metric.
    */
   async fullDelete(m: WireMetric, seq: number, confirm: boolean): Promise<DeleteOutcome> {
+    if (!(await this.knows(m))) return 'not found';
     if (!confirm) return 'found';
     const metric = this.series.resolve(m);
     const partition = this.partition(m.partition);
