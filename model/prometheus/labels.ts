@@ -3,7 +3,7 @@
 import { tagSearchText, type CanonicalName } from '../metric-name.js';
 import type { TaggedSample } from '../tagged-sample.js';
 import type { RemoteSeries } from './remote-codec.js';
-import type { Labels } from './types.js';
+import { setLabel, type Labels } from './types.js';
 
 export const METRIC_NAME = '__name__';
 
@@ -20,7 +20,7 @@ export function metricLabels(name: CanonicalName): Labels {
   const labels: Labels = { [METRIC_NAME]: name.name };
   for (const t of name.tags) {
     if (t.value === null || t.value === '') continue;
-    labels[tagSearchText(t.category)] = tagSearchText(t.value);
+    setLabel(labels, tagSearchText(t.category), tagSearchText(t.value));
   }
   return labels;
 }

@@ -2,7 +2,7 @@
 // (re2js, linear time on user input); `.` matches newlines as in Prometheus 3. A label a
 // series does not have matches as the empty string.
 import { RE2JS } from 're2js';
-import type { LabelMatcher, Labels } from './types.js';
+import { labelValue, type LabelMatcher, type Labels } from './types.js';
 
 export interface CompiledMatcher extends LabelMatcher {
   test(value: string): boolean;
@@ -32,7 +32,7 @@ export function compileMatcher(m: LabelMatcher): CompiledMatcher {
 }
 
 export function matchesAll(matchers: readonly CompiledMatcher[], labels: Labels): boolean {
-  return matchers.every((m) => m.test(labels[m.name] ?? ''));
+  return matchers.every((m) => m.test(labelValue(labels, m.name)));
 }
 
 /** The exact values a selector requires (non-empty `=` matchers), which an index can look up. */

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { compressSync, uncompressSync } from 'snappy';
-import type { LabelMatcher, Labels, MatcherType } from './types.js';
+import { setLabel, type LabelMatcher, type Labels, type MatcherType } from './types.js';
 
 export interface RemoteSample {
   value: number;
@@ -88,7 +88,7 @@ function labelsOf(wire: WireLabel[]): Labels {
   const labels: Labels = {};
   for (const l of wire) {
     if (Object.hasOwn(labels, l.name)) throw new RemoteFormatError(`label ${JSON.stringify(l.name)} appears twice in one series`);
-    labels[l.name] = l.value;
+    setLabel(labels, l.name, l.value);
   }
   return labels;
 }

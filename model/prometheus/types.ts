@@ -4,6 +4,19 @@ import type { Histogram } from '../histogram/index.js';
 /** Labels as Prometheus has them: name → value, `__name__` included. */
 export type Labels = Record<string, string>;
 
+/**
+ * A label's value, '' when absent. Own properties only: a label named `toString` or
+ * `constructor` must not find Object.prototype's.
+ */
+export function labelValue(labels: Labels, name: string): string {
+  return Object.hasOwn(labels, name) ? labels[name]! : '';
+}
+
+/** Sets a label as an own property (an assignment to `__proto__` would set the prototype instead). */
+export function setLabel(labels: Labels, name: string, value: string): void {
+  Object.defineProperty(labels, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 export type MatcherType = '=' | '!=' | '=~' | '!~';
 
 export interface LabelMatcher {

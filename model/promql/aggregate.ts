@@ -2,7 +2,7 @@
 // Prometheus' engine does: sum, avg, min, max, count, group, stddev, stdvar, quantile,
 // topk, bottomk, count_values, limitk, limit_ratio. Sums use Kahan summation (Prometheus 3).
 import { Histogram } from '../histogram/index.js';
-import type { Labels } from '../prometheus/types.js';
+import { labelValue, type Labels } from '../prometheus/types.js';
 import { PromQLError } from './ast.js';
 import { formatGoFloat } from './format.js';
 import { labelsHash } from './labels-hash.js';
@@ -19,7 +19,7 @@ export interface AggregateSpec {
 
 function groupLabels(labels: Labels, grouping: readonly string[], without: boolean): Labels {
   if (without) return Object.fromEntries(Object.entries(labels).filter(([k]) => k !== METRIC_NAME && !grouping.includes(k)));
-  return Object.fromEntries(grouping.filter((k) => labels[k] !== undefined && labels[k] !== '').map((k) => [k, labels[k]!]));
+  return Object.fromEntries(grouping.filter((k) => labelValue(labels, k) !== '').map((k) => [k, labels[k]!]));
 }
 
 interface Group {

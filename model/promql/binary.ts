@@ -3,7 +3,7 @@
 // operators and/or/unless. Vector/vector operations pair series per step, as Prometheus'
 // VectorBinop does, with its errors for ambiguous matches.
 import { Histogram } from '../histogram/index.js';
-import type { Labels } from '../prometheus/types.js';
+import { labelValue, setLabel, type Labels } from '../prometheus/types.js';
 import { PromQLError, type BinaryOp, type VectorMatching } from './ast.js';
 import { labelsKey, METRIC_NAME, SeriesCollector, withoutName, type Cell, type Value, type VSeries } from './values.js';
 
@@ -95,8 +95,8 @@ function resultLabels(spec: BinarySpec, labels: Labels, other: Labels): Labels {
     else out = Object.fromEntries(Object.entries(out).filter(([k]) => !m.labels.includes(k)));
   }
   for (const l of m.include) {
-    const v = other[l];
-    if (v !== undefined && v !== '') out[l] = v;
+    const v = labelValue(other, l);
+    if (v !== '') setLabel(out, l, v);
     else delete out[l];
   }
   return out;

@@ -3,7 +3,7 @@
 // and absent(). Histogram functions are in histogram-functions.ts.
 import { RE2JS } from 're2js';
 import { Histogram } from '../histogram/index.js';
-import type { LabelMatcher, Labels } from '../prometheus/types.js';
+import { labelValue, setLabel, type LabelMatcher, type Labels } from '../prometheus/types.js';
 import { PromQLError } from './ast.js';
 import { compareLabelSets, METRIC_NAME, SeriesCollector, withoutName, type VSeries } from './values.js';
 import { lookupTable } from '../lookup-table.js';
@@ -80,7 +80,7 @@ function checkLabelName(name: string, what: string, func: string): void {
 function withLabel(labels: Labels, name: string, value: string): Labels {
   const out = { ...labels };
   if (value === '') delete out[name];
-  else out[name] = value;
+  else setLabel(out, name, value);
   return out;
 }
 
@@ -106,7 +106,7 @@ export function labelReplace(series: VSeries[], dst: string, replacement: string
   checkLabelName(dst, 'destination', 'label_replace');
   const named = re.namedGroups();
   return relabel(series, (labels) => {
-    const m = re.matcher(labels[src] ?? '');
+    const m = re.matcher(labelValue(labels, src));
     if (!m.matches()) return labels;
     const groups = Array.from({ length: re.groupCount() + 1 }, (_, g) => m.group(g));
     return withLabel(labels, dst, expandTemplate(replacement, groups, named));
@@ -117,7 +117,7 @@ export function labelReplace(series: VSeries[], dst: string, replacement: string
 export function labelJoin(series: VSeries[], dst: string, separator: string, sources: string[]): VSeries[] {
   for (const s of sources) checkLabelName(s, 'source', 'label_join');
   checkLabelName(dst, 'destination', 'label_join');
-  return relabel(series, (labels) => withLabel(labels, dst, sources.map((s) => labels[s] ?? '').join(separator)));
+  return relabel(series, (labels) => withLabel(labels, dst, sources.map((s) => labelValue(labels, s)).join(separator)));
 }
 
 function relabel(series: VSeries[], f: (labels: Labels) => Labels): VSeries[] {
@@ -143,7 +143,7 @@ export function sortByLabels(series: VSeries[], labels: string[], desc: boolean)
   const sign = desc ? -1 : 1;
   return [...series].sort((a, b) => {
     for (const l of labels) {
-      const c = naturalCompare(a.labels[l] ?? '', b.labels[l] ?? '');
+      const c = naturalCompare(labelValue(a.labels, l), labelValue(b.labels, l));
       if (c !== 0) return sign * c;
     }
     return sign * compareLabelSets(a.labels, b.labels);
@@ -172,7 +172,7 @@ export function absentLabels(matchers: readonly LabelMatcher[] | null): Labels {
   for (const m of matchers ?? []) {
     if (m.name === METRIC_NAME) continue;
     if (m.type === '=' && !seen.has(m.name)) {
-      if (m.value !== '') out[m.name] = m.value;
+      if (m.value !== '') setLabel(out, m.name, m.value);
       seen.add(m.name);
     } else {
       delete out[m.name];

@@ -58,3 +58,17 @@ test('the engine evaluates every query or refuses it with a PromQLError', async 
   );
   t.pass();
 });
+
+test('label names that are Object.prototype properties are labels like any other', async (t) => {
+  const grid1 = { startMs: T, stepMs: 1, count: 1 };
+  const run = async (query: string) => evaluate(parsePromQL(query, { stepMs: 1, rangeMs: 0 }), grid1, { source, lookbackMs: 300_000, queryStartMs: T, queryEndMs: T });
+  // A counterexample fast-check found: `toString` was read from the prototype (a function).
+  t.truthy(await run('sum(up{toString!~""})'));
+  t.truthy(await run('sum(up{constructor=""})'));
+  const replaced = await run('label_replace(up{job="api"}, "__proto__", "$1", "job", "(.*)")');
+  if (replaced.kind !== 'vector') return t.fail(replaced.kind);
+  const labels = replaced.series[0]!.labels;
+  t.is(Object.getPrototypeOf(labels), Object.prototype, 'the prototype is untouched');
+  t.true(Object.hasOwn(labels, '__proto__'));
+  t.is(labels['__proto__'], 'api');
+});
