@@ -15,8 +15,11 @@ export type IngestRecord<M extends MetricIdentity = MetricIdentity> =
   /** `generation`: MetricList generation, for the `last_*` conflict resolvers (absent = 0). */
   | { kind: 'numeric'; metric: M; ts: EpochMs; value: NumericValue; generation?: number }
   | { kind: 'text'; metric: M; ts: EpochMs; value: string | null }
-  /** `value` is the base64 serialized circllhist as submitted. */
-  | { kind: 'histogram'; metric: M; ts: EpochMs; value: string };
+  /**
+   * `value` is the base64 serialized circllhist as submitted; `cumulative` (TSV `H2`, MetricList
+   * `Histogram.cumulative`): its counts are running totals (model/histogram/cumulative.ts).
+   */
+  | { kind: 'histogram'; metric: M; ts: EpochMs; value: string; cumulative?: boolean };
 
 export type DataKind = IngestRecord['kind'];
 

@@ -20,6 +20,8 @@ export interface JournalRecord {
   value: NumericValue | string;
   /** MetricList generation of a numeric record (absent = 0). */
   generation?: number;
+  /** A cumulative histogram (absent = false). */
+  cumulative?: boolean;
 }
 
 export interface JournalEntry {
@@ -28,8 +30,8 @@ export interface JournalEntry {
 }
 
 // Value codes: numbers that JSON can carry, doubles it cannot (NaN, ±Infinity), bigints,
-// numeric null, text, text null, histogram.
-type Code = 'n' | 'd' | 'b' | 'z' | 's' | 't' | 'h';
+// numeric null, text, text null, histogram, cumulative histogram.
+type Code = 'n' | 'd' | 'b' | 'z' | 's' | 't' | 'h' | 'H';
 // A numeric row with a non-zero generation carries it fifth (the value null for 'z').
 type Row = [number, number, Code] | [number, number, Code, number | string | null] | [number, number, Code, number | string | null, number];
 
@@ -53,7 +55,7 @@ export function encodeJournalEntry(records: readonly IngestRecord[]): Buffer {
 function encodeRow(mi: number, r: IngestRecord): Row {
   switch (r.kind) {
     case 'histogram':
-      return [mi, r.ts, 'h', r.value];
+      return [mi, r.ts, r.cumulative === true ? 'H' : 'h', r.value];
     case 'text':
       return r.value === null ? [mi, r.ts, 't'] : [mi, r.ts, 's', r.value];
     case 'numeric': {
@@ -112,6 +114,8 @@ function decodeValue(row: Row): JournalRecord {
       return { metric, ts: at, kind: 'text', value: null };
     case 'h':
       return { metric, ts: at, kind: 'histogram', value: raw as string };
+    case 'H':
+      return { metric, ts: at, kind: 'histogram', value: raw as string, cumulative: true };
   }
 }
 

@@ -1,4 +1,4 @@
-// The /raw TSV body (interface §2.8): `M` and `H1` records, TAB-separated, one per line.
+// The /raw TSV body (interface §2.8): `M`, `H1` and `H2` (cumulative histogram) records, TAB-separated, one per line.
 import type { IngestBatch, Placed } from './ingest-batch.js';
 import type { IngestRecord, MetricIdentity, MetricResolver, RecordError } from './ingest-record.js';
 import { histogramProblem } from './histogram-check.js';
@@ -170,8 +170,8 @@ function parseLine<M extends MetricIdentity>(line: string, ctx: TsvContext<M>): 
   const fields = splitFields(line, 6);
   const tag = fields[0];
   if (tag === 'M') return parseM(fields, ctx);
-  if (tag === 'H1') return parseH1(fields, ctx);
-  return `unknown record type '${truncate(tag ?? '')}' (expected M or H1)`;
+  if (tag === 'H1' || tag === 'H2') return parseHistogram(tag, fields, ctx);
+  return `unknown record type '${truncate(tag ?? '')}' (expected M, H1 or H2)`;
 }
 
 function parseM<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): IngestRecord<M> | string {
@@ -187,15 +187,18 @@ function parseM<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): Inge
   return { kind: 'numeric', metric: head.metric, ts: head.ts, value: value.value };
 }
 
-function parseH1<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): IngestRecord<M> | string {
-  if (f.length !== 5) return `H1 record needs 5 TAB-separated fields, got ${f.length}`;
+/** `H1` (a period's samples) or `H2` (cumulative: running totals), same fields. */
+function parseHistogram<M extends MetricIdentity>(tag: 'H1' | 'H2', f: string[], ctx: TsvContext<M>): IngestRecord<M> | string {
+  if (f.length !== 5) return `${tag} record needs 5 TAB-separated fields, got ${f.length}`;
   const head = parseHead(f, ctx);
   if (typeof head === 'string') return head;
   const histogram = f[4]!;
-  if (histogram.length === 0 || !BASE64.test(histogram)) return 'H1 HISTOGRAM is not base64';
+  if (histogram.length === 0 || !BASE64.test(histogram)) return `${tag} HISTOGRAM is not base64`;
   const problem = histogramProblem(histogram);
-  if (problem !== null) return `H1 HISTOGRAM ${problem}`;
-  return { kind: 'histogram', metric: head.metric, ts: head.ts, value: histogram };
+  if (problem !== null) return `${tag} HISTOGRAM ${problem}`;
+  const record: IngestRecord<M> = { kind: 'histogram', metric: head.metric, ts: head.ts, value: histogram };
+  if (tag === 'H2') record.cumulative = true;
+  return record;
 }
 
 function parseHead<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): { ts: EpochMs; metric: M } | string {

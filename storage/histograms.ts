@@ -4,8 +4,8 @@
 // Only the partition actor calls this, one message at a time.
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
 import { ferr } from '../model/errors.js';
-import { deserializeHistogram, Histogram, histogramFromBase64, serializeHistogram } from '../model/histogram/index.js';
-import { CF, decodeU64, encodeU64, histogramDirtyKey, histogramDirtyPrefix, histogramKey, histogramKeyParts, METRIC_ID_BYTES, prefixEnd } from './keys.js';
+import { cumulativeDelta, deserializeHistogram, Histogram, histogramFromBase64, serializeHistogram } from '../model/histogram/index.js';
+import { CF, decodeU64, encodeU64, histogramCumulativeKey, histogramCumulativePrefix, histogramDirtyKey, histogramDirtyPrefix, histogramKey, histogramKeyParts, METRIC_ID_BYTES, prefixEnd } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricInfo } from '../model/metric-info.js';
@@ -31,12 +31,24 @@ interface Dirty {
   starts: Map<number, number>;
 }
 
+/** A cumulative series' last submission: what its next one is measured against. */
+interface Baseline {
+  id: Buffer;
+  ts: number;
+  hist: Histogram;
+  /** The stored key's ts (null: not stored yet); it is replaced when the buffer is sealed. */
+  storedTs: number | null;
+}
+
 /** [period start ms, histogram], in time order. */
 export type HistogramRow = [number, Histogram];
 
 export class HistogramStore {
   private readonly pending = new Map<string, Pending>();
   private readonly dirty = new Map<string, Dirty>();
+  /** Cumulative series by metric id hex; `unsealed`: those whose baseline moved since the last seal. */
+  private readonly baselines = new Map<string, Baseline>();
+  private readonly unsealed = new Set<string>();
   private readonly levels: readonly RollupLevel[];
 
   private constructor(
@@ -54,6 +66,9 @@ export class HistogramStore {
     for (const m of await loadMarkers(store, histogramDirtyPrefix(partition))) {
       hs.markDirty(Buffer.from(m.idHex, 'hex'), m.idHex, m.start, decodeU64(m.value));
     }
+    for (const m of await loadMarkers(store, histogramCumulativePrefix(partition))) {
+      hs.baselines.set(m.idHex, { id: Buffer.from(m.idHex, 'hex'), ts: m.start, hist: deserializeHistogram(m.value), storedTs: m.start });
+    }
     return hs;
   }
 
@@ -61,8 +76,27 @@ export class HistogramStore {
     return this.levels[0]!.period * SECOND;
   }
 
-  /** Buffers one journaled submission; returns true when the buffer should be sealed. */
-  apply(metric: MetricInfo, ts: number, base64: string, seq: number): boolean {
+  /**
+   * Buffers one journaled submission; returns true when the buffer should be sealed. A
+   * cumulative one adds its change since the series' previous one (the first: all of it); one
+   * not newer than that is a repeat (journal replay) or late, and adds nothing. The baseline is
+   * stored with the buffer, so replay after a crash measures against what it was then.
+   */
+  apply(metric: MetricInfo, ts: number, base64: string, seq: number, cumulative = false): boolean {
+    let hist: Histogram;
+    // Validated at ingest; a journal entry written by an older, laxer build is skipped.
+    try {
+      hist = histogramFromBase64(base64);
+    } catch {
+      return false;
+    }
+    if (cumulative) {
+      const base = this.baselines.get(metric.idHex);
+      if (base !== undefined && ts <= base.ts) return false;
+      this.baselines.set(metric.idHex, { id: metric.id, ts, hist, storedTs: base?.storedTs ?? null });
+      this.unsealed.add(metric.idHex);
+      if (base !== undefined) hist = cumulativeDelta(hist, base.hist);
+    }
     const start = ts - (ts % this.baseMs);
     const key = `${metric.idHex}/${start}/${seq}`;
     let entry = this.pending.get(key);
@@ -70,12 +104,7 @@ export class HistogramStore {
       entry = { id: metric.id, idHex: metric.idHex, start, seq, hist: Histogram.empty() };
       this.pending.set(key, entry);
     }
-    // Validated at ingest; a journal entry written by an older, laxer build is skipped.
-    try {
-      entry.hist.merge(histogramFromBase64(base64));
-    } catch {
-      /* unreadable submission: nothing to merge */
-    }
+    entry.hist.merge(hist);
     return this.pending.size >= MAX_PENDING;
   }
 
@@ -96,7 +125,14 @@ export class HistogramStore {
       const seq = Math.max(p.seq, this.dirty.get(p.idHex)?.starts.get(p.start) ?? 0);
       batch.put(CF.state, histogramDirtyKey(this.partition, p.idHex, p.start), encodeU64(seq));
     }
+    const moved = [...this.unsealed].map((idHex) => [idHex, this.baselines.get(idHex)!] as const);
+    for (const [idHex, b] of moved) {
+      if (b.storedTs !== null) batch.delete(CF.state, histogramCumulativeKey(this.partition, idHex, b.storedTs));
+      batch.put(CF.state, histogramCumulativeKey(this.partition, idHex, b.ts), serializeHistogram(b.hist));
+    }
     await batch.write();
+    for (const [, b] of moved) b.storedTs = b.ts;
+    this.unsealed.clear();
     for (const p of this.pending.values()) this.markDirty(p.id, p.idHex, p.start, p.seq);
     this.pending.clear();
   }
@@ -158,6 +194,15 @@ export class HistogramStore {
       batch.delete(CF.state, histogramDirtyKey(this.partition, metric.idHex, start));
       d!.starts.delete(start);
     }
+  }
+
+  /** Forgets a cumulative series' baseline, in `batch` (full delete: its next submission starts afresh). */
+  forgetCumulative(batch: StoreBatch, metric: MetricInfo): void {
+    const b = this.baselines.get(metric.idHex);
+    if (b === undefined) return;
+    if (b.storedTs !== null) batch.delete(CF.state, histogramCumulativeKey(this.partition, metric.idHex, b.storedTs));
+    this.baselines.delete(metric.idHex);
+    this.unsealed.delete(metric.idHex);
   }
 
   private selectLevels(periods: readonly number[] | null): readonly RollupLevel[] {

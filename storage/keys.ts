@@ -163,6 +163,15 @@ export function histogramDirtyPrefix(partition: number): string {
   return `hdirty/${partition}/`;
 }
 
+/** `hcum/<partition>/<metric id hex>/<ts ms>`: a cumulative histogram series' last submission (its running totals). */
+export function histogramCumulativeKey(partition: number, idHex: string, ts: number): Buffer {
+  return Buffer.from(`${histogramCumulativePrefix(partition)}${idHex}/${ts}`);
+}
+
+export function histogramCumulativePrefix(partition: number): string {
+  return `hcum/${partition}/`;
+}
+
 // Index keys. Strings are UTF-8 and end in 0x00, which legal tag text never contains.
 const POSTING = 0x70; // 'p'
 const TYPE = 0x74; // 't'

@@ -33,7 +33,7 @@ const INDEX_TAGS_WITH_ID = new Set([0x74, 0x61, 0x4c, 0x44]);
 /** v1 postings end with the metric id. */
 const INDEX_POSTING = 0x70;
 /** State keys a partition owns: `<kind>/<partition>` or `<kind>/<partition>/…`. */
-const PARTITION_STATE = /^(seal_seq|hdirty|rdirty)\/(\d+)(\/|$)/;
+const PARTITION_STATE = /^(seal_seq|hdirty|hcum|rdirty)\/(\d+)(\/|$)/;
 /** Entries copied between writes. */
 const BATCH_ENTRIES = 10_000;
 /** In `shards.next/`: the layout of a split that was copied whole. */

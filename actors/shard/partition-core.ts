@@ -85,7 +85,7 @@ export class PartitionCore {
     if (this.deps.tombstones.size > 0 && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
     if (r.kind === 'histogram') {
       this.activity.note(r.metric.id, r.metric.idHex, r.ts);
-      return this.deps.histograms.apply(r.metric, r.ts, r.value, seq);
+      return this.deps.histograms.apply(r.metric, r.ts, r.value, seq, r.cumulative === true);
     }
     const state = this.open.stateOf(r.metric);
     this.noteActivity(state, r.ts);
@@ -261,6 +261,7 @@ export class PartitionCore {
   async forget(metric: MetricInfo): Promise<void> {
     const batch = this.deps.blocks.batch();
     this.deps.rollups.deleteAll(batch, metric);
+    this.deps.histograms.forgetCumulative(batch, metric);
     await batch.write();
     this.open.drop(metric.idHex);
     await this.activity.drop(metric.id, metric.idHex);

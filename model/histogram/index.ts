@@ -2,3 +2,4 @@
 export * from './bin.js';
 export * from './histogram.js';
 export * from './serialize.js';
+export * from './cumulative.js';

@@ -46,7 +46,9 @@ function toRecord<M extends MetricIdentity>(s: DecodedSample, ctx: MetricListCon
         const bin = Math.abs(b.val) < 10 ? { val: 0, exp: 0 } : { val: b.val, exp: b.exp };
         if (b.count > 0n) h.insertBin(bin, b.count);
       }
-      return { kind: 'histogram', metric, ts, value: histogramToBase64(h) };
+      const record: IngestRecord<M> = { kind: 'histogram', metric, ts, value: histogramToBase64(h) };
+      if (s.value.cumulative) record.cumulative = true;
+      return record;
     }
   }
 }

@@ -9,7 +9,7 @@ export type Value =
   | { t: 'int' | 'uint' | 'double'; v: number }
   | { t: 'long' | 'ulong'; v: bigint }
   | { t: 'string'; v: string }
-  | { t: 'hist'; v: [number, number, bigint][] }
+  | { t: 'hist'; v: [number, number, bigint][]; cumulative?: boolean }
   | { t: 'absent-n' | 'absent-s' | 'absent-h' | 'none' };
 
 /** The Metric table around a value: when, which check, which account. */
@@ -61,7 +61,7 @@ function valueTable(b: flatbuffers.Builder, ns: typeof V1 | typeof V2, value: Va
         for (const [val, exp, count] of [...value.v].reverse()) V2.HistogramBucket.createHistogramBucket(b, count, val, exp);
         buckets = b.endVector();
       }
-      return ns.Histogram.createHistogram(b, buckets, false);
+      return ns.Histogram.createHistogram(b, buckets, value.cumulative === true);
     }
     case 'absent-n':
       return ns.AbsentNumericValue.createAbsentNumericValue(b);
