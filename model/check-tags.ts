@@ -30,8 +30,10 @@ export const emptyCheckTags = (): CheckTagState => ({ tags: {}, cleared: 0 });
 export function applyCheckTagUpdate(state: CheckTagState, u: CheckTagUpdate): CheckTagState {
   const tags = { ...state.tags };
   const touch = (tag: string, slot: 0 | 1) => {
-    const [added, removed] = tags[tag] ?? [0, 0];
-    tags[tag] = slot === 0 ? [Math.max(added, u.stamp), removed] : [added, Math.max(removed, u.stamp)];
+    // Own properties only: a tag `toString` or `__proto__` is a tag like any other.
+    const [added, removed] = Object.hasOwn(tags, tag) ? tags[tag]! : [0, 0];
+    const value: [number, number] = slot === 0 ? [Math.max(added, u.stamp), removed] : [added, Math.max(removed, u.stamp)];
+    Object.defineProperty(tags, tag, { value, enumerable: true, writable: true, configurable: true });
   };
   for (const tag of u.add) touch(tag, 0);
   for (const tag of u.remove) touch(tag, 1);

@@ -22,7 +22,7 @@ export const ERRORS = {
   FER_ERR_BODY_TOO_LARGE: { status: 413, message: 'request body exceeds %s bytes' },
   FER_ERR_METRIC_NOT_FOUND: { status: 404, message: 'metric %s not in surrogate-db.' },
   FER_ERR_NOT_LOCAL: { status: 421, message: 'not local: %s is not stored or replicated on this node (its owners: %s); send the delete to them, or add x-svc-full-delete: 1 to journal it to them' },
-  FER_ERR_NOT_IMPLEMENTED: { status: 501, message: 'not implemented: %s' },
+  FER_ERR_NOT_IMPLEMENTED: { status: 400, message: 'not implemented: %s' },
   FER_ERR_NOT_FOUND: { status: 404, message: 'no route for %s %s' },
   FER_ERR_UNKNOWN_EXTENSION: { status: 404, message: 'no extension named %s (GET /extension/lua lists them)' },
   FER_ERR_UNKNOWN_TOPOLOGY: { status: 404, message: 'unknown topology %s (this node runs %s)' },

@@ -98,7 +98,7 @@ test('impossible arguments: a record per metric in multi-metric deletes, an erro
     t.deepEqual(await periods(n, 'n.a', 60), [600, 660, 720, 780], 'nothing was deleted');
 
     const one = await del(n, `/raw/${UUID}/n.raw`, { 'x-svc-delete-time': '9999', 'x-svc-delete-rollups': '60' });
-    t.is(one.status, 501);
+    t.is(one.status, 400);
     t.is(one.json.code, 'FER_ERR_NOT_IMPLEMENTED');
     const badLevel = await del(n, `/nnt/${UUID}/n.a`, { 'x-svc-delete-time': '700', 'x-svc-delete-rollups': '61' });
     t.is(badLevel.status, 400);

@@ -16,13 +16,13 @@ const metric = fc.oneof(
   { arbitrary: fc.constantFrom('*', 'fuzz*', '*m', '**', 'a*a*a*a*a*a*a*a*a*a*a*a*b', '*|ST[*'), weight: 2 },
   { arbitrary: metricNameArb.map(segment), weight: 2 },
 );
-const kind = fc.constantFrom('raw', 'text', 'histogram');
+const kind = fc.constantFrom('raw', 'nnt', 'text', 'histogram');
 const query = tagQuery.map((q) => `query=${segment(q)}`);
 
 const path = fc.oneof(
   fc.tuple(kind, uuid, metric).map(([k, u, m]) => `/${k}/${u}/${m}`),
   fc.tuple(kind, fc.option(query, { freq: 8 })).map(([k, q]) => `/${k}/tags${q === null ? '' : `?${q}`}`),
-  fc.tuple(fc.constantFrom('text', 'histogram'), uuid).map(([k, u]) => `/${k}/${u}`),
+  fc.tuple(fc.constantFrom('nnt', 'text', 'histogram'), uuid).map(([k, u]) => `/${k}/${u}`),
   fc.tuple(uuid, metric).map(([u, m]) => `/full/canonical/${u}/${m}`),
   fc.option(query, { freq: 8 }).map((q) => `/full/tags${q === null ? '' : `?${q}`}`),
 );

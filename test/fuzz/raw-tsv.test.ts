@@ -24,7 +24,7 @@ const value = fc.oneof({ arbitrary: numberText, weight: 5 }, { arbitrary: fc.con
 const mLine = fc
   .tuple(timestamp, checkField, metricNameArb, fc.oneof({ arbitrary: fc.constantFrom(...TYPES), weight: 8 }, { arbitrary: fc.constantFrom('', 'x', 'nn', 'N', 'S'), weight: 1 }), value)
   .map((f) => ['M', ...f].join('\t'));
-const h1Line = fc.tuple(timestamp, checkField, metricNameArb, histogramBase64).map((f) => ['H1', ...f].join('\t'));
+const h1Line = fc.tuple(fc.constantFrom('H1', 'H2'), timestamp, checkField, metricNameArb, histogramBase64).map((f) => f.join('\t'));
 const oddLine = fc.oneof(
   hostileString,
   fc.array(hostileString, { maxLength: 8 }).map((fields) => fields.join('\t')),
@@ -47,7 +47,7 @@ const request: fc.Arbitrary<FuzzRequest> = fc
     headers: { ...(account === null ? {} : { 'x-svc-account-id': account }), ...(type === undefined ? {} : { 'content-type': type }) },
   }));
 
-test.serial('TSV M and H1 lines: 2xx or 4xx with a JSON error, promptly', async (t) => {
+test.serial('TSV M, H1 and H2 lines: 2xx or 4xx with a JSON error, promptly', async (t) => {
   await fuzz(t, node(), request, {
     runs: 1500,
     examples: [
