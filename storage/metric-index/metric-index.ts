@@ -378,14 +378,14 @@ export class MetricIndex {
   private post(id: number, accountId: number, name: string, uuid: string, tags: readonly { category: string; value: string | null }[]): void {
     const account = this.accountIndex(accountId);
     this.addTo(account.all, id);
-    this.addTo(dictionary(account, '__name').term(name).ids, id);
-    this.addTo(dictionary(account, '__check_uuid').term(uuid).ids, id);
+    this.addTo(dictionary(account, '__name').term(name, this.bulk).ids, id);
+    this.addTo(dictionary(account, '__check_uuid').term(uuid, this.bulk).ids, id);
     for (const tag of tags) {
       const category = searchText(tag.category);
       const dict = dictionary(account, category);
       if (category !== tag.category) dict.spelling = tag.category;
       const key = tag.value === null ? NO_VALUE : searchText(tag.value);
-      const term = dict.term(key);
+      const term = dict.term(key, this.bulk);
       if (tag.value !== null && key !== tag.value) term.spelling = tag.value;
       this.addTo(term.ids, id);
     }
@@ -397,7 +397,10 @@ export class MetricIndex {
     this.bulk = false;
     for (const account of this.accounts.values()) {
       account.all.sortUnique();
-      for (const dict of account.categories.values()) for (const term of dict.all()) term.ids.sortUnique();
+      for (const dict of account.categories.values()) {
+        dict.settle();
+        for (const term of dict.all()) term.ids.sortUnique();
+      }
     }
   }
 
