@@ -61,6 +61,8 @@ export const STATE_KEY = {
   outboxIncarnation: Buffer.from('outbox_incarnation'),
   /** The shard layout the data is split in (storage/shard-layout.ts), JSON `{shards, partitions}`; absent before shards. */
   shardLayout: Buffer.from('shard_layout'),
+  /** A shard store's: the token of the index snapshot a clean stop wrote beside it (storage/metric-index/snapshot.ts). */
+  indexSnapshot: Buffer.from('index_snapshot'),
 } as const;
 
 /** `applied/<sender incarnation>`: which of that sender's journal messages this node applied. */

@@ -9,6 +9,7 @@ import { diskUse, rollupBacklog, type DiskUse, type RollupBacklog } from './figu
 import { HistogramStore, storedHistogramStarts } from './histograms.js';
 import { LatestFlags } from './latest.js';
 import { MetricIndex } from './metric-index/metric-index.js';
+import { snapshotFile, takeSnapshot, writeSnapshot } from './metric-index/snapshot.js';
 import { sweepRetention } from './retention.js';
 import { storedPeriodStarts } from './rollup-chunks.js';
 import { RollupStore } from './rollups.js';
@@ -28,6 +29,8 @@ export type ShardBatch = StoreBatch;
 
 export class ShardStorage {
   private constructor(
+    /** The store's directory (the index snapshot lives beside it). */
+    private readonly dir: string,
     private readonly store: Store,
     private readonly config: FerriteConfig,
     readonly index: MetricIndex,
@@ -44,8 +47,10 @@ export class ShardStorage {
   static async open(dir: string, partitions: readonly number[], config: FerriteConfig): Promise<ShardStorage> {
     const store = await Store.open(dir, { syncWrites: config.syncWrites });
     try {
+      // Before anything is written: the snapshot holds only until the store changes.
+      const image = await takeSnapshot(store, snapshotFile(dir));
       const tombstones = await Tombstones.load(store);
-      const { index } = await MetricIndex.load(store);
+      const index = image !== null ? MetricIndex.fromImage(store, image) : (await MetricIndex.load(store)).index;
       const stores = new Map<number, PartitionStores>();
       for (const p of partitions) {
         stores.set(p, {
@@ -55,7 +60,7 @@ export class ShardStorage {
           activity: new ActivityTracker(store),
         });
       }
-      return new ShardStorage(store, config, index, tombstones, new LatestFlags(store), stores);
+      return new ShardStorage(dir, store, config, index, tombstones, new LatestFlags(store), stores);
     } catch (error) {
       await store.close();
       throw error;
@@ -83,10 +88,18 @@ export class ShardStorage {
     return { disk: await diskUse(this.store), backlog: await rollupBacklog(this.store, partitions) };
   }
 
-  /** Leaves only SST files behind (no WAL to replay) and closes the store. */
+  /**
+   * Leaves only SST files behind (no WAL to replay) and closes the store. A clean stop
+   * (`flush`) first writes the index snapshot, so the next open need not rebuild the index.
+   */
   async close(flush: boolean): Promise<void> {
     try {
-      if (flush) await this.store.flushAll();
+      if (flush) {
+        const image = this.index.image();
+        // The snapshot is a cache: failing to write it costs the next start a rebuild, nothing more.
+        if (image !== null) await writeSnapshot(this.store, snapshotFile(this.dir), image).catch(() => undefined);
+        await this.store.flushAll();
+      }
     } finally {
       await this.store.close();
     }

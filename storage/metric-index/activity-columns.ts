@@ -58,6 +58,22 @@ export class ActivityColumns {
     return false;
   }
 
+  /** The columns up to `size` ids and the metrics with several windows (for an index snapshot). */
+  image(size: number): { start: Uint32Array; end: Uint32Array; more: [number, ActivityWindow[]][] } {
+    if (size > this.end.length) this.grow(size - 1);
+    return { start: this.start.slice(0, size), end: this.end.slice(0, size), more: [...this.more].map(([id, w]) => [id, w.map(([a, b]) => [a, b] as ActivityWindow)]) };
+  }
+
+  /** Columns from an image. */
+  static of(image: { start: Uint32Array; end: Uint32Array; more: [number, ActivityWindow[]][] }): ActivityColumns {
+    const c = new ActivityColumns();
+    c.grow(Math.max(image.end.length, 1) - 1);
+    c.start.set(image.start);
+    c.end.set(image.end);
+    for (const [id, windows] of image.more) c.more.set(id, windows);
+    return c;
+  }
+
   get bytes(): number {
     return this.start.byteLength + this.end.byteLength;
   }

@@ -33,6 +33,17 @@ export class IdList {
     this.size = n + 1;
   }
 
+  /** A list of `ids` (sorted, distinct), kept as given (an index snapshot's). */
+  static of(ids: Uint32Array): IdList {
+    const list = new IdList();
+    if (ids.length === 1) list.first(ids[0]!);
+    else if (ids.length > 1) {
+      list.ids = ids;
+      list.size = ids.length;
+    }
+    return list;
+  }
+
   /** Appends without keeping order (a bulk load); `sortUnique` restores it. */
   push(id: number): void {
     if (this.size === 0) return this.first(id);

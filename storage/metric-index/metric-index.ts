@@ -13,7 +13,8 @@ import type { Store, StoreBatch } from '../rocks.js';
 import { ActivityColumns } from './activity-columns.js';
 import { IdList } from './id-sets.js';
 import { decodeNameRecord, encodeNameRecord, type NameRecordFields } from './name-record.js';
-import { NO_VALUE, TermDictionary } from './term-dictionary.js';
+import { NO_VALUE, Term, TermDictionary } from './term-dictionary.js';
+import type { IndexImage } from './snapshot.js';
 
 export type IndexKind = 'numeric' | 'text' | 'histogram';
 
@@ -77,6 +78,8 @@ export interface IndexLoadReport {
   /** Wall-clock and CPU time of the load. */
   ms: number;
   cpuMs: number;
+  /** Read from the snapshot a clean stop left (storage/metric-index/snapshot.ts), not rebuilt. */
+  fromSnapshot?: boolean;
 }
 
 export class MetricIndex {
@@ -101,7 +104,7 @@ export class MetricIndex {
   private readonly accounts = new Map<number, AccountIndex>();
   /** During a load ids are posted in storage id order: lists are appended to, and sorted once at the end. */
   private bulk = false;
-  readonly activity = new ActivityColumns();
+  activity = new ActivityColumns();
   private dead = 0;
   private alive = 0;
   /** How the last load went (for /state). */
@@ -133,6 +136,88 @@ export class MetricIndex {
     const cpu = process.cpuUsage(cpu0);
     index.loaded = { metrics: index.alive, migrated: v1.length, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
     return { index, report: index.loaded };
+  }
+
+  /**
+   * The whole index as plain data, live metrics only (an index snapshot); null while a batch
+   * that named new metrics is unwritten (a snapshot must equal what the store says).
+   */
+  image(): IndexImage | null {
+    const n = this.size;
+    const alive = new Uint8Array(n);
+    for (let id = 0; id < n; id++) {
+      if (this.state[id] === State.Pending) return null;
+      alive[id] = this.state[id] === State.Alive ? 1 : 0;
+    }
+    const live = (list: IdList) => list.view().filter((id) => alive[id] === 1);
+    return {
+      size: n,
+      storageIds: this.storageIds.slice(0, n * METRIC_ID_BYTES),
+      alive,
+      typeBits: this.typeBits.slice(0, n),
+      accountOf: this.accountOf.slice(0, n),
+      checkOfId: this.checkOfId.slice(0, n),
+      nameStart: this.nameStart.slice(0, n),
+      nameLength: this.nameLength.slice(0, n),
+      names: this.names.subarray(0, this.namesUsed),
+      checks: this.checks.map((c) => [c.uuid, c.checkName, c.accountId]),
+      accounts: [...this.accounts].map(([account, a]) => ({
+        account,
+        all: live(a.all),
+        categories: [...a.categories].map(([category, dict]) => ({
+          category,
+          spelling: dict.spelling,
+          terms: dict.sortedTerms().flatMap((t) => {
+            const ids = live(t.ids);
+            return ids.length === 0 ? [] : [{ text: t.text, spelling: t.spelling, ids }];
+          }),
+        })),
+      })),
+      activity: this.activity.image(n),
+    };
+  }
+
+  /** The index an image describes (see `image`); its storage ids are linked and series counted anew. */
+  static fromImage(store: Store, image: IndexImage): MetricIndex {
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const index = new MetricIndex(store);
+    const n = image.size;
+    index.grow(Math.max(1024, n));
+    index.size = n;
+    index.storageIds.set(image.storageIds);
+    index.typeBits.set(image.typeBits);
+    index.accountOf.set(image.accountOf);
+    index.checkOfId.set(image.checkOfId);
+    index.nameStart.set(image.nameStart);
+    index.nameLength.set(image.nameLength);
+    index.names = Buffer.from(image.names);
+    index.namesUsed = image.names.byteLength;
+    for (const [uuid, checkName, accountId] of image.checks) index.checkId(uuid, checkName, accountId);
+    for (let id = 0; id < n; id++) {
+      if (image.alive[id] !== 1) continue;
+      index.state[id] = State.Alive;
+      index.alive++;
+      index.link(id);
+      index.linked++;
+      index.countSeries(index.accountOf[id]!, index.checkOfId[id]!, 1);
+    }
+    for (const a of image.accounts) {
+      const categories = new Map<string, TermDictionary>();
+      for (const c of a.categories) {
+        const terms = c.terms.map((t) => {
+          const term = new Term(t.text, IdList.of(t.ids));
+          term.spelling = t.spelling;
+          return term;
+        });
+        categories.set(c.category, TermDictionary.of(terms, c.spelling));
+      }
+      index.accounts.set(a.account, { all: IdList.of(a.all), categories });
+    }
+    index.activity = ActivityColumns.of(image.activity);
+    const cpu = process.cpuUsage(cpu0);
+    index.loaded = { metrics: index.alive, migrated: 0, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, fromSnapshot: true };
+    return index;
   }
 
   /** The dense id of a stored metric (-1: not indexed here). */
@@ -340,7 +425,7 @@ export class MetricIndex {
   report(): Record<string, number> {
     const columnBytes =
       this.storageIds.byteLength + this.state.byteLength + this.typeBits.byteLength + this.accountOf.byteLength + this.checkOfId.byteLength + this.nameStart.byteLength + this.nameLength.byteLength + this.names.byteLength + this.table.byteLength + this.activity.bytes;
-    return { metrics: this.alive, dead: this.dead, accounts: this.accounts.size, column_bytes: columnBytes, load_ms: Math.round(this.loaded.ms), load_cpu_ms: Math.round(this.loaded.cpuMs), loaded_metrics: this.loaded.metrics };
+    return { metrics: this.alive, dead: this.dead, accounts: this.accounts.size, column_bytes: columnBytes, load_ms: Math.round(this.loaded.ms), load_cpu_ms: Math.round(this.loaded.cpuMs), loaded_metrics: this.loaded.metrics, loaded_from_snapshot: this.loaded.fromSnapshot === true ? 1 : 0 };
   }
 
   // ---- internals ----

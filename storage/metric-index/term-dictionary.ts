@@ -13,10 +13,12 @@ export const NO_VALUE = '\u0000';
 const MIN_UNSORTED = 256;
 
 export class Term {
-  readonly ids = new IdList();
   /** The value as the canonical name spells it, when that differs from the search text (`b"…"`). */
   spelling: string | null = null;
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    readonly ids = new IdList(),
+  ) {}
 }
 
 export class TermDictionary {
@@ -43,6 +45,21 @@ export class TermDictionary {
       if (!bulk && this.unsorted.length > Math.max(MIN_UNSORTED, this.sorted.length >> 3)) this.mergeUnsorted();
     }
     return t;
+  }
+
+  /** The terms in search text order. */
+  sortedTerms(): Term[] {
+    this.settle();
+    return this.sorted.map((key) => this.terms.get(key)!);
+  }
+
+  /** A dictionary of `terms`, given in search text order (an index snapshot's). */
+  static of(terms: readonly Term[], spelling: string | null): TermDictionary {
+    const d = new TermDictionary();
+    d.spelling = spelling;
+    for (const t of terms) d.terms.set(t.text, t);
+    d.sorted = terms.map((t) => t.text);
+    return d;
   }
 
   /** Sorts what a bulk load added. */
