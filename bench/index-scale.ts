@@ -14,6 +14,7 @@ import { placeMetric } from '../model/metric-key.js';
 import { parseTagQuery } from '../model/tag-query/index.js';
 import type { MetricKey } from '../model/types.js';
 import { MetricIndex, type IndexableMetric } from '../storage/metric-index/metric-index.js';
+import { takeSnapshot, writeSnapshot } from '../storage/metric-index/snapshot.js';
 import { evaluate } from '../storage/metric-index/query-plan.js';
 import { Store } from '../storage/rocks.js';
 import { findBody } from '../actors/shard/find-rows.js';
@@ -50,6 +51,19 @@ async function queryTimes(index: MetricIndex, query: string, rounds: number): Pr
   return { count, p50: ms[Math.floor(ms.length / 2)]!, p99: ms[Math.min(ms.length - 1, Math.ceil(ms.length * 0.99) - 1)]! };
 }
 
+/** What a clean stop and the next start pay for the index snapshot (storage/metric-index/snapshot.ts). */
+async function snapshotRoundTrip(store: Store, file: string, index: MetricIndex): Promise<void> {
+  const t0 = performance.now();
+  await writeSnapshot(store, file, index.image()!);
+  const written = performance.now() - t0;
+  const bytes = diskBytes(file);
+  const t1 = performance.now();
+  const restored = MetricIndex.fromImage(store, (await takeSnapshot(store, file))!);
+  const read = performance.now() - t1;
+  console.log(`snapshot: written in ${(written / 1000).toFixed(1)} s (${(bytes / 2 ** 20).toFixed(0)} MiB, ${(bytes / restored.report().metrics!).toFixed(0)} B/series); read back in ${(read / 1000).toFixed(1)} s (${(restored.loaded.cpuMs / 1000).toFixed(1)} s of CPU to rebuild from the image)`);
+  recordFigure({ bench: 'index-scale', measure: `index ${restored.report().metrics} series: start from snapshot`, unit: 's', ferrite: read / 1000, peer: null, better: 'lower' });
+}
+
 async function main(): Promise<void> {
   const o = new Command('bench-index-scale').option('--series <n>', 'series to index', (v) => Number(v), 1_000_000).option('--rounds <n>', 'timed repetitions per query', (v) => Number(v), 50).parse().opts<{ series: number; rounds: number }>();
   const dir = mkdtempSync(path.join(tmpdir(), 'ferrite-index-scale-'));
@@ -80,6 +94,7 @@ async function main(): Promise<void> {
     console.log(`\ndisk ${(diskBytes(dir) / 2 ** 20).toFixed(0)} MiB`);
     const { report } = await MetricIndex.load(store);
     console.log(`reload: ${report.metrics} series in ${(report.ms / 1000).toFixed(1)} s, ${(report.cpuMs / 1000).toFixed(1)} s of CPU (${(report.cpuMs / 1000 / (report.metrics / 1e6)).toFixed(1)} CPU s per million); RSS now ${rssMb().toFixed(0)} MiB (two indexes held)`);
+    await snapshotRoundTrip(store, path.join(dir, 'snapshot.index'), index);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
