@@ -88,3 +88,11 @@ export function diskBytes(dir: string): number {
   const r = spawnSync('du', ['-sb', dir], { encoding: 'utf8' });
   return Number(r.stdout.split('\t')[0]);
 }
+
+/** ferrite's bytes on disk by kind of data (`/state` → `disk.by_kind`), as a line of a bench's output. */
+export async function diskByKindLine(url: string): Promise<string> {
+  const state = (await (await fetch(`${url}/state`)).json()) as { disk: { total_bytes: number; by_kind: Record<string, number> } };
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
+  const parts = Object.entries(state.disk.by_kind).map(([kind, bytes]) => `${kind} ${mib(bytes)}`);
+  return `ferrite on disk by kind (MiB): ${parts.join(', ')}; total ${mib(state.disk.total_bytes)}`;
+}

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { ferriteBodies, ferriteName, send, UUID, vmBodies, type Dataset } from './dataset.js';
 import { timeRounds } from './timing.js';
-import { startFerrite, startVictoriaMetrics, victoriaMetricsAvailable } from './peers.js';
+import { diskBytes, diskByKindLine, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable } from './peers.js';
 import { recordFigure } from './summary.js';
 
 interface Options {
@@ -300,6 +300,8 @@ async function main(): Promise<void> {
       if (o.month) await send(`${vm.url}/api/v1/import/prometheus`, vmBodies(monthData), 4, 'POST');
       await fetch(`${vm.url}/internal/force_flush`);
     }
+    console.log(await diskByKindLine(ferrite.url));
+    if (vm !== null) console.log(`victoria-metrics on disk (MiB): ${(diskBytes(vm.dataDir) / 2 ** 20).toFixed(1)}`);
     console.log('\n| read | ferrite median ms | ferrite p90 ms | VM median ms | VM p90 ms | ratio VM/ferrite (median) | values checked equal |');
     console.log('|---|---|---|---|---|---|---|');
     const ratios: number[] = [];
