@@ -6,7 +6,8 @@
 // - the project's dependencies (`npm ci` when node_modules is missing), which bring the
 //   Node 24 runtime the tests run on (the optional `node-linux-*` packages);
 // - Debian packages: nats-server (cluster tests), chromium (console browser tests),
-//   prometheus (real Prometheus and promtool tests), libatomic1 (rocksdb-native, the image test).
+//   prometheus (real Prometheus and promtool tests), libatomic1 (rocksdb-native, the image test),
+//   strace (the syncWrites test follows the node's system calls).
 //
 // As root, missing packages are installed with apt-get. Otherwise the script stops at once
 // with one line naming the command to run: a test never finds its tool missing.
@@ -23,6 +24,7 @@ const PACKAGES = [
   { name: 'chromium', has: () => existsSync(process.env.FERRITE_CHROMIUM ?? '/usr/bin/chromium') },
   { name: 'prometheus', has: () => onPath('prometheus') && onPath('promtool') },
   { name: 'libatomic1', has: () => dpkgInstalled('libatomic1') },
+  { name: 'strace', has: () => onPath('strace') },
 ];
 
 function onPath(command) {
