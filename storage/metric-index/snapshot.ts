@@ -95,32 +95,62 @@ export async function takeSnapshot(store: Store, file: string): Promise<IndexIma
 }
 
 // ---- the file: magic, version, token, then sections (u32 LE length + bytes) ----
+//
+// Per-term data is binary, not JSON: at 10M series the `__name` dictionary alone has 10M terms,
+// whose JSON would take minutes to write and approach V8's longest string. Term texts are
+// concatenated (a category-only tag's key is NUL, so no separator would do); per term three
+// u32: its posting list's offset and length in one array of every list, and its text's length.
+
+/** Sections after the JSON document, in file order. */
+const SECTIONS = 14;
 
 function encode(image: IndexImage, token: Buffer): Uint8Array[] {
-  const postings: Uint32Array[] = [];
-  let at = 0;
-  const place = (ids: Uint32Array): [number, number] => {
-    postings.push(ids);
-    at += ids.length;
-    return [at - ids.length, ids.length];
+  const texts: string[] = [];
+  const spellings: [number, string][] = [];
+  const lists: Uint32Array[] = [];
+  let listed = 0;
+  const place = (ids: Uint32Array): number => {
+    lists.push(ids);
+    listed += ids.length;
+    return listed - ids.length;
   };
-  const structure = {
-    size: image.size,
-    checks: image.checks,
-    more: image.activity.more,
-    accounts: image.accounts.map((a) => [a.account, place(a.all), a.categories.map((c) => [c.category, c.spelling, c.terms.flatMap((t) => [t.text, t.spelling, ...place(t.ids)])])]),
-  };
-  const all = new Uint32Array(at);
-  let o = 0;
-  for (const p of postings) {
-    all.set(p, o);
-    o += p.length;
+  const accounts = image.accounts.map((a) => [
+    a.account,
+    place(a.all),
+    a.all.length,
+    a.categories.map((c) => {
+      for (const t of c.terms) {
+        if (t.spelling !== null) spellings.push([texts.length, t.spelling]);
+        texts.push(t.text);
+      }
+      return [c.category, c.spelling, c.terms.length];
+    }),
+  ]);
+  // Each term's list after the accounts' `all` lists: (offset, length, text length) per term, in text order.
+  const spans = new Uint32Array(texts.length * 3);
+  let term = 0;
+  for (const a of image.accounts) {
+    for (const c of a.categories) {
+      for (const t of c.terms) {
+        spans[term * 3] = place(t.ids);
+        spans[term * 3 + 1] = t.ids.length;
+        spans[term * 3 + 2] = t.text.length;
+        term++;
+      }
+    }
   }
+  const postings = new Uint32Array(listed);
+  let o = 0;
+  for (const l of lists) {
+    postings.set(l, o);
+    o += l.length;
+  }
+  const structure = { size: image.size, checks: image.checks, more: image.activity.more, accounts, spellings };
   const head = Buffer.alloc(4 + 4 + TOKEN_BYTES);
   MAGIC.copy(head, 0);
   head.writeUInt32LE(VERSION, 4);
   token.copy(head, 8);
-  const sections = [Buffer.from(JSON.stringify(structure)), image.storageIds, image.alive, image.typeBits, image.accountOf, image.checkOfId, image.nameStart, image.nameLength, image.names, image.activity.start, image.activity.end, all];
+  const sections = [Buffer.from(JSON.stringify(structure)), image.storageIds, image.alive, image.typeBits, image.accountOf, image.checkOfId, image.nameStart, image.nameLength, image.names, image.activity.start, image.activity.end, Buffer.from(texts.join('')), spans, postings];
   const out: Uint8Array[] = [head];
   for (const s of sections) {
     const len = Buffer.alloc(4);
@@ -139,19 +169,32 @@ function decode(bytes: Buffer, token: Buffer): IndexImage | null {
     sections.push(bytes.subarray(at + 4, at + 4 + len));
     at += 4 + len;
   }
-  if (sections.length !== 12) return null;
+  if (sections.length !== SECTIONS) return null;
   // Copies: typed arrays need their own aligned buffers.
   const u8 = (b: Buffer) => new Uint8Array(b);
   const u16 = (b: Buffer) => new Uint16Array(u8(b).buffer);
   const u32 = (b: Buffer) => new Uint32Array(u8(b).buffer);
-  const [json, storageIds, alive, typeBits, accountOf, checkOfId, nameStart, nameLength, names, start, end, postings] = sections as [Buffer, ...Buffer[]] as Buffer[];
-  const all = u32(postings!);
-  const ids = (offset: number, length: number) => all.subarray(offset, offset + length);
+  const [json, storageIds, alive, typeBits, accountOf, checkOfId, nameStart, nameLength, names, start, end, textBytes, spanBytes, postingBytes] = sections as Buffer[];
   const s = JSON.parse(json!.toString('utf8')) as {
     size: number;
     checks: [string, string, number][];
     more: [number, ActivityWindow[]][];
-    accounts: [number, [number, number], [string, string | null, (string | number | null)[]][]][];
+    accounts: [number, number, number, [string, string | null, number][]][];
+    spellings: [number, string][];
+  };
+  const postings = u32(postingBytes!);
+  const ids = (offset: number, length: number) => postings.subarray(offset, offset + length);
+  const texts = textBytes!.toString('utf8');
+  const spans = u32(spanBytes!);
+  const spelled = new Map(s.spellings);
+  let term = 0;
+  let textAt = 0;
+  const nextTerm = (): TermImage => {
+    const length = spans[term * 3 + 2]!;
+    const t = { text: texts.slice(textAt, textAt + length), spelling: spelled.get(term) ?? null, ids: ids(spans[term * 3]!, spans[term * 3 + 1]!) };
+    textAt += length;
+    term++;
+    return t;
   };
   return {
     size: s.size,
@@ -165,14 +208,10 @@ function decode(bytes: Buffer, token: Buffer): IndexImage | null {
     names: u8(names!),
     checks: s.checks,
     activity: { start: u32(start!), end: u32(end!), more: s.more },
-    accounts: s.accounts.map(([account, [o, n], categories]) => ({
+    accounts: s.accounts.map(([account, offset, length, categories]) => ({
       account,
-      all: ids(o, n),
-      categories: categories.map(([category, spelling, flat]) => {
-        const terms: TermImage[] = [];
-        for (let i = 0; i < flat.length; i += 4) terms.push({ text: flat[i] as string, spelling: flat[i + 1] as string | null, ids: ids(flat[i + 2] as number, flat[i + 3] as number) });
-        return { category, spelling, terms };
-      }),
+      all: ids(offset, length),
+      categories: categories.map(([category, spelling, count]) => ({ category, spelling, terms: Array.from({ length: count }, nextTerm) })),
     })),
   };
 }
