@@ -27,6 +27,7 @@ interface Options {
   concurrency: number;
   rounds: number;
   vm: boolean;
+  ferrite: boolean;
   figures?: string;
 }
 
@@ -52,6 +53,8 @@ interface Result {
   loadRate: number;
   /** Seconds from the last acknowledgement until the timed read first came back exact. */
   readableAfterS: number;
+  /** Requests refused with 503 and sent again after Retry-After. */
+  refused: number;
   peakRssMiB: number;
   /** Median of the timed rounds of the 1000-series read, ms. */
   readMs: number;
@@ -80,22 +83,34 @@ function checkExact(who: string, series: number[], got: Samples): void {
 async function untilExact(who: string, read: () => Promise<Samples>, series: number[]): Promise<number> {
   const t0 = performance.now();
   let last: unknown;
+  let told = t0;
   while (performance.now() - t0 < PATIENCE_MS) {
     try {
       checkExact(who, series, await read());
       return performance.now() - t0;
     } catch (error) {
+      if (error instanceof BadRead) throw error;
       last = error;
+      // A long wait says why, so a run at scale that is stuck can be told from one that is slow.
+      if (performance.now() - told > 30_000) {
+        told = performance.now();
+        console.log(`${who}: not exact yet after ${((told - t0) / 1000).toFixed(0)} s: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`);
+      }
       await sleep(100);
     }
   }
   throw new Error(`${who}: no exact read after ${PATIENCE_MS / 1000} s; last: ${last instanceof Error ? last.message : String(last)}`);
 }
 
+/** A read the server refused as malformed (4xx): asking again cannot help. */
+class BadRead extends Error {}
+
 async function json(url: string, init?: RequestInit): Promise<any> {
   const res = await fetch(url, init);
-  if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  return res.json();
+  if (res.status === 200) return res.json();
+  // The tail, where the reason is: the head of a long query's error repeats the query.
+  const message = `${url} answered ${res.status}: …${(await res.text()).slice(-300)}`;
+  throw res.status >= 400 && res.status < 500 ? new BadRead(message) : new Error(message);
 }
 
 /** ferrite: one /fetch of every series, `average` over 10 s slots (one sample each), no reduce. */
@@ -127,7 +142,8 @@ async function ferriteRaw(url: string, m: number, start: number): Promise<Sample
 function vmRead(start: number): RangeRead {
   return async (url, series) => {
     const names = series.map((m) => `bench_metric_${m}`);
-    const form = new URLSearchParams({ query: `{__name__=~"${names.join('|')}"}`, start: String(start), end: String(start + (SCRAPES - 1) * STEP_S), step: `${STEP_S}s` });
+    // The common prefix once: 1000 whole names would pass VictoriaMetrics' default query length limit (16 KiB).
+    const form = new URLSearchParams({ query: `{__name__=~"bench_metric_(${series.join('|')})"}`, start: String(start), end: String(start + (SCRAPES - 1) * STEP_S), step: `${STEP_S}s` });
     const doc = (await json(`${url}/api/v1/query_range`, { method: 'POST', body: form })) as { data: { result: { metric: { __name__: string }; values: [number, string][] }[] } };
     const byName = new Map(doc.data.result.map((r) => [r.metric.__name__, r.values.map(([, v]) => Number(v))]));
     return names.map((n) => byName.get(n) ?? []);
@@ -139,14 +155,16 @@ function scrape(all: Bodies, k: number, perScrape: number): Bodies {
   return { length: perScrape, at: (i) => all.at(k * perScrape + i) };
 }
 
-/** Sends every scrape in turn, each wholly acknowledged before the next; seconds taken. */
-async function load(url: string, s: System, d: Dataset, o: Options): Promise<number> {
+/** Sends every scrape in turn, each wholly acknowledged before the next; seconds taken and 503s waited out. */
+async function load(url: string, s: System, d: Dataset, o: Options): Promise<{ seconds: number; refused: number }> {
   // Made before the clock starts, so the client's formatting does not compete with the server.
   const bodies = prepared(s.bodies(d));
   const perScrape = o.series / o.batch;
+  let refused = 0;
   const t0 = performance.now();
-  for (let k = 0; k < SCRAPES; k++) await send(`${url}${s.write.path}`, scrape(bodies, k, perScrape), o.concurrency, s.write.method);
-  return (performance.now() - t0) / 1000;
+  // A refused write (ferrite sheds load past its write latency budget) is retried after Retry-After, inside the clock.
+  for (let k = 0; k < SCRAPES; k++) refused += await send(`${url}${s.write.path}`, scrape(bodies, k, perScrape), o.concurrency, s.write.method, {}, true);
+  return { seconds: (performance.now() - t0) / 1000, refused };
 }
 
 /** Stops gracefully; one that has not exited after a minute is killed, so a wedged server cannot hang the bench. */
@@ -162,8 +180,8 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
   const known = o.series - 1; // written last in every scrape
   let running = await s.start(dir);
   try {
-    const loadS = await load(running.url, s, d, o);
-    console.log(`${s.label}: ${o.series * SCRAPES} samples acknowledged in ${loadS.toFixed(1)} s`);
+    const { seconds: loadS, refused } = await load(running.url, s, d, o);
+    console.log(`${s.label}: ${o.series * SCRAPES} samples acknowledged in ${loadS.toFixed(1)} s (${refused} requests refused with 503 and sent again)`);
     const read = () => s.read(running.url, readSeries);
     const readableAfterS = (await untilExact(`${s.label} ${readSeries.length}-series read`, read, readSeries)) / 1000;
     const { ms } = await timeRounds(async () => checkExact(`${s.label} ${readSeries.length}-series read`, readSeries, await read()), o.rounds);
@@ -175,7 +193,7 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const readKnown = s.label === 'ferrite' ? () => ferriteRaw(running.url, known, d.start) : () => s.read(running.url, [known]);
     await untilExact(`${s.label} read after restart`, readKnown, [known]);
     const restartS = (performance.now() - t0) / 1000;
-    const r: Result = { label: s.label, loadRate: (o.series * SCRAPES) / loadS, readableAfterS, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS };
+    const r: Result = { label: s.label, loadRate: (o.series * SCRAPES) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS };
     // Printed as it comes: a run that fails later still leaves this system's figures.
     console.log(`${s.label}: ${JSON.stringify(r)}`);
     return r;
@@ -185,16 +203,17 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
 }
 
 function systems(o: Options, start: number): System[] {
-  const out: System[] = [
-    {
+  const out: System[] = [];
+  if (o.ferrite) {
+    out.push({
       label: 'ferrite',
       // The index of a million series takes a while to reload: wait for readiness as long as for data.
       start: (dir) => startFerrite(dir, [], PATIENCE_MS),
       bodies: ferriteBodiesLazy,
       write: { path: '/raw', method: 'PUT' },
       read: ferriteRead(start),
-    },
-  ];
+    });
+  }
   if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
   else if (!victoriaMetricsAvailable()) console.log('VictoriaMetrics not installed (apt-get install victoria-metrics): skipping that side');
   else out.push({ label: 'victoria-metrics', start: (dir) => startVictoriaMetrics(dir), bodies: vmBodiesLazy, write: { path: '/api/v1/import/prometheus', method: 'POST' }, read: vmRead(start) });
@@ -229,6 +248,7 @@ async function main(): Promise<void> {
     .option('--concurrency <n>', 'requests in flight within a scrape', (v) => Number(v), 4)
     .option('--rounds <n>', 'timed repetitions of the 1000-series read', (v) => Number(v), 10)
     .option('--no-vm', 'skip VictoriaMetrics')
+    .option('--no-ferrite', 'skip ferrite (to look at the peer alone)')
     .option('--figures <file>', 'append the headline figures to this JSON-lines file (replacing this bench\'s earlier rows)')
     .parse()
     .opts<Options>();
