@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { ferriteBodiesLazy, ferriteName, prepared, send, UUID, valueOf, vmBodiesLazy, type Bodies, type Dataset } from './dataset.js';
-import { diskBytes, startFerrite, startVictoriaMetrics, treePeakRss, victoriaMetricsAvailable, type Running } from './peers.js';
+import { diskBytes, requireShippedNode, startFerrite, startVictoriaMetrics, treePeakRss, victoriaMetricsAvailable, type Running } from './peers.js';
 import { keepFiguresIn, recordFigure } from './summary.js';
 import { timeRounds } from './timing.js';
 
@@ -123,9 +123,9 @@ function ferriteRead(start: number): RangeRead {
       streams: series.map((m) => ({ uuid: UUID, name: ferriteName(m), kind: 'numeric', transform: 'average', transform_params: [] })),
       reduce: [],
     };
-    // DF4: data[i] is slot i across the streams; turned here into rows per series.
+    // DF4 with `pass`: data[s] is stream s's slots, in the order asked; an empty slot is null.
     const doc = (await json(`${url}/fetch`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })) as { data: (number | null)[][] };
-    return series.map((_, s) => doc.data.flatMap((slot) => (slot[s] === null || slot[s] === undefined ? [] : [slot[s]!])));
+    return doc.data.map((row) => row.filter((v): v is number => v !== null));
   };
 }
 
@@ -252,6 +252,7 @@ async function main(): Promise<void> {
     .option('--figures <file>', 'append the headline figures to this JSON-lines file (replacing this bench\'s earlier rows)')
     .parse()
     .opts<Options>();
+  requireShippedNode(); // before anything runs, not after the peer's half
   o.batch = Math.min(o.batch, o.series);
   if (o.series % o.batch !== 0) throw new Error(`--batch ${o.batch} must divide --series ${o.series}, so no request holds two scrapes`);
   if (o.figures !== undefined) keepFiguresIn(o.figures, 'scale');
