@@ -232,6 +232,9 @@ function report(results: Result[], o: Options): void {
     { measure: 'restart to first exact read', unit: 's', of: (r) => r.restartS, better: 'lower', digits: 2 },
     { measure: 'acknowledged to readable (1000-series read exact)', unit: 's', of: (r) => r.readableAfterS, better: 'lower', digits: 2 },
   ];
+  // Not a figure to compare, but it explains the load rate: each refusal costs its writer a Retry-After.
+  const refusals = (r: Result | undefined) => (r === undefined ? '–' : String(r.refused));
+  const refusedRow = `| write requests refused (503) and sent again | ${refusals(f)} | ${refusals(v)} | – |`;
   const fmt = (x: number | undefined, digits: number) => (x === undefined ? '–' : x.toFixed(digits));
   console.log(`\n| ${o.series} series × ${SCRAPES} scrapes | ferrite | VictoriaMetrics | ratio ferrite / VM |\n|---|---|---|---|`);
   for (const row of rows) {
@@ -239,6 +242,7 @@ function report(results: Result[], o: Options): void {
     console.log(`| ${row.measure} (${row.unit}) | ${fmt(a, row.digits)} | ${fmt(b, row.digits)} | ${a === undefined || b === undefined ? '–' : (a / b).toFixed(2)} |`);
     if (a !== undefined) recordFigure({ bench: 'scale', measure: `${row.measure}, ${o.series} series × ${SCRAPES}`, unit: row.unit, ferrite: a, peer: b ?? null, better: row.better });
   }
+  console.log(refusedRow);
 }
 
 async function main(): Promise<void> {
