@@ -80,11 +80,13 @@ function checkExact(who: string, series: number[], got: Samples): void {
 }
 
 /** `read` repeated until it comes back exact (a system may acknowledge before it can read); ms waited. */
-async function untilExact(who: string, read: () => Promise<Samples>, series: number[]): Promise<number> {
+async function untilExact(who: string, read: () => Promise<Samples>, series: number[], server: Running): Promise<number> {
   const t0 = performance.now();
   let last: unknown;
   let told = t0;
   while (performance.now() - t0 < PATIENCE_MS) {
+    // A server that died (the kernel's OOM killer leaves no message) fails the run now, not after the patience runs out.
+    if (exited(server)) throw new Error(`${who}: the server exited (code ${server.child.exitCode}, signal ${server.child.signalCode})`);
     try {
       checkExact(who, series, await read());
       return performance.now() - t0;
@@ -167,9 +169,11 @@ async function load(url: string, s: System, d: Dataset, o: Options): Promise<{ s
   return { seconds: (performance.now() - t0) / 1000, refused };
 }
 
+const exited = (r: Running): boolean => r.child.exitCode !== null || r.child.signalCode !== null;
+
 /** Stops gracefully; one that has not exited after a minute is killed, so a wedged server cannot hang the bench. */
 async function stop(r: Running): Promise<void> {
-  if (r.child.exitCode !== null || r.child.signalCode !== null) return;
+  if (exited(r)) return;
   const kill = setTimeout(() => r.child.kill('SIGKILL'), 60_000);
   await r.stop();
   clearTimeout(kill);
@@ -183,7 +187,7 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const { seconds: loadS, refused } = await load(running.url, s, d, o);
     console.log(`${s.label}: ${o.series * SCRAPES} samples acknowledged in ${loadS.toFixed(1)} s (${refused} requests refused with 503 and sent again)`);
     const read = () => s.read(running.url, readSeries);
-    const readableAfterS = (await untilExact(`${s.label} ${readSeries.length}-series read`, read, readSeries)) / 1000;
+    const readableAfterS = (await untilExact(`${s.label} ${readSeries.length}-series read`, read, readSeries, running)) / 1000;
     const { ms } = await timeRounds(async () => checkExact(`${s.label} ${readSeries.length}-series read`, readSeries, await read()), o.rounds);
     const peak = treePeakRss(running.child.pid!);
     await stop(running);
@@ -191,7 +195,7 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const t0 = performance.now();
     running = await s.start(dir);
     const readKnown = s.label === 'ferrite' ? () => ferriteRaw(running.url, known, d.start) : () => s.read(running.url, [known]);
-    await untilExact(`${s.label} read after restart`, readKnown, [known]);
+    await untilExact(`${s.label} read after restart`, readKnown, [known], running);
     const restartS = (performance.now() - t0) / 1000;
     const r: Result = { label: s.label, loadRate: (o.series * SCRAPES) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS };
     // Printed as it comes: a run that fails later still leaves this system's figures.
