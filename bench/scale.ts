@@ -107,8 +107,12 @@ async function untilExact(who: string, read: () => Promise<Samples>, series: num
 /** A read the server refused as malformed (4xx): asking again cannot help. */
 class BadRead extends Error {}
 
+/** Longest a single read may take before it counts as failed (ferrite's own deadline is 60 s). */
+const READ_TIMEOUT_MS = 120_000;
+
 async function json(url: string, init?: RequestInit): Promise<any> {
-  const res = await fetch(url, init);
+  // A server that stops answering mid-request must not hang the bench past its patience.
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
   if (res.status === 200) return res.json();
   // The tail, where the reason is: the head of a long query's error repeats the query.
   const message = `${url} answered ${res.status}: …${(await res.text()).slice(-300)}`;
