@@ -194,8 +194,11 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const readableAfterS = (await untilExact(`${s.label} ${readSeries.length}-series read`, read, readSeries, running)) / 1000;
     const { ms } = await timeRounds(async () => checkExact(`${s.label} ${readSeries.length}-series read`, readSeries, await read()), o.rounds);
     const peak = treePeakRss(running.child.pid!);
+    // Each figure printed as soon as it exists: a restart that never reads back must not take them with it.
+    console.log(`${s.label}: readable ${readableAfterS.toFixed(2)} s after the last acknowledgement; ${readSeries.length}-series read median ${ms[Math.floor((ms.length - 1) / 2)]!.toFixed(1)} ms; peak RSS ${mib(peak).toFixed(0)} MiB`);
     await stop(running);
     const disk = diskBytes(dir);
+    console.log(`${s.label}: ${mib(disk).toFixed(1)} MiB on disk after a graceful stop; starting again`);
     const t0 = performance.now();
     running = await s.start(dir);
     const readKnown = s.label === 'ferrite' ? () => ferriteRaw(running.url, known, d.start) : () => s.read(running.url, [known]);
