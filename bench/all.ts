@@ -2,12 +2,12 @@
 // their headline figures gathered (bench/summary.ts) into one Markdown table: written to
 // bench/results.md and into the README's Performance section between its markers.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { requireShippedNode, victoriaMetricsAvailable } from './peers.js';
-import { figuresTable, type Figure } from './summary.js';
+import { figuresTable, forgetFigures, readFigures } from './summary.js';
 
 /** Each benchmark with its arguments: full size, and `--quick` (minutes in all, for a smoke run). */
 const BENCHES: { script: string; full: string[]; quick: string[] }[] = [
@@ -19,6 +19,7 @@ const BENCHES: { script: string; full: string[]; quick: string[] }[] = [
   { script: 'histogram', full: [], quick: ['--metrics', '10', '--reads', '20'] },
   { script: 'cluster', full: [], quick: ['--metrics', '1000', '--points', '20'] },
   { script: 'index-scale', full: [], quick: ['--series', '200000'] },
+  { script: 'scale', full: [], quick: ['--series', '20000'] },
 ];
 
 const BEGIN = '<!-- bench:summary:begin (npm run bench writes this table) -->';
@@ -29,20 +30,6 @@ function runBench(script: string, args: string[], summary: string): boolean {
   const r = spawnSync(process.execPath, [path.join('dist/bench', `${script}.js`), ...args], { stdio: 'inherit', env: { ...process.env, BENCH_SUMMARY: summary } });
   if (r.status !== 0) console.log(`bench/${script} failed (exit ${r.status ?? r.signal}); its figures are missing from the table`);
   return r.status === 0;
-}
-
-function readFigures(file: string): Figure[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Figure);
-}
-
-/** Drops a benchmark's rows from a kept figures file before it runs again. */
-function forgetFigures(file: string, bench: string): void {
-  const kept = readFigures(file).filter((f) => f.bench !== bench);
-  writeFileSync(file, kept.map((f) => `${JSON.stringify(f)}\n`).join(''));
 }
 
 function section(table: string, o: { quick: boolean; kept: boolean }, failed: string[]): string {

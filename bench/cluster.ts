@@ -74,7 +74,7 @@ async function sendSpread(urls: string[], bodies: string[], concurrency: number)
   await Promise.all(urls.map((u, i) => send(`${u}/raw`, bodies.filter((_, k) => k % urls.length === i), concurrency, 'PUT')));
 }
 
-async function timed(fn: () => Promise<void>): Promise<number> {
+async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await fn();
   return (performance.now() - t0) / 1000;

@@ -103,17 +103,28 @@ export const metricListBodiesLazy = (d: Dataset): Bodies =>
 
 export const metricListBodies = (d: Dataset): Uint8Array[] => all(metricListBodiesLazy(d)) as Uint8Array[];
 
-/** Sends the bodies with `concurrency` requests in flight; any non-2xx answer fails the run. */
-export async function send(url: string, list: readonly (string | Uint8Array)[] | Bodies, concurrency: number, method: string, headers: Record<string, string> = {}): Promise<void> {
+/**
+ * Sends the bodies with `concurrency` requests in flight; any non-2xx answer fails the run, except
+ * that with `waitOutRefusals` a 503 (load shedding) is sent again after its Retry-After, as a
+ * scraper or remote writer would. Resolves with the number of refusals waited out.
+ */
+export async function send(url: string, list: readonly (string | Uint8Array)[] | Bodies, concurrency: number, method: string, headers: Record<string, string> = {}, waitOutRefusals = false): Promise<number> {
   let next = 0;
+  let refused = 0;
   const at = Array.isArray(list) ? (i: number) => list[i]! : (list as Bodies).at;
   const worker = async () => {
     while (next < list.length) {
       const body = at(next++);
-      const res = await fetch(url, { method, body, headers });
-      const text = await res.text();
-      if (res.status >= 300) throw new Error(`${url} answered ${res.status}: ${text.slice(0, 200)}`);
+      for (;;) {
+        const res = await fetch(url, { method, body, headers });
+        const text = await res.text();
+        if (res.status < 300) break;
+        if (res.status !== 503 || !waitOutRefusals) throw new Error(`${url} answered ${res.status}: ${text.slice(0, 200)}`);
+        refused++;
+        await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+      }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  return refused;
 }

@@ -1,7 +1,7 @@
 // Starting the systems a benchmark compares: ferrite as a child process, and the peer
 // (VictoriaMetrics from Debian's `victoria-metrics` package) on a loopback port.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, waitHttp } from '../transport/ports.js';
 
@@ -73,6 +73,41 @@ export function peakRss(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /VmHWM:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** Process ids of `pid` and all its descendants (every thread's children, recursively). */
+function processTree(pid: number): number[] {
+  const out = [pid];
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out; // exited while we looked
+  }
+  for (const tid of tasks) {
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const child of children.split(' ').filter((c) => c !== '')) out.push(...processTree(Number(child)));
+  }
+  return out;
+}
+
+/**
+ * Peak resident set size of a process and its descendants, in bytes: VmHWM summed over the tree.
+ * Worker threads share their process' VmHWM; child processes (a re-exec, a helper) each have their own.
+ */
+export function treePeakRss(pid: number): number {
+  return processTree(pid).reduce((sum, p) => {
+    try {
+      return sum + peakRss(p);
+    } catch {
+      return sum; // a child that exited between listing and reading
+    }
+  }, 0);
 }
 
 /** CPU seconds (user + system, every thread) the process has used so far. */

@@ -2,7 +2,7 @@
 // own detailed tables; it also records its headline figures here, and when `BENCH_SUMMARY`
 // names a file (as `npm run bench` sets it) they are appended to it as JSON lines, which
 // bench/all.ts turns into the Markdown table of the README's Performance section.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 export interface Figure {
   /** The benchmark, as its npm script is named: `ingest`, `fetch`, `devops`, … */
@@ -20,6 +20,26 @@ export interface Figure {
 export function recordFigure(figure: Figure): void {
   const file = process.env.BENCH_SUMMARY;
   if (file) appendFileSync(file, `${JSON.stringify(figure)}\n`);
+}
+
+export function readFigures(file: string): Figure[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Figure);
+}
+
+/** Drops a benchmark's rows from a kept figures file before it runs again. */
+export function forgetFigures(file: string, bench: string): void {
+  const kept = readFigures(file).filter((f) => f.bench !== bench);
+  writeFileSync(file, kept.map((f) => `${JSON.stringify(f)}\n`).join(''));
+}
+
+/** A benchmark run on its own with `--figures <file>`: its rows there replace those of its last run. */
+export function keepFiguresIn(file: string, bench: string): void {
+  forgetFigures(file, bench);
+  process.env.BENCH_SUMMARY = file;
 }
 
 /** ferrite's figure over the peer's, turned so that above 1 means ferrite is better. */
