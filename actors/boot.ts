@@ -15,6 +15,7 @@ import { FerriteNode } from './node/node.js';
 import { ShardSet } from './node/shards.js';
 import { answerSamples } from './coordinators/sources/prometheus.js';
 import { Replication } from './cluster/replication.js';
+import { TopologyLibrary } from './cluster/topologies.js';
 import { natsFor, readTopologyFile, topologyFor } from './cluster/topology-file.js';
 
 /** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
@@ -29,8 +30,10 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
   let nats: NatsConnection | null = null;
   let replication: Replication | null = null;
   let rpc: Rpc | null = null;
+  let topologies: TopologyLibrary;
   try {
     ring = buildRing(topologyFor(config, fromFile, identity));
+    topologies = await TopologyLibrary.open(storage, ring.topology);
     nats = await natsFor(config, ring.topology, identity);
     if (nats !== null && ring.topology.nodes.length > 1) {
       replication = await Replication.open(storage.outbox, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
@@ -57,7 +60,7 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     await storage.close();
     throw error;
   }
-  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards });
+  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies });
   await node.begin();
   if (rpc !== null) {
     rpc.serve({

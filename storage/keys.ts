@@ -61,7 +61,17 @@ export const STATE_KEY = {
   outboxIncarnation: Buffer.from('outbox_incarnation'),
   /** The shard layout the data is split in (storage/shard-layout.ts), JSON `{shards, partitions}`; absent before shards. */
   shardLayout: Buffer.from('shard_layout'),
+  /** The rebalance this node is in (actors/cluster/rebalance.ts), JSON; absent when none ever ran. */
+  rebalance: Buffer.from('rebalance'),
 } as const;
+
+/** `topology/<hash>`: a topology loaded with `POST /topology/<hash>`, as normalized JSON. */
+export function topologyKey(hash: string): Buffer {
+  return Buffer.from(`topology/${hash}`);
+}
+
+/** The key range of every loaded topology. */
+export const TOPOLOGY_RANGE = { gte: Buffer.from('topology/'), lt: Buffer.from('topology0') };
 
 /** `applied/<sender incarnation>`: which of that sender's journal messages this node applied. */
 export function appliedKey(incarnation: string): Buffer {

@@ -22,6 +22,7 @@ import type { Rpc } from '../../transport/rpc.js';
 import { IngestAdmission } from './admission.js';
 import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
+import type { TopologyLibrary } from '../cluster/topologies.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
@@ -83,6 +84,8 @@ export interface NodeParts {
   rpc: Rpc | null;
   /** The shard workers: every metric's data, index and upkeep. */
   shards: ShardSet;
+  /** The current topology and those loaded for a rebalance. */
+  topologies: TopologyLibrary;
 }
 
 export class FerriteNode implements NodeApi {
@@ -102,6 +105,8 @@ export class FerriteNode implements NodeApi {
   readonly shards: ShardSet;
   /** Who owns a metric, and asking its owners. */
   readonly routing: ClusterRouting;
+  /** The current topology and those loaded for a rebalance. */
+  readonly topologies: TopologyLibrary;
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the shards. */
   private readonly inflight = new Set<number>();
@@ -131,7 +136,8 @@ export class FerriteNode implements NodeApi {
   readonly limits: SeriesLimits;
 
   constructor(parts: NodeParts) {
-    const { config, storage, identity, ring, log, nats, replication, rpc, shards } = parts;
+    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies } = parts;
+    this.topologies = topologies;
     this.config = config;
     this.storage = storage;
     this.identity = identity;
