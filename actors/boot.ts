@@ -16,6 +16,7 @@ import { ShardSet } from './node/shards.js';
 import { answerSamples } from './coordinators/sources/prometheus.js';
 import { Replication } from './cluster/replication.js';
 import { TopologyLibrary } from './cluster/topologies.js';
+import { Rebalance } from './cluster/rebalance.js';
 import { natsFor, readTopologyFile, topologyFor } from './cluster/topology-file.js';
 
 /** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
@@ -31,9 +32,11 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
   let replication: Replication | null = null;
   let rpc: Rpc | null = null;
   let topologies: TopologyLibrary;
+  let rebalance: Rebalance;
   try {
     ring = buildRing(topologyFor(config, fromFile, identity));
     topologies = await TopologyLibrary.open(storage, ring.topology);
+    rebalance = await Rebalance.open(storage, topologies, log);
     nats = await natsFor(config, ring.topology, identity);
     if (nats !== null && ring.topology.nodes.length > 1) {
       replication = await Replication.open(storage.outbox, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
@@ -60,7 +63,7 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     await storage.close();
     throw error;
   }
-  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies });
+  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance });
   await node.begin();
   if (rpc !== null) {
     rpc.serve({

@@ -23,6 +23,7 @@ import { IngestAdmission } from './admission.js';
 import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
 import type { TopologyLibrary } from '../cluster/topologies.js';
+import type { Rebalance } from '../cluster/rebalance.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
@@ -86,6 +87,8 @@ export interface NodeParts {
   shards: ShardSet;
   /** The current topology and those loaded for a rebalance. */
   topologies: TopologyLibrary;
+  /** The rebalance this node is in, if any. */
+  rebalance: Rebalance;
 }
 
 export class FerriteNode implements NodeApi {
@@ -107,6 +110,8 @@ export class FerriteNode implements NodeApi {
   readonly routing: ClusterRouting;
   /** The current topology and those loaded for a rebalance. */
   readonly topologies: TopologyLibrary;
+  /** The rebalance this node is in, if any (`/rebalance/*`). */
+  readonly rebalance: Rebalance;
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the shards. */
   private readonly inflight = new Set<number>();
@@ -136,8 +141,9 @@ export class FerriteNode implements NodeApi {
   readonly limits: SeriesLimits;
 
   constructor(parts: NodeParts) {
-    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies } = parts;
+    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance } = parts;
     this.topologies = topologies;
+    this.rebalance = rebalance;
     this.config = config;
     this.storage = storage;
     this.identity = identity;

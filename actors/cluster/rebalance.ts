@@ -1,0 +1,129 @@
+// A node's rebalance to a new topology, in IRONdb's terms (irondb-reference §8.4, IRONdb's
+// api/rebalance.md): `POST /rebalance/activate/<hash>` starts one to a topology loaded with
+// `POST /topology/<hash>`, `GET /rebalance/state` reports `{current, next, state}`,
+// `POST /rebalance/deactivate/<hash>` aborts it. The state is kept in the node store
+// (`state` key `rebalance`) on every change, so a restart resumes where the node was.
+//
+// What is done so far: the decision to rebalance (checks, persistence, abort, resume).
+// Relocating data is not built yet, so a started rebalance waits in TOPO_REBALANCE_VOTE
+// until it is deactivated; README "Rebalance" says so.
+import type { Logger } from 'pino';
+import { ferr } from '../../model/errors.js';
+import type { Topology } from '../../model/topology/index.js';
+import type { NodeStorage } from '../../storage/node-storage.js';
+import type { TopologyLibrary } from './topologies.js';
+
+/** IRONdb's states, in the order a node passes through them (back to IDLE when done). */
+export const REBALANCE_STATES = [
+  'TOPO_REBALANCE_IDLE',
+  'TOPO_REBALANCE_VOTE',
+  'TOPO_REBALANCE_REHASH',
+  'TOPO_REBALANCE_REHASH_VOTE',
+  'TOPO_REBALANCE_CLEANUP',
+  'TOPO_REBALANCE_COMPLETE',
+  'TOPO_REBALANCE_COMPLETE_VOTE',
+] as const;
+export type RebalanceStateName = (typeof REBALANCE_STATES)[number];
+
+/** What is stored under `state` `rebalance` (docs/format/storage.md). */
+interface Stored {
+  current: string;
+  next: string | null;
+  state: RebalanceStateName;
+}
+
+/** `GET /rebalance/state`: IRONdb writes "-" when there is no next topology. */
+export interface RebalanceReport {
+  current: string;
+  next: string;
+  state: RebalanceStateName;
+}
+
+export class Rebalance {
+  private stored: Stored;
+
+  private constructor(
+    private readonly storage: NodeStorage,
+    private readonly topologies: TopologyLibrary,
+    private readonly log: Logger,
+    stored: Stored | null,
+  ) {
+    const current = topologies.current.hash;
+    // A rebalance recorded under another current topology (the node was started with a
+    // different topology file since) no longer applies: it is dropped, not resumed.
+    this.stored = stored !== null && stored.current === current && isState(stored.state) ? stored : { current, next: null, state: 'TOPO_REBALANCE_IDLE' };
+  }
+
+  static async open(storage: NodeStorage, topologies: TopologyLibrary, log: Logger): Promise<Rebalance> {
+    const raw = await storage.rebalanceState();
+    let stored: Stored | null = null;
+    if (raw !== null) {
+      try {
+        stored = JSON.parse(raw) as Stored;
+      } catch (error) {
+        log.warn({ err: error }, 'stored rebalance state is not JSON; starting idle');
+      }
+    }
+    const r = new Rebalance(storage, topologies, log, stored);
+    if (r.stored.next !== null) log.info({ next: r.stored.next, state: r.stored.state }, 'resuming rebalance');
+    return r;
+  }
+
+  report(): RebalanceReport {
+    return { current: this.stored.current, next: this.stored.next ?? '-', state: this.stored.state };
+  }
+
+  /** Starts a rebalance to loaded topology `hash`, after checking it is one the cluster can move to. */
+  async activate(hash: string): Promise<RebalanceReport> {
+    const want = hash.toLowerCase();
+    const current = this.topologies.current;
+    if (this.stored.next !== null) throw ferr('FER_ERR_REBALANCE_BUSY', this.stored.next, this.stored.state, this.stored.next);
+    const next = this.topologies.get(want);
+    if (next === undefined) throw ferr('FER_ERR_TOPOLOGY_NOT_LOADED', hash, current.hash, hash);
+    const refusal = refusalOf(current, next);
+    if (refusal !== null) throw ferr('FER_ERR_REBALANCE_REFUSED', want, refusal);
+    await this.save({ current: current.hash, next: want, state: 'TOPO_REBALANCE_VOTE' });
+    this.log.info({ current: current.hash, next: want }, 'rebalance activated');
+    return this.report();
+  }
+
+  /** Aborts the rebalance to `hash`: the node stays on its current topology. */
+  async deactivate(hash: string): Promise<RebalanceReport> {
+    const want = hash.toLowerCase();
+    if (this.stored.next !== want) {
+      const now = this.stored.next === null ? 'no rebalance is under way' : `the rebalance under way is to ${this.stored.next}`;
+      throw ferr('FER_ERR_NO_REBALANCE', hash, now);
+    }
+    await this.save({ current: this.stored.current, next: null, state: 'TOPO_REBALANCE_IDLE' });
+    this.log.info({ aborted: want }, 'rebalance deactivated');
+    return this.report();
+  }
+
+  private async save(next: Stored): Promise<void> {
+    // Written before it is believed: an answer must never report a state a restart would lose.
+    await this.storage.storeRebalanceState(JSON.stringify(next));
+    this.stored = next;
+  }
+}
+
+function isState(s: unknown): s is RebalanceStateName {
+  return (REBALANCE_STATES as readonly unknown[]).includes(s);
+}
+
+/**
+ * Why moving from `current` to `next` is not allowed (null: it is), after IRONdb's caveats
+ * (administration/resizing-clusters): at most W−1 nodes removed per rebalance, since
+ * removing W could take every copy of some metric away at once; no change of sidedness,
+ * which needs a migration; and not to the topology already current.
+ */
+export function refusalOf(current: Topology, next: Topology): string | null {
+  if (next.hash === current.hash) return 'it is the current topology';
+  const kept = new Set(next.nodes.map((n) => n.id));
+  const removed = current.nodes.filter((n) => !kept.has(n.id)).map((n) => n.id);
+  if (removed.length >= current.writeCopies) {
+    return `it removes ${removed.length} node(s) (${removed.join(', ')}) but at most write_copies − 1 = ${current.writeCopies - 1} may be removed in one rebalance`;
+  }
+  const sided = (t: Topology) => t.nodes.some((n) => n.side !== null);
+  if (sided(current) !== sided(next)) return `it ${sided(next) ? 'adds' : 'removes'} sides; changing sidedness needs a migration to a new cluster, not a rebalance`;
+  return null;
+}
