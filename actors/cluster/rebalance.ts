@@ -4,9 +4,11 @@
 // `POST /rebalance/deactivate/<hash>` aborts it. The state is kept in the node store
 // (`state` key `rebalance`) on every change, so a restart resumes where the node was.
 //
-// What is done so far: the decision to rebalance (checks, persistence, abort, resume).
-// Relocating data is not built yet, so a started rebalance waits in TOPO_REBALANCE_VOTE
-// until it is deactivated; README "Rebalance" says so.
+// What is done so far: the decision to rebalance (checks, persistence, abort, resume), and
+// while one is under way new writes also go to the next topology's owners (the node's
+// `started` hook, actors/cluster/replication.ts). Relocating existing data is not built yet,
+// so a started rebalance waits in TOPO_REBALANCE_VOTE until it is deactivated; README
+// "Rebalance" says so.
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
 import type { Topology } from '../../model/topology/index.js';
@@ -39,8 +41,17 @@ export interface RebalanceReport {
   state: RebalanceStateName;
 }
 
+/** What the node does when a rebalance starts (or resumes at boot) and when it ends. */
+export interface RebalanceHooks {
+  started(next: Topology): Promise<void>;
+  stopped(): Promise<void>;
+}
+
 export class Rebalance {
   private stored: Stored;
+  private hooks: RebalanceHooks = { started: async () => {}, stopped: async () => {} };
+  /** An activate or deactivate in progress: a second one meanwhile would act on a stale state. */
+  private changing: string | null = null;
 
   private constructor(
     private readonly storage: NodeStorage,
@@ -69,6 +80,13 @@ export class Rebalance {
     return r;
   }
 
+  /** Installs the node's hooks and, when a rebalance was under way at the last stop, resumes it. */
+  async attach(hooks: RebalanceHooks): Promise<void> {
+    this.hooks = hooks;
+    const next = this.stored.next === null ? undefined : this.topologies.get(this.stored.next);
+    if (next !== undefined) await hooks.started(next);
+  }
+
   report(): RebalanceReport {
     return { current: this.stored.current, next: this.stored.next ?? '-', state: this.stored.state };
   }
@@ -77,12 +95,25 @@ export class Rebalance {
   async activate(hash: string): Promise<RebalanceReport> {
     const want = hash.toLowerCase();
     const current = this.topologies.current;
+    if (this.changing !== null) throw ferr('FER_ERR_REBALANCE_BUSY', this.changing, 'starting or stopping', this.changing);
     if (this.stored.next !== null) throw ferr('FER_ERR_REBALANCE_BUSY', this.stored.next, this.stored.state, this.stored.next);
     const next = this.topologies.get(want);
     if (next === undefined) throw ferr('FER_ERR_TOPOLOGY_NOT_LOADED', hash, current.hash, hash);
     const refusal = refusalOf(current, next);
     if (refusal !== null) throw ferr('FER_ERR_REBALANCE_REFUSED', want, refusal);
-    await this.save({ current: current.hash, next: want, state: 'TOPO_REBALANCE_VOTE' });
+    this.changing = want;
+    try {
+      // Started before it is recorded, so a failure to start (NATS down) leaves nothing half done.
+      await this.hooks.started(next);
+      try {
+        await this.save({ current: current.hash, next: want, state: 'TOPO_REBALANCE_VOTE' });
+      } catch (error) {
+        await this.hooks.stopped();
+        throw error;
+      }
+    } finally {
+      this.changing = null;
+    }
     this.log.info({ current: current.hash, next: want }, 'rebalance activated');
     return this.report();
   }
@@ -90,11 +121,18 @@ export class Rebalance {
   /** Aborts the rebalance to `hash`: the node stays on its current topology. */
   async deactivate(hash: string): Promise<RebalanceReport> {
     const want = hash.toLowerCase();
+    if (this.changing !== null) throw ferr('FER_ERR_REBALANCE_BUSY', this.changing, 'starting or stopping', this.changing);
     if (this.stored.next !== want) {
       const now = this.stored.next === null ? 'no rebalance is under way' : `the rebalance under way is to ${this.stored.next}`;
       throw ferr('FER_ERR_NO_REBALANCE', hash, now);
     }
-    await this.save({ current: this.stored.current, next: null, state: 'TOPO_REBALANCE_IDLE' });
+    this.changing = want;
+    try {
+      await this.save({ current: this.stored.current, next: null, state: 'TOPO_REBALANCE_IDLE' });
+      await this.hooks.stopped();
+    } finally {
+      this.changing = null;
+    }
     this.log.info({ aborted: want }, 'rebalance deactivated');
     return this.report();
   }

@@ -12,12 +12,12 @@ import { IngestBatch } from '../../model/ingest-batch.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry, type RawContext, type RawFormat } from '../../model/journal-entry.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
-import type { Ring } from '../../model/topology/index.js';
+import { buildRing, type Ring, type Topology } from '../../model/topology/index.js';
 import type { CheckTagStore } from '../../storage/check-tags.js';
 import type { NodeBatch, NodeStorage } from '../../storage/node-storage.js';
 import { Gossip } from '../../transport/gossip.js';
 import { AdjustableClock, systemClock, type Clock } from '../../model/clock.js';
-import type { JournalEnvelope, JournalOp } from '../../transport/journal-stream.js';
+import { JournalStream, type JournalEnvelope, type JournalOp } from '../../transport/journal-stream.js';
 import type { Rpc } from '../../transport/rpc.js';
 import { IngestAdmission } from './admission.js';
 import { CheckpointHealth } from './checkpoint-health.js';
@@ -176,6 +176,7 @@ export class FerriteNode implements NodeApi {
     this.gossip.start();
     await this.replayJournal();
     if (this.replication !== null) await this.startReplication(this.replication);
+    await this.rebalance.attach({ started: (next) => this.beginDualWrites(next), stopped: async () => this.replication?.endNext() });
     this.checkpointTimer = setInterval(() => void this.checkpoint(), this.config.checkpointIntervalMs);
     this.checkpointTimer.unref();
     this.retentionTimer = setInterval(() => void this.sweepRetention(), this.config.retentionSweepIntervalMs);
@@ -318,7 +319,7 @@ export class FerriteNode implements NodeApi {
     const replication = this.replication;
     if (replication === null) return async () => {};
     const body = Buffer.from(JSON.stringify(doc));
-    const outgoing = this.ring.topology.nodes.filter((n) => n.id !== this.identity).map((n) => replication.stage(batch, n.id, op, body, 1));
+    const outgoing = replication.peers().map((peer) => replication.stage(batch, peer, op, body, 1));
     return () => replication.publish(outgoing);
   }
 
@@ -326,7 +327,7 @@ export class FerriteNode implements NodeApi {
   private async journalToOtherOwners(metric: MetricInfo, op: JournalOp, doc: object, records: number): Promise<void> {
     const replication = this.replication;
     if (replication === null) return;
-    const peers = replication.ownersOf(metric).filter((id) => id !== this.identity);
+    const peers = replication.targetsOf(metric).filter((id) => id !== this.identity);
     if (peers.length === 0) return;
     const body = Buffer.from(JSON.stringify(doc));
     const batch = this.storage.batch();
@@ -447,6 +448,18 @@ export class FerriteNode implements NodeApi {
     const dispatched = this.dispatchedWatermark();
     const lows = await this.shards.askAll('sealAll');
     await this.truncateJournal(dispatched, lows);
+  }
+
+  /**
+   * A rebalance to `next` started (or resumes): writes go to its owners too, those only in
+   * `next` through its journal stream. A standalone node has no replication to extend.
+   */
+  private async beginDualWrites(next: Topology): Promise<void> {
+    if (this.replication === null || this.nats === null) {
+      this.log.warn({ next: next.hash }, 'rebalance on a node without cluster replication: new writes are not copied to the next topology');
+      return;
+    }
+    await this.replication.beginNext(buildRing(next), await JournalStream.open(this.nats, next.hash, this.config.peerTimeoutMs));
   }
 
   /** Consumes this node's cluster journal and starts re-publishing its own outbox. */
