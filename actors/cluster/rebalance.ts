@@ -4,16 +4,23 @@
 // `POST /rebalance/deactivate/<hash>` aborts it. The state is kept in the node store
 // (`state` key `rebalance`) on every change, so a restart resumes where the node was.
 //
-// What is done so far: the decision to rebalance (checks, persistence, abort, resume), and
-// while one is under way new writes also go to the next topology's owners (the node's
-// `started` hook, actors/cluster/replication.ts). Relocating existing data is not built yet,
-// so a started rebalance waits in TOPO_REBALANCE_VOTE until it is deactivated; README
-// "Rebalance" says so.
+// What is done so far: the decision to rebalance (checks, persistence, abort, resume); while
+// one is under way new writes also go to the next topology's owners (the node's `started`
+// hook, actors/cluster/replication.ts); REHASH sends what this node holds to the owners it
+// gains (actors/cluster/relocation.ts) and ends once they confirmed it all. VOTE does not yet
+// wait for the other nodes, and nothing follows REHASH_VOTE yet: no node switches topology
+// or deletes what it gives up, so a rebalance waits there until deactivated (README "Rebalance").
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
 import type { Topology } from '../../model/topology/index.js';
 import type { NodeStorage } from '../../storage/node-storage.js';
 import type { TopologyLibrary } from './topologies.js';
+import type { RelocationFigures } from './relocation.js';
+
+/** After a failed step (a peer or NATS away), the step is tried again this much later. */
+const RETRY_MS = 2_000;
+/** How often REHASH looks whether the new owners confirmed everything sent. */
+const DELIVERY_POLL_MS = 200;
 
 /** IRONdb's states, in the order a node passes through them (back to IDLE when done). */
 export const REBALANCE_STATES = [
@@ -45,11 +52,20 @@ export interface RebalanceReport {
 export interface RebalanceHooks {
   started(next: Topology): Promise<void>;
   stopped(): Promise<void>;
+  /** Sends what this node holds to the owners `next` adds; stops early once `aborted()`. */
+  relocate(next: Topology, aborted: () => boolean): Promise<RelocationFigures>;
+  /** True once the nodes of `next` confirmed everything this node sent them. */
+  delivered(next: Topology): boolean;
 }
 
 export class Rebalance {
   private stored: Stored;
-  private hooks: RebalanceHooks = { started: async () => {}, stopped: async () => {} };
+  private hooks: RebalanceHooks | null = null;
+  /** Every write of the state goes through this chain, so the background steps and the endpoints never interleave. */
+  private writes: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  /** What the last REHASH sent (null: none finished since start). */
+  relocated: RelocationFigures | null = null;
   /** An activate or deactivate in progress: a second one meanwhile would act on a stale state. */
   private changing: string | null = null;
 
@@ -84,7 +100,14 @@ export class Rebalance {
   async attach(hooks: RebalanceHooks): Promise<void> {
     this.hooks = hooks;
     const next = this.stored.next === null ? undefined : this.topologies.get(this.stored.next);
-    if (next !== undefined) await hooks.started(next);
+    if (next === undefined) return;
+    await hooks.started(next);
+    void this.run(next);
+  }
+
+  /** The node stops: background steps end at their next check. */
+  close(): void {
+    this.closed = true;
   }
 
   report(): RebalanceReport {
@@ -104,16 +127,17 @@ export class Rebalance {
     this.changing = want;
     try {
       // Started before it is recorded, so a failure to start (NATS down) leaves nothing half done.
-      await this.hooks.started(next);
+      await this.hooks?.started(next);
       try {
         await this.save({ current: current.hash, next: want, state: 'TOPO_REBALANCE_VOTE' });
       } catch (error) {
-        await this.hooks.stopped();
+        await this.hooks?.stopped();
         throw error;
       }
     } finally {
       this.changing = null;
     }
+    void this.run(next);
     this.log.info({ current: current.hash, next: want }, 'rebalance activated');
     return this.report();
   }
@@ -129,7 +153,7 @@ export class Rebalance {
     this.changing = want;
     try {
       await this.save({ current: this.stored.current, next: null, state: 'TOPO_REBALANCE_IDLE' });
-      await this.hooks.stopped();
+      await this.hooks?.stopped();
     } finally {
       this.changing = null;
     }
@@ -137,12 +161,59 @@ export class Rebalance {
     return this.report();
   }
 
-  private async save(next: Stored): Promise<void> {
+  /**
+   * The background steps of the rebalance to `next`, from wherever the stored state says
+   * (a restart resumes REHASH from the start: sending twice is harmless). Ends when the
+   * rebalance is aborted, the node stops, or there is nothing more it can do yet.
+   */
+  private async run(next: Topology): Promise<void> {
+    const aborted = () => this.closed || this.stored.next !== next.hash;
+    const hooks = this.hooks;
+    if (hooks === null) return;
+    while (!aborted()) {
+      try {
+        if (this.stored.state === 'TOPO_REBALANCE_VOTE') await this.advance(next.hash, 'TOPO_REBALANCE_REHASH');
+        if (this.stored.state !== 'TOPO_REBALANCE_REHASH') return;
+        const figures = await hooks.relocate(next, aborted);
+        while (!aborted() && !hooks.delivered(next)) await sleep(DELIVERY_POLL_MS);
+        if (aborted()) return;
+        this.relocated = figures;
+        this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation done and confirmed');
+        await this.advance(next.hash, 'TOPO_REBALANCE_REHASH_VOTE');
+        return;
+      } catch (error) {
+        this.log.warn({ err: error, next: next.hash, state: this.stored.state }, 'rebalance step failed; trying again');
+        await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  /** Moves the rebalance to `hash` on to `state`, unless it was aborted meanwhile. */
+  private advance(hash: string, state: RebalanceStateName): Promise<void> {
+    return this.serialized(async () => {
+      if (this.stored.next !== hash) return;
+      await this.write({ ...this.stored, state });
+    });
+  }
+
+  private save(next: Stored): Promise<void> {
+    return this.serialized(() => this.write(next));
+  }
+
+  private serialized(step: () => Promise<void>): Promise<void> {
+    const done = this.writes.then(step);
+    this.writes = done.catch(() => undefined);
+    return done;
+  }
+
+  private async write(next: Stored): Promise<void> {
     // Written before it is believed: an answer must never report a state a restart would lose.
     await this.storage.storeRebalanceState(JSON.stringify(next));
     this.stored = next;
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
 function isState(s: unknown): s is RebalanceStateName {
   return (REBALANCE_STATES as readonly unknown[]).includes(s);

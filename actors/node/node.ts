@@ -24,6 +24,7 @@ import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
 import type { TopologyLibrary } from '../cluster/topologies.js';
 import type { Rebalance } from '../cluster/rebalance.js';
+import { relocate, type RelocationFigures } from '../cluster/relocation.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
@@ -176,7 +177,12 @@ export class FerriteNode implements NodeApi {
     this.gossip.start();
     await this.replayJournal();
     if (this.replication !== null) await this.startReplication(this.replication);
-    await this.rebalance.attach({ started: (next) => this.beginDualWrites(next), stopped: async () => this.replication?.endNext() });
+    await this.rebalance.attach({
+      started: (next) => this.beginDualWrites(next),
+      stopped: async () => this.replication?.endNext(),
+      relocate: (next, aborted) => this.relocateTo(next, aborted),
+      delivered: (next) => this.deliveredTo(next),
+    });
     this.checkpointTimer = setInterval(() => void this.checkpoint(), this.config.checkpointIntervalMs);
     this.checkpointTimer.unref();
     this.retentionTimer = setInterval(() => void this.sweepRetention(), this.config.retentionSweepIntervalMs);
@@ -462,6 +468,32 @@ export class FerriteNode implements NodeApi {
     await this.replication.beginNext(buildRing(next), await JournalStream.open(this.nats, next.hash, this.config.peerTimeoutMs));
   }
 
+  /** A rebalance's REHASH: the samples of metrics `next` gives new owners go to them, through the outbox. */
+  private relocateTo(next: Topology, aborted: () => boolean): Promise<RelocationFigures> {
+    const replication = this.replication;
+    if (replication === null) throw new Error('a node without cluster replication (standalone) cannot relocate data yet');
+    return relocate({
+      shards: this.shards,
+      shardCount: this.config.shards,
+      registry: this.registry,
+      current: this.ring,
+      next: buildRing(next),
+      aborted,
+      send: async (peer, records) => {
+        const batch = this.storage.batch();
+        const outgoing = replication.stage(batch, peer, 'records', encodeJournalEntry(records), records.length);
+        await batch.write();
+        await replication.publish([outgoing]);
+      },
+    });
+  }
+
+  /** True once nothing this node sent to a node of `next` still waits for its confirmation. */
+  private deliveredTo(next: Topology): boolean {
+    const lag = this.replication?.lag() ?? {};
+    return next.nodes.every((n) => (lag[n.id]?.unconfirmed_messages ?? 0) === 0);
+  }
+
   /** Consumes this node's cluster journal and starts re-publishing its own outbox. */
   private async startReplication(replication: Replication): Promise<void> {
     await replication.loadApplied();
@@ -477,6 +509,7 @@ export class FerriteNode implements NodeApi {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.rebalance.close();
     this.gossip.stop();
     this.replication?.stop();
     this.rpc?.stop();

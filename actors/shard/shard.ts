@@ -26,7 +26,7 @@ import type { WirePart } from '../ingest/wire.js';
 import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
-import type { FoldStream, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
+import type { FoldStream, ListedMetric, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
@@ -216,6 +216,18 @@ export class Shard {
   async find(r: ShardFindRequest): Promise<FindPart> {
     await this.indexTail;
     return shardFind({ index: this.index, latest: this, owners: (m) => this.ownersOf(m.key), identity: this.setup.identity }, r);
+  }
+
+  async listMetrics(from: number, limit: number): Promise<{ metrics: ListedMetric[]; next: number | null }> {
+    await this.indexTail;
+    const metrics: ListedMetric[] = [];
+    const index = this.index;
+    let id = from;
+    for (; id < index.bound && metrics.length < limit; id++) {
+      if (!index.isAlive(id)) continue;
+      metrics.push({ accountId: index.accountIdOf(id), uuid: index.uuidOf(id), checkName: index.checkNameOf(id), canonical: index.canonicalOf(id), types: [...index.typesOf(id)] });
+    }
+    return { metrics, next: id < index.bound ? id : null };
   }
 
   async search(r: ShardSearch): Promise<FoundMetric[]> {

@@ -1,5 +1,6 @@
 // /rebalance/* on a real node: starting, refusing, aborting, and the state surviving restarts.
-// Relocation is not built yet (README "Rebalance"), so a started rebalance stays in VOTE.
+// The node is standalone, which cannot relocate data yet (README "Rebalance"), so a started
+// rebalance goes no further than REHASH here; test/rebalance.test.ts runs one on a cluster.
 import test from 'ava';
 import { REBALANCE_STATES, refusalOf } from '../../actors/cluster/rebalance.js';
 import { parseTopology } from '../../model/topology/index.js';
@@ -70,7 +71,9 @@ test('activate, refusals, a second activate, restart and deactivate', async (t) 
 
     await n.stop(false);
     n = await startNode({ nodeId: self }, dir);
-    t.deepEqual((await getJson(`${n.url}/rebalance/state`)).json, { current, next: growHash, state: 'TOPO_REBALANCE_VOTE' }, 'resumed after a restart');
+    const resumed = (await getJson(`${n.url}/rebalance/state`)).json;
+    t.like(resumed, { current, next: growHash }, 'resumed after a restart');
+    t.true(['TOPO_REBALANCE_VOTE', 'TOPO_REBALANCE_REHASH'].includes(resumed.state), resumed.state);
 
     const wrong = await post(`${n.url}/rebalance/deactivate/${sidedHash}`);
     t.is(wrong.status, 409);
