@@ -255,6 +255,9 @@ export function checkTagsKey(scope: string, uuid: string): Buffer {
   return Buffer.concat([checkTagsPrefix(scope), Buffer.from(uuid, 'utf8')]);
 }
 
+/** Every check tag key, of every scope. */
+export const CHECK_TAGS_RANGE = { gte: Buffer.from([CHECK_TAGS]), lt: Buffer.from([CHECK_TAGS + 1]) };
+
 export function checkTagsPrefix(scope: string): Buffer {
   return Buffer.concat([Buffer.from([CHECK_TAGS]), Buffer.from(`${scope}\0`, 'utf8')]);
 }

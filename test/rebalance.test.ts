@@ -91,6 +91,14 @@ test.serial('rebalance 3 → 4: data written before and during reaches the new o
     await c.settled();
     for (const name of moving) t.is((await raw(grown.node.url, name) as { code?: string }).code, 'FER_ERR_METRIC_NOT_FOUND', `${name} is not on the new node before the rebalance`);
 
+    // Check tags set (and partly removed) before the rebalance, unscoped and in an account.
+    const tagged = ['0c7a9e11-0000-4000-8000-000000000001', '0c7a9e11-0000-4000-8000-000000000002'] as const;
+    const tag = (url: string, body: unknown, account?: string) => fetch(url, { method: 'POST', body: JSON.stringify(body), ...(account ? { headers: { 'x-svc-account-id': account } } : {}) });
+    t.is((await tag(`${a}/meta/check/tag/${tagged[0]}`, { add: ['team:x', 'gone:1'] })).status, 200);
+    t.is((await tag(`${a}/meta/check/tag/${tagged[0]}`, { remove: ['gone:1'] })).status, 200);
+    t.is((await tag(`${a}/meta/check/tag/${tagged[1]}`, { add: ['team:b'] }, '5')).status, 200);
+    await c.settled();
+
     for (const m of c.members) t.is((await post(`${m.url}/topology/${grown.hash}`, grown.json)).status, 200);
     for (const m of c.members) {
       const r = await post(`${m.url}/rebalance/activate/${grown.hash}`);
@@ -108,6 +116,8 @@ test.serial('rebalance 3 → 4: data written before and during reaches the new o
     }
     t.pass('every metric the new node will own reached it, with what was written before the rebalance');
     for (const name of movingTexts) t.deepEqual((await getJson(`${grown.node.url}/read/0/2000/${UUID}/${name}`)).json, [[940000, `up ${name}`]], `text ${name} on the new node`);
+    t.deepEqual((await getJson(`${grown.node.url}/meta/check/tag/${tagged[0]}`)).json, { [tagged[0]]: ['team:x'] }, 'check tags reach the new node, removals included');
+    t.deepEqual((await getJson(`${grown.node.url}/meta/check/tag/5/${tagged[1]}`)).json, { [tagged[1]]: ['team:b'] }, 'account-scoped check tags too');
     // Histograms are not relocated yet (README "Rebalance"): none reaches the new node, rather than counted twice.
     for (const name of movingHists) t.is((await getJson(`${grown.node.url}/histogram/1000/1000/60/${UUID}/${name}`)).json.code, 'FER_ERR_METRIC_NOT_FOUND', `histogram ${name} not relocated`);
     for (const name of names.filter((n) => !moving.includes(n))) t.is((await raw(grown.node.url, name) as { code?: string }).code, 'FER_ERR_METRIC_NOT_FOUND', `${name} (not the new node's) was not sent to it`);

@@ -38,11 +38,13 @@ export interface RelocationFigures {
   metrics_seen: number;
   metrics_sent: number;
   records_sent: number;
+  /** Check tag updates sent to joining nodes (the node sends those after the metrics). */
+  check_tag_updates_sent: number;
 }
 
 /** Sends what moves; resolves with what it did, or early (incomplete) when aborted. */
 export async function relocate(deps: RelocationDeps): Promise<RelocationFigures> {
-  const figures: RelocationFigures = { metrics_seen: 0, metrics_sent: 0, records_sent: 0 };
+  const figures: RelocationFigures = { metrics_seen: 0, metrics_sent: 0, records_sent: 0, check_tag_updates_sent: 0 };
   const pending = new Map<string, IngestRecord<MetricInfo>[]>();
   const flush = async (peer: string) => {
     const list = pending.get(peer);

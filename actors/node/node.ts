@@ -25,6 +25,7 @@ import { ClusterRouting } from '../cluster/routing.js';
 import type { TopologyLibrary } from '../cluster/topologies.js';
 import type { Rebalance } from '../cluster/rebalance.js';
 import { relocate, type RelocationFigures } from '../cluster/relocation.js';
+import { updatesOf } from '../../model/check-tags.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
@@ -468,11 +469,14 @@ export class FerriteNode implements NodeApi {
     await this.replication.beginNext(buildRing(next), await JournalStream.open(this.nats, next.hash, this.config.peerTimeoutMs));
   }
 
-  /** A rebalance's REHASH: the samples of metrics `next` gives new owners go to them, through the outbox. */
-  private relocateTo(next: Topology, aborted: () => boolean): Promise<RelocationFigures> {
+  /**
+   * A rebalance's REHASH: the samples of metrics `next` gives new owners go to them, and every
+   * check tag to the nodes that join (check tags live on every node), through the outbox.
+   */
+  private async relocateTo(next: Topology, aborted: () => boolean): Promise<RelocationFigures> {
     const replication = this.replication;
     if (replication === null) throw new Error('a node without cluster replication (standalone) cannot relocate data yet');
-    return relocate({
+    const figures = await relocate({
       shards: this.shards,
       shardCount: this.config.shards,
       registry: this.registry,
@@ -486,6 +490,22 @@ export class FerriteNode implements NodeApi {
         await replication.publish([outgoing]);
       },
     });
+    const joining = next.nodes.map((n) => n.id).filter((id) => !this.ring.topology.nodes.some((n) => n.id === id));
+    if (joining.length === 0 || aborted()) return figures;
+    // Merging check tags is idempotent and order-free, so every node sending all of them is harmless.
+    for await (const { scope, uuid, state } of this.checkTags.all()) {
+      if (aborted()) break;
+      for (const update of updatesOf(state)) {
+        const doc: JournaledCheckTags = { scope, uuid, update };
+        const body = Buffer.from(JSON.stringify(doc));
+        const batch = this.storage.batch();
+        const outgoing = joining.map((peer) => replication.stage(batch, peer, 'checktags', body, 1));
+        await batch.write();
+        await replication.publish(outgoing);
+        figures.check_tag_updates_sent++;
+      }
+    }
+    return figures;
   }
 
   /** True once nothing this node sent to a node of `next` still waits for its confirmation. */
