@@ -20,10 +20,10 @@ const xml = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', 
 
 export async function topologyRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
-  const topology = node.ring.topology;
+  // Read per request: a rebalance's switch replaces the ring the node runs under.
   const known = (hash: string): Topology => {
-    const t = node.topologies.get(hash);
-    if (t === undefined) throw ferr('FER_ERR_UNKNOWN_TOPOLOGY', hash, topology.hash);
+    const t = node.topologies.get(hash) ?? (hash.toLowerCase() === node.ring.topology.hash ? node.ring.topology : undefined);
+    if (t === undefined) throw ferr('FER_ERR_UNKNOWN_TOPOLOGY', hash, node.ring.topology.hash);
     return t;
   };
   const nodeFields = (topology: Topology) => (n: TopologyNode) => ({
@@ -60,7 +60,7 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
   app.get('/toporing/:format/:hash', schema('The ring: virtual nodes {id, idx, location} in ring order', hashed), async (req, reply) => {
     const { format, hash } = params(req.params);
     const t = known(hash);
-    const ring = t.hash === topology.hash ? node.ring : buildRing(t);
+    const ring = t.hash === node.ring.topology.hash ? node.ring : buildRing(t);
     const vnodes = ring.vnodes.map((v) => ({ id: v.node.id, idx: v.idx, location: v.location.toString('hex') }));
     if (format === 'json') return { hash: t.hash, vnodes };
     return sendXml(reply, { vnodes: { vnode: vnodes.map(attributes) } });
@@ -75,7 +75,7 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     if (format === 'json') return { key: metric.key, location: owners.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, ...(n.side === null ? {} : { side: n.side }) })) };
     // The shape gosnowth's LocateMetricRemote decodes: its Topology type (`<nodes n=…>` of `<node …/>`).
     const nodes = owners.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, weight: n.weight, ...(n.side === null ? {} : { side: n.side }) }));
-    return sendXml(reply, { nodes: { '@n': topology.writeCopies, node: nodes.map(attributes) } });
+    return sendXml(reply, { nodes: { '@n': node.ring.topology.writeCopies, node: nodes.map(attributes) } });
   });
 
   app.get('/gossip/json', schema('What this node heard from each topology node: [{id, gossip_time, gossip_age, topo_current, ...}] (strings, as IRONdb)'), async () => node.gossip.entries());

@@ -31,6 +31,7 @@ export const ERRORS = {
   FER_ERR_TOPOLOGY_NOT_LOADED: { status: 404, message: 'topology %s is not loaded on this node (this node runs %s); POST /topology/%s first' },
   FER_ERR_REBALANCE_REFUSED: { status: 400, message: 'cannot rebalance to topology %s: %s' },
   FER_ERR_REBALANCE_BUSY: { status: 409, message: 'a rebalance to topology %s is already under way (state %s); POST /rebalance/deactivate/%s to abort it' },
+  FER_ERR_REBALANCE_SWITCHED: { status: 409, message: 'the rebalance to topology %s can no longer be aborted: every node relocated and this one runs under the new topology (state %s)' },
   FER_ERR_NO_REBALANCE: { status: 409, message: 'no rebalance to topology %s is under way (%s)' },
   FER_ERR_EXTENSION_TIMEOUT: { status: 504, message: '%s' },
   FER_ERR_EXTENSION_FAILED: { status: 500, message: '%s' },

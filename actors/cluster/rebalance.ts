@@ -4,12 +4,19 @@
 // `POST /rebalance/deactivate/<hash>` aborts it. The state is kept in the node store
 // (`state` key `rebalance`) on every change, so a restart resumes where the node was.
 //
-// What is done so far: the decision to rebalance (checks, persistence, abort, resume); while
-// one is under way new writes also go to the next topology's owners (the node's `started`
-// hook, actors/cluster/replication.ts); REHASH sends what this node holds to the owners it
-// gains (actors/cluster/relocation.ts) and ends once they confirmed it all. VOTE does not yet
-// wait for the other nodes, and nothing follows REHASH_VOTE yet: no node switches topology
-// or deletes what it gives up, so a rebalance waits there until deactivated (README "Rebalance").
+// The steps, each recorded before the next begins:
+// - VOTE: passed at once (the nodes do not yet check each other's next topology);
+// - REHASH: new writes already go to both topologies' owners (the `started` hook,
+//   actors/cluster/replication.ts); this node sends what it holds to the owners it gains
+//   (actors/cluster/relocation.ts) and waits until they confirmed it all;
+// - REHASH_VOTE: waits until every node of both topologies has relocated, then switches: the
+//   node runs under the next topology from here on (routing, replication, reads, search).
+//   From then on the rebalance cannot be aborted;
+// - CLEANUP: waits until every node has switched (until then some still read under the old
+//   topology, from the old owners), then deletes the metrics this node no longer owns;
+// - COMPLETE, COMPLETE_VOTE: waits until every node has cleaned up, then IDLE with the next
+//   topology as current.
+// Nodes ask each other on the next topology's request subject (`rebalance_state`).
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
 import type { Topology } from '../../model/topology/index.js';
@@ -21,6 +28,8 @@ import type { RelocationFigures } from './relocation.js';
 const RETRY_MS = 2_000;
 /** How often REHASH looks whether the new owners confirmed everything sent. */
 const DELIVERY_POLL_MS = 200;
+/** How often a vote asks the other nodes where they are. */
+const VOTE_POLL_MS = 250;
 
 /** IRONdb's states, in the order a node passes through them (back to IDLE when done). */
 export const REBALANCE_STATES = [
@@ -39,6 +48,10 @@ interface Stored {
   current: string;
   next: string | null;
   state: RebalanceStateName;
+  /** True once the node runs under `next` (from the REHASH_VOTE switch on). */
+  switched?: boolean;
+  /** After a finished rebalance: the topology it started from, the one the node's topology file still names. */
+  from?: string;
 }
 
 /** `GET /rebalance/state`: IRONdb writes "-" when there is no next topology. */
@@ -56,6 +69,23 @@ export interface RebalanceHooks {
   relocate(next: Topology, aborted: () => boolean): Promise<RelocationFigures>;
   /** True once the nodes of `next` confirmed everything this node sent them. */
   delivered(next: Topology): boolean;
+  /** Every other node's `/rebalance/state` (null: it did not answer). */
+  peerStates(next: Topology): Promise<Map<string, RebalanceReport | null>>;
+  /** Runs the node under `next` from now on. */
+  switchTo(next: Topology): Promise<void>;
+  /** Deletes the metrics this node does not own under `next`; how many. */
+  cleanup(next: Topology): Promise<number>;
+}
+
+/**
+ * Whether a node reporting `r` is at or past `state` of the rebalance to `hash`: in it at that
+ * state or later, or already running `hash` with no rebalance under way (a node that joins,
+ * started under the new topology, or one that finished).
+ */
+export function reached(r: RebalanceReport | null, hash: string, state: RebalanceStateName): boolean {
+  if (r === null) return false;
+  if (r.current === hash && r.next === '-') return true;
+  return r.next === hash && REBALANCE_STATES.indexOf(r.state) >= REBALANCE_STATES.indexOf(state);
 }
 
 export class Rebalance {
@@ -75,10 +105,28 @@ export class Rebalance {
     private readonly log: Logger,
     stored: Stored | null,
   ) {
-    const current = topologies.current.hash;
+    const file = topologies.current.hash;
+    if (stored !== null && isState(stored.state) && stored.next === null && stored.current !== file && stored.from === file && topologies.get(stored.current) !== undefined) {
+      // A finished rebalance: the node runs under the topology it moved to, though its
+      // topology file still names the one it started from.
+      topologies.setCurrent(topologies.get(stored.current)!);
+      this.stored = stored;
+      return;
+    }
     // A rebalance recorded under another current topology (the node was started with a
     // different topology file since) no longer applies: it is dropped, not resumed.
-    this.stored = stored !== null && stored.current === current && isState(stored.state) ? stored : { current, next: null, state: 'TOPO_REBALANCE_IDLE' };
+    const usable = stored !== null && stored.current === file && isState(stored.state) && (stored.next === null || topologies.get(stored.next) !== undefined);
+    this.stored = usable ? stored : { current: file, next: null, state: 'TOPO_REBALANCE_IDLE' };
+  }
+
+  /** True once this node switched topology in a rebalance (in one, or after one finished). */
+  hasSwitched(): boolean {
+    return this.stored.switched === true || this.stored.from !== undefined;
+  }
+
+  /** The topology the node runs under: the next one once it switched, else the current one. */
+  runningTopology(): Topology {
+    return this.stored.switched === true && this.stored.next !== null ? this.topologies.get(this.stored.next)! : this.topologies.current;
   }
 
   static async open(storage: NodeStorage, topologies: TopologyLibrary, log: Logger): Promise<Rebalance> {
@@ -101,7 +149,8 @@ export class Rebalance {
     this.hooks = hooks;
     const next = this.stored.next === null ? undefined : this.topologies.get(this.stored.next);
     if (next === undefined) return;
-    await hooks.started(next);
+    // Once switched, the node already runs under `next`: there is nothing to copy to it.
+    if (this.stored.switched !== true) await hooks.started(next);
     void this.run(next);
   }
 
@@ -150,6 +199,7 @@ export class Rebalance {
       const now = this.stored.next === null ? 'no rebalance is under way' : `the rebalance under way is to ${this.stored.next}`;
       throw ferr('FER_ERR_NO_REBALANCE', hash, now);
     }
+    if (this.stored.switched === true) throw ferr('FER_ERR_REBALANCE_SWITCHED', want, this.stored.state);
     this.changing = want;
     try {
       await this.save({ current: this.stored.current, next: null, state: 'TOPO_REBALANCE_IDLE' });
@@ -172,20 +222,68 @@ export class Rebalance {
     if (hooks === null) return;
     while (!aborted()) {
       try {
-        if (this.stored.state === 'TOPO_REBALANCE_VOTE') await this.advance(next.hash, 'TOPO_REBALANCE_REHASH');
-        if (this.stored.state !== 'TOPO_REBALANCE_REHASH') return;
-        const figures = await hooks.relocate(next, aborted);
-        while (!aborted() && !hooks.delivered(next)) await sleep(DELIVERY_POLL_MS);
-        if (aborted()) return;
-        this.relocated = figures;
-        this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation done and confirmed');
-        await this.advance(next.hash, 'TOPO_REBALANCE_REHASH_VOTE');
-        return;
+        switch (this.stored.state) {
+          case 'TOPO_REBALANCE_VOTE':
+            await this.advance(next.hash, 'TOPO_REBALANCE_REHASH');
+            break;
+          case 'TOPO_REBALANCE_REHASH': {
+            const figures = await hooks.relocate(next, aborted);
+            while (!aborted() && !hooks.delivered(next)) await sleep(DELIVERY_POLL_MS);
+            if (aborted()) return;
+            this.relocated = figures;
+            this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation done and confirmed');
+            await this.advance(next.hash, 'TOPO_REBALANCE_REHASH_VOTE');
+            break;
+          }
+          case 'TOPO_REBALANCE_REHASH_VOTE':
+            if (!(await this.everyNode(next, 'TOPO_REBALANCE_REHASH_VOTE', aborted))) return;
+            // Serialized with deactivate: after this an abort is refused.
+            await this.serialized(async () => {
+              if (this.stored.next !== next.hash) return;
+              await hooks.switchTo(next);
+              await this.write({ ...this.stored, state: 'TOPO_REBALANCE_CLEANUP', switched: true });
+            });
+            this.log.info({ next: next.hash }, 'rebalance: every node relocated; running under the next topology');
+            break;
+          case 'TOPO_REBALANCE_CLEANUP': {
+            if (!(await this.everyNode(next, 'TOPO_REBALANCE_CLEANUP', aborted))) return;
+            const deleted = await hooks.cleanup(next);
+            this.log.info({ next: next.hash, deleted }, 'rebalance: deleted the metrics this node no longer owns');
+            await this.advance(next.hash, 'TOPO_REBALANCE_COMPLETE');
+            break;
+          }
+          case 'TOPO_REBALANCE_COMPLETE':
+            await this.advance(next.hash, 'TOPO_REBALANCE_COMPLETE_VOTE');
+            break;
+          case 'TOPO_REBALANCE_COMPLETE_VOTE':
+            if (!(await this.everyNode(next, 'TOPO_REBALANCE_COMPLETE_VOTE', aborted))) return;
+            await this.serialized(async () => {
+              await this.write({ current: next.hash, next: null, state: 'TOPO_REBALANCE_IDLE', from: this.stored.from ?? this.stored.current });
+              this.topologies.setCurrent(next);
+            });
+            this.log.info({ current: next.hash }, 'rebalance complete');
+            return;
+          default:
+            return;
+        }
       } catch (error) {
         this.log.warn({ err: error, next: next.hash, state: this.stored.state }, 'rebalance step failed; trying again');
         await sleep(RETRY_MS);
       }
     }
+  }
+
+  /** Waits until every other node has reached `state` (false: aborted or stopping meanwhile). */
+  private async everyNode(next: Topology, state: RebalanceStateName, aborted: () => boolean): Promise<boolean> {
+    let asked = 0;
+    while (!aborted()) {
+      const states = await this.hooks!.peerStates(next);
+      const waiting = [...states].filter(([, r]) => !reached(r, next.hash, state)).map(([id]) => id);
+      if (waiting.length === 0) return true;
+      if (++asked % 50 === 0) this.log.info({ state, waiting }, 'rebalance: waiting for other nodes');
+      await sleep(VOTE_POLL_MS);
+    }
+    return false;
   }
 
   /** Moves the rebalance to `hash` on to `state`, unless it was aborted meanwhile. */

@@ -98,10 +98,11 @@ export class Replication {
 
   private constructor(
     private readonly outbox: Outbox,
-    private readonly ring: Ring,
+    private ring: Ring,
     readonly identity: string,
     readonly incarnation: string,
-    readonly journal: JournalStream,
+    /** The current topology's stream (the next one's once `switchToNext`). */
+    public journal: JournalStream,
     private readonly log: Logger,
   ) {}
 
@@ -170,11 +171,33 @@ export class Replication {
     }
   }
 
+  /**
+   * The rebalance's switch: the next topology becomes this replication's topology and its
+   * stream the one it publishes to and (once the caller consumes it) receives from. Sequences,
+   * the outbox and applied marks carry on unchanged; what was published on the old stream and
+   * not yet confirmed is re-published on the new one, where the receiver dedupes it.
+   */
+  switchToNext(): void {
+    const next = this.next;
+    if (next === null) throw new Error('BUG: switchToNext without a next topology');
+    const old = this.journal;
+    this.ring = next.ring;
+    this.journal = next.journal;
+    this.owners.clear();
+    this.next = null;
+    old.close();
+  }
+
   /** Every node a write may go to: the current topology's, and the next one's during a rebalance. */
   peers(): string[] {
     const ids = this.ring.topology.nodes.map((n) => n.id);
     if (this.next !== null) ids.push(...this.next.peers);
     return ids.filter((id) => id !== this.identity);
+  }
+
+  /** True when the rebalance's next topology makes this node an owner of `metric`. */
+  ownsNext(metric: Pick<MetricInfo, 'key'>): boolean {
+    return this.next !== null && this.targetsOf(metric).includes(this.identity);
   }
 
   /** Where a metric's writes go: its owners, and during a rebalance its next owners too. */

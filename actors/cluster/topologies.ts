@@ -13,7 +13,8 @@ export class TopologyLibrary {
 
   private constructor(
     private readonly storage: NodeStorage,
-    readonly current: Topology,
+    /** The topology the node's rebalance state calls current (its topology file's, until a rebalance completes). */
+    public current: Topology,
   ) {
     this.known.set(current.hash, current);
   }
@@ -26,6 +27,12 @@ export class TopologyLibrary {
       library.known.set(t.hash, t);
     }
     return library;
+  }
+
+  /** A rebalance completed: `t` is current from now on. */
+  setCurrent(t: Topology): void {
+    this.known.set(t.hash, t);
+    this.current = t;
   }
 
   get(hash: string): Topology | undefined {

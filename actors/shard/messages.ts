@@ -115,6 +115,8 @@ export interface ShardMethods {
   seriesReport(top: number): SeriesReport;
   find(request: ShardFindRequest): FindPart;
   search(request: ShardSearch): FoundMetric[];
+  /** The node switched topology (a rebalance): finds answer by the new owners from now on. */
+  adoptTopology(topology: Topology): void;
   /** Up to `limit` live metrics from dense id `from` on, and where the next page starts (null: done). */
   listMetrics(from: number, limit: number): { metrics: ListedMetric[]; next: number | null };
   /** Seals what is due and rolls up what is quiet; the lowest journal sequence still needed. */

@@ -17,6 +17,7 @@ import { rollupTuplesJson, rollupTypeColumns, type RollupType } from '../../mode
 import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import { buildRing, ownersOf, type Ring } from '../../model/topology/ring.js';
+import type { Topology } from '../../model/topology/topology.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import type { ShardFigures } from '../../storage/figures.js';
 import type { MetricIndex, SeriesReport } from '../../storage/metric-index/metric-index.js';
@@ -62,7 +63,7 @@ export class Shard {
   /** Index writes in the order applies made them; finds and lookups wait for the last. */
   private indexTail: Promise<void> = Promise.resolve();
   private readonly owners = new Map<string, string[]>();
-  private readonly ring: Ring;
+  private ring: Ring;
 
   private readonly index: MetricIndex;
   private readonly partitions = new Map<number, Partition>();
@@ -216,6 +217,11 @@ export class Shard {
   async find(r: ShardFindRequest): Promise<FindPart> {
     await this.indexTail;
     return shardFind({ index: this.index, latest: this, owners: (m) => this.ownersOf(m.key), identity: this.setup.identity }, r);
+  }
+
+  adoptTopology(topology: Topology): void {
+    this.ring = buildRing(topology);
+    this.owners.clear();
   }
 
   async listMetrics(from: number, limit: number): Promise<{ metrics: ListedMetric[]; next: number | null }> {
