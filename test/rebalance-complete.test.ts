@@ -5,7 +5,8 @@
 import test from 'ava';
 import { buildRing, ownersOf, parseTopology } from '../model/topology/index.js';
 import { startCluster } from './helpers/cluster.js';
-import { getJson, killSpawnedNodes, mLine, put, UUID } from './helpers/node.js';
+import { histogramToBase64, Histogram } from '../model/histogram/index.js';
+import { CHECK, getJson, killSpawnedNodes, mLine, put, UUID } from './helpers/node.js';
 import { eventually, growBy, owners, post, raw } from './helpers/rebalance.js';
 
 test.after.always(killSpawnedNodes);
@@ -27,6 +28,11 @@ test.serial('rebalance 3 → 4 at W=2 to the end: data complete everywhere, owne
     };
     t.true(await write(c.members[0]!.url, 600, (i) => i + 1));
     t.true(await write(c.members[1]!.url, 660, (i) => -i - 1));
+    // Histograms written before: each must arrive once (they add up when merged).
+    const hists = Array.from({ length: 12 }, (_, i) => `c.donehist${i}`);
+    const hist = new Histogram();
+    hist.insert(3);
+    t.is((await put(c.members[2]!.url, hists.map((n) => ['H1', '1000.000', CHECK, n, histogramToBase64(hist)].join('\t')).join('\n'))).status, 200);
     await c.settled();
 
     for (const m of c.members) t.is((await post(`${m.url}/topology/${grown.hash}`, grown.json)).status, 200);
@@ -63,6 +69,9 @@ test.serial('rebalance 3 → 4 at W=2 to the end: data complete everywhere, owne
         if (want.includes(node.id)) t.deepEqual(local, expected(name), `${name}: owner ${node.id} holds all of it`);
         else t.is((local as { code?: string }).code, 'FER_ERR_METRIC_NOT_FOUND', `${name}: ${node.id} no longer owns it and keeps none`);
       }
+    }
+    for (const node of nodes()) {
+      for (const name of hists) t.deepEqual((await getJson(`${node.url}/histogram/1000/1000/60/${UUID}/${name}`)).json, [[960, 60, { '+30e-001': 1 }]], `histogram ${name} through ${node.id}, counted once`);
     }
     t.is((await post(`${c.members[0]!.url}/rebalance/deactivate/${grown.hash}`)).status, 409, 'nothing left to abort');
 

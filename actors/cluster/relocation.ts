@@ -4,9 +4,11 @@
 // them may lack samples (it was down), and applying a sample twice changes nothing (one value
 // per timestamp), so the new copy becomes the union of the old ones.
 //
-// Histograms are not sent: merging adds them up, so a period sent by two holders, sent again
-// after a restart, or also copied as a new write during the rebalance would be counted twice.
-// They need a message that sets a period rather than adds to it (README "Rebalance").
+// Histograms are different: merging adds them up, so a period sent by two holders would count
+// twice. Only the metric's primary owner sends them, as its finest-level periods. Still counted
+// twice on the new owner (README "Rebalance", not built: a message that sets a period): a
+// submission that arrived during the rebalance before the walk read its metric (it was also
+// copied as a new write), and everything sent again when REHASH restarts after a restart.
 import { ownersOf, type Ring } from '../../model/topology/index.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
@@ -25,6 +27,9 @@ const FOREVER = 2 ** 52;
 export interface RelocationDeps {
   shards: ShardSet;
   shardCount: number;
+  identity: string;
+  /** The finest histogram rollup period, seconds: histograms are sent as its periods. */
+  histogramPeriod: number;
   registry: MetricRegistry;
   current: Ring;
   next: Ring;
@@ -64,10 +69,12 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
         const found = deps.registry.intern(listed.accountId as AccountId, listed.uuid, listed.checkName, listed.canonical);
         if (!found.ok) continue;
         const metric = found.metric;
-        const now = new Set(ownersOf(deps.current, metric.key).map((n) => n.id));
+        const current = ownersOf(deps.current, metric.key);
+        const now = new Set(current.map((n) => n.id));
         const gaining = ownersOf(deps.next, metric.key).filter((n) => !now.has(n.id)).map((n) => n.id);
         if (gaining.length === 0) continue;
-        const records = await recordsOf(deps, metric, listed.types);
+        const primary = current[0]?.id === deps.identity;
+        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || primary));
         if (records.length === 0) continue;
         figures.metrics_sent++;
         for (const peer of gaining) {
@@ -87,6 +94,13 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
 async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readonly string[]): Promise<IngestRecord<MetricInfo>[]> {
   const out: IngestRecord<MetricInfo>[] = [];
   for (const kind of types) {
+    if (kind === 'histogram') {
+      // One record per finest period, stamped at its start: the receiver files it under the
+      // same period. Cumulative submissions are stored as their changes, so these go as plain ones.
+      const rows = await deps.shards.about(metric, 'histograms', deps.histogramPeriod, 0, FOREVER);
+      for (const [ts, bytes] of rows) out.push({ kind, metric, ts: ts as EpochMs, value: Buffer.from(bytes).toString('base64') });
+      continue;
+    }
     if (kind !== 'numeric' && kind !== 'text') continue;
     const series = await deps.shards.about(metric, 'read', kind, 0, FOREVER);
     series.values.forEach((value, i) => {

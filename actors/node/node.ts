@@ -577,6 +577,8 @@ export class FerriteNode implements NodeApi {
     const figures = await relocate({
       shards: this.shards,
       shardCount: this.config.shards,
+      identity: this.identity,
+      histogramPeriod: this.config.histogramRollups[0]!.period,
       registry: this.registry,
       current: this.ring,
       next: buildRing(next),
