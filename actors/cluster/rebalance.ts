@@ -94,6 +94,8 @@ export class Rebalance {
   /** Every write of the state goes through this chain, so the background steps and the endpoints never interleave. */
   private writes: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Counts background runs: an abort followed by a new activate to the same hash must end the old one. */
+  private runs = 0;
   /** What the last REHASH sent (null: none finished since start). */
   relocated: RelocationFigures | null = null;
   /** An activate or deactivate in progress: a second one meanwhile would act on a stale state. */
@@ -106,17 +108,17 @@ export class Rebalance {
     stored: Stored | null,
   ) {
     const file = topologies.current.hash;
-    if (stored !== null && isState(stored.state) && stored.next === null && stored.current !== file && stored.from === file && topologies.get(stored.current) !== undefined) {
-      // A finished rebalance: the node runs under the topology it moved to, though its
-      // topology file still names the one it started from.
-      topologies.setCurrent(topologies.get(stored.current)!);
-      this.stored = stored;
-      return;
+    const moved = stored === null ? undefined : topologies.get(stored.current);
+    if (stored !== null && stored.current !== file && stored.from === file && moved !== undefined) {
+      // After a finished rebalance the node runs under the topology it moved to (and may be in
+      // another rebalance from there), though its topology file still names the one it started from.
+      topologies.setCurrent(moved);
     }
+    const current = topologies.current.hash;
     // A rebalance recorded under another current topology (the node was started with a
     // different topology file since) no longer applies: it is dropped, not resumed.
-    const usable = stored !== null && stored.current === file && isState(stored.state) && (stored.next === null || topologies.get(stored.next) !== undefined);
-    this.stored = usable ? stored : { current: file, next: null, state: 'TOPO_REBALANCE_IDLE' };
+    const usable = stored !== null && stored.current === current && isState(stored.state) && (stored.next === null || topologies.get(stored.next) !== undefined);
+    this.stored = usable ? stored : { current, next: null, state: 'TOPO_REBALANCE_IDLE' };
   }
 
   /** True once this node switched topology in a rebalance (in one, or after one finished). */
@@ -178,7 +180,7 @@ export class Rebalance {
       // Started before it is recorded, so a failure to start (NATS down) leaves nothing half done.
       await this.hooks?.started(next);
       try {
-        await this.save({ current: current.hash, next: want, state: 'TOPO_REBALANCE_VOTE' });
+        await this.save({ current: current.hash, next: want, state: 'TOPO_REBALANCE_VOTE', ...this.origin() });
       } catch (error) {
         await this.hooks?.stopped();
         throw error;
@@ -202,7 +204,7 @@ export class Rebalance {
     if (this.stored.switched === true) throw ferr('FER_ERR_REBALANCE_SWITCHED', want, this.stored.state);
     this.changing = want;
     try {
-      await this.save({ current: this.stored.current, next: null, state: 'TOPO_REBALANCE_IDLE' });
+      await this.save({ current: this.stored.current, next: null, state: 'TOPO_REBALANCE_IDLE', ...this.origin() });
       await this.hooks?.stopped();
     } finally {
       this.changing = null;
@@ -217,7 +219,8 @@ export class Rebalance {
    * rebalance is aborted, the node stops, or there is nothing more it can do yet.
    */
   private async run(next: Topology): Promise<void> {
-    const aborted = () => this.closed || this.stored.next !== next.hash;
+    const run = ++this.runs;
+    const aborted = () => this.closed || this.stored.next !== next.hash || this.runs !== run;
     const hooks = this.hooks;
     if (hooks === null) return;
     while (!aborted()) {
@@ -271,6 +274,11 @@ export class Rebalance {
         await sleep(RETRY_MS);
       }
     }
+  }
+
+  /** The topology file's topology, kept while the node runs under one it moved to. */
+  private origin(): { from?: string } {
+    return this.stored.from === undefined ? {} : { from: this.stored.from };
   }
 
   /** Waits until every other node has reached `state` (false: aborted or stopping meanwhile). */

@@ -108,6 +108,8 @@ export class FerriteNode implements NodeApi {
   private serveRpc: ((rpc: Rpc) => void) | null = null;
   /** During a rebalance, until the switch: answers `rebalance_state` on the next topology's subject. */
   private voteRpc: Rpc | null = null;
+  /** The topology whose journal stream a switch started consuming (null: the one started with). */
+  private consumingSince: string | null = null;
   private readonly log: Logger;
   private readonly nats: NatsConnection | null;
   private readonly replication: Replication | null;
@@ -525,25 +527,30 @@ export class FerriteNode implements NodeApi {
     const replication = this.replication;
     const nats = this.nats;
     if (replication === null || nats === null) throw new Error('a node without cluster replication (standalone) cannot switch topology yet');
-    const ring = buildRing(next);
-    replication.switchToNext();
+    // Everything but consuming first, so a failure (NATS away) is retried by consuming alone.
+    if (this.ring.topology.hash !== next.hash) {
+      const ring = buildRing(next);
+      replication.switchToNext();
+      this.voteRpc?.stop();
+      this.voteRpc = null;
+      this.rpc?.stop();
+      const rpc = new Rpc(nats, next.hash, this.identity);
+      this.serveRpc?.(rpc);
+      this.rpc = rpc;
+      this.gossip.stop();
+      this.gossip = new Gossip(nats, this.identity, next, this.clock);
+      this.gossip.start();
+      this.ring = ring;
+      this.routing = new ClusterRouting(this.identity, ring, this.gossip, replication, rpc, this.config.peerTimeoutMs);
+      await this.shards.askAll('adoptTopology', next);
+    }
+    if (this.consumingSince === next.hash) return;
     await replication.journal.consume(
       this.identity,
       (envelope, body) => this.applyJournal(envelope, body),
       (error) => this.log.warn({ err: error }, 'cluster journal: apply failed; the message will be redelivered'),
     );
-    this.voteRpc?.stop();
-    this.voteRpc = null;
-    this.rpc?.stop();
-    const rpc = new Rpc(nats, next.hash, this.identity);
-    this.serveRpc?.(rpc);
-    this.rpc = rpc;
-    this.gossip.stop();
-    this.gossip = new Gossip(nats, this.identity, next, this.clock);
-    this.gossip.start();
-    this.ring = ring;
-    this.routing = new ClusterRouting(this.identity, ring, this.gossip, replication, rpc, this.config.peerTimeoutMs);
-    await this.shards.askAll('adoptTopology', next);
+    this.consumingSince = next.hash;
   }
 
   /** The rebalance's cleanup: every metric this node holds but does not own under `next` is deleted. */
@@ -630,6 +637,7 @@ export class FerriteNode implements NodeApi {
     if (this.stopping) return;
     this.stopping = true;
     this.rebalance.close();
+    this.voteRpc?.stop();
     this.gossip.stop();
     this.replication?.stop();
     this.rpc?.stop();
