@@ -15,6 +15,8 @@ import { FerriteNode } from './node/node.js';
 import { ShardSet } from './node/shards.js';
 import { answerSamples } from './coordinators/sources/prometheus.js';
 import { Replication } from './cluster/replication.js';
+import { TopologyLibrary } from './cluster/topologies.js';
+import { Rebalance } from './cluster/rebalance.js';
 import { natsFor, readTopologyFile, topologyFor } from './cluster/topology-file.js';
 
 /** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
@@ -29,8 +31,16 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
   let nats: NatsConnection | null = null;
   let replication: Replication | null = null;
   let rpc: Rpc | null = null;
+  let topologies: TopologyLibrary;
+  let rebalance: Rebalance;
   try {
-    ring = buildRing(topologyFor(config, fromFile, identity));
+    const fileTopology = topologyFor(config, fromFile, identity);
+    topologies = await TopologyLibrary.open(storage, fileTopology);
+    rebalance = await Rebalance.open(storage, topologies, log);
+    // After a rebalance switched (or finished), the node runs under the topology it moved to,
+    // though its topology file still names the one it started from.
+    const running = rebalance.runningTopology();
+    ring = buildRing(running.nodes.some((n) => n.id === identity) ? running : fileTopology);
     nats = await natsFor(config, ring.topology, identity);
     if (nats !== null && ring.topology.nodes.length > 1) {
       replication = await Replication.open(storage.outbox, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
@@ -57,16 +67,20 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     await storage.close();
     throw error;
   }
-  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards });
+  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance });
   await node.begin();
   if (rpc !== null) {
-    rpc.serve({
-      stream: (p) => answerStreamRequest(node, p),
-      find: (p) => answerFind(node, p),
-      prom_samples: (p) => answerSamples(node, p),
-      applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
-    });
-    replication!.setProbe((peer, incarnation) => rpc.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
+    // Kept as a function: a rebalance's switch serves the same requests on the new topology's subjects.
+    node.answerRequests((on) =>
+      on.serve({
+        stream: (p) => answerStreamRequest(node, p),
+        find: (p) => answerFind(node, p),
+        prom_samples: (p) => answerSamples(node, p),
+        applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
+        rebalance_state: async () => node.rebalance.report(),
+      }),
+    );
+    replication!.setProbe((peer, incarnation) => node.rpc!.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
   }
   return node;
 }

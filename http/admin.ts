@@ -21,7 +21,6 @@ const n = (value: number) => ({ _type: 'L', _value: value });
 
 export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
-  const topology = node.ring.topology.hash;
 
   app.get('/stats.json', { schema: { tags: [TAG.admin], summary: 'Identity, version, topology and ingest counters in IRONdb shape ({_type, _value} entries)' } }, async () => ({
     application: s('ferrite'),
@@ -29,7 +28,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
     version: s(VERSION),
     semver: s(VERSION),
     node_version: s(process.version),
-    topology: { current: s(topology), next: s('-') },
+    topology: { current: s(node.ring.topology.hash), next: s('-') },
     ingest: {
       requests: n(node.stats.requestsIngested),
       records: n(node.stats.recordsIngested),
@@ -82,7 +81,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
     const lags = Object.values((replication?.peers ?? {}) as Record<string, PeerLag>).map((l) => l.oldest_unconfirmed_age);
     return {
       identity: node.identity,
-      current: topology,
+      current: node.ring.topology.hash,
       next: '-',
       base_rollup: rollups[0],
       rollups,

@@ -9,6 +9,7 @@ import { registerLoadShedding } from './load-shedding.js';
 import { deleteRoutes } from './delete.js';
 import { fetchRoutes } from './fetch.js';
 import { topologyRoutes } from './topology.js';
+import { rebalanceRoutes } from './rebalance.js';
 import { caqlRoutes } from './caql.js';
 import { extensionRoutes } from './extensions.js';
 import { findRoutes } from './find.js';
@@ -85,6 +86,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   app.register(deleteRoutes, { node });
   app.register(fetchRoutes, { node });
   app.register(topologyRoutes, { node });
+  app.register(rebalanceRoutes, { node });
   app.register(caqlRoutes, { node });
   app.register(extensionRoutes, { node });
   app.register(surrogateRoutes, { node });

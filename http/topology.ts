@@ -1,10 +1,13 @@
 // Topology endpoints in IRONdb's shapes (irondb-reference §8.1, §10): `/topology`,
-// `/toporing` and `/locate` in JSON and XML, and `/gossip/json`.
+// `/toporing` and `/locate` in JSON and XML, and `/gossip/json`. `POST /topology/<hash>`
+// loads a topology for a later rebalance (§8.4); `/topology` and `/toporing` serve loaded
+// topologies as well as the current one, `/locate` answers under the current one.
 import { XMLBuilder } from 'fast-xml-parser';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
-import { ownersOf, type TopologyNode } from '../model/topology/index.js';
+import { buildRing, ownersOf, type Topology, type TopologyNode } from '../model/topology/index.js';
+import { topologyJson } from '../actors/cluster/topologies.js';
 import { metricFromPath } from './metric-param.js';
 import { fields, metricNameParam, str, TAG, uuidParam } from './schemas.js';
 
@@ -17,11 +20,13 @@ const xml = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', 
 
 export async function topologyRoutes(app: FastifyInstance, opts: { node: FerriteNode }): Promise<void> {
   const { node } = opts;
-  const topology = node.ring.topology;
-  const current = (hash: string) => {
-    if (hash.toLowerCase() !== topology.hash) throw ferr('FER_ERR_UNKNOWN_TOPOLOGY', hash, topology.hash);
+  // Read per request: a rebalance's switch replaces the ring the node runs under.
+  const known = (hash: string): Topology => {
+    const t = node.topologies.get(hash) ?? (hash.toLowerCase() === node.ring.topology.hash ? node.ring.topology : undefined);
+    if (t === undefined) throw ferr('FER_ERR_UNKNOWN_TOPOLOGY', hash, node.ring.topology.hash);
+    return t;
   };
-  const nodeFields = (n: TopologyNode) => ({
+  const nodeFields = (topology: Topology) => (n: TopologyNode) => ({
     id: n.id,
     address: n.address,
     port: n.port,
@@ -33,17 +38,31 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
 
   app.get('/topology/:format/:hash', schema('The topology: {hash, write_copies, nodes: [{id, address, port, apiport, weight, n, side?}]}', hashed), async (req, reply) => {
     const { format, hash } = params(req.params);
-    current(hash);
-    const nodes = topology.nodes.map(nodeFields);
-    if (format === 'json') return { hash: topology.hash, write_copies: topology.writeCopies, nodes };
-    return sendXml(reply, { nodes: { '@write_copies': topology.writeCopies, node: nodes.map(attributes) } });
+    const t = known(hash);
+    const nodes = t.nodes.map(nodeFields(t));
+    if (format === 'json') return { hash: t.hash, write_copies: t.writeCopies, nodes };
+    return sendXml(reply, { nodes: { '@write_copies': t.writeCopies, node: nodes.map(attributes) } });
+  });
+
+  const hashOnly = fields({ hash: str("the topology's hash (64 hex)") }, ['hash']);
+  app.get('/topology/:hash', schema('A known topology (current or loaded) as JSON: {hash, write_copies, nodes}', hashOnly), async (req) => {
+    const t = known((req.params as { hash: string }).hash);
+    return { hash: t.hash, ...topologyJson(t) };
+  });
+
+  app.post('/topology/:hash', schema('Loads a topology (IRONdb XML or JSON body) for a later rebalance; the body must hash to <hash>. 200 also when already loaded', hashOnly), async (req) => {
+    const body = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+    if (body.trim() === '') throw ferr('FER_ERR_BAD_TOPOLOGY', (req.params as { hash: string }).hash, 'the request body is empty; send the topology as XML or JSON');
+    const t = await node.topologies.load((req.params as { hash: string }).hash, body);
+    return { hash: t.hash, loaded: true, nodes: t.nodes.length, write_copies: t.writeCopies };
   });
 
   app.get('/toporing/:format/:hash', schema('The ring: virtual nodes {id, idx, location} in ring order', hashed), async (req, reply) => {
     const { format, hash } = params(req.params);
-    current(hash);
-    const vnodes = node.ring.vnodes.map((v) => ({ id: v.node.id, idx: v.idx, location: v.location.toString('hex') }));
-    if (format === 'json') return { hash: topology.hash, vnodes };
+    const t = known(hash);
+    const ring = t.hash === node.ring.topology.hash ? node.ring : buildRing(t);
+    const vnodes = ring.vnodes.map((v) => ({ id: v.node.id, idx: v.idx, location: v.location.toString('hex') }));
+    if (format === 'json') return { hash: t.hash, vnodes };
     return sendXml(reply, { vnodes: { vnode: vnodes.map(attributes) } });
   });
 
@@ -56,7 +75,7 @@ export async function topologyRoutes(app: FastifyInstance, opts: { node: Ferrite
     if (format === 'json') return { key: metric.key, location: owners.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, ...(n.side === null ? {} : { side: n.side }) })) };
     // The shape gosnowth's LocateMetricRemote decodes: its Topology type (`<nodes n=…>` of `<node …/>`).
     const nodes = owners.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, weight: n.weight, ...(n.side === null ? {} : { side: n.side }) }));
-    return sendXml(reply, { nodes: { '@n': topology.writeCopies, node: nodes.map(attributes) } });
+    return sendXml(reply, { nodes: { '@n': node.ring.topology.writeCopies, node: nodes.map(attributes) } });
   });
 
   app.get('/gossip/json', schema('What this node heard from each topology node: [{id, gossip_time, gossip_age, topo_current, ...}] (strings, as IRONdb)'), async () => node.gossip.entries());

@@ -40,6 +40,26 @@ export function applyCheckTagUpdate(state: CheckTagState, u: CheckTagUpdate): Ch
   return { tags, cleared: u.clear ? Math.max(state.cleared, u.stamp) : state.cleared };
 }
 
+/**
+ * Updates that rebuild `state` when applied to an empty one (or merge it into any other, the
+ * merge being per-slot maxima): one per distinct stamp. How a whole state travels as journal
+ * messages, e.g. to a node joining in a rebalance.
+ */
+export function updatesOf(state: CheckTagState): CheckTagUpdate[] {
+  const byStamp = new Map<number, CheckTagUpdate>();
+  const at = (stamp: number) => {
+    let u = byStamp.get(stamp);
+    if (u === undefined) byStamp.set(stamp, (u = { stamp, add: [], remove: [], clear: false }));
+    return u;
+  };
+  for (const [tag, [added, removed]] of Object.entries(state.tags)) {
+    if (added > 0) at(added).add.push(tag);
+    if (removed > 0) at(removed).remove.push(tag);
+  }
+  if (state.cleared > 0) at(state.cleared).clear = true;
+  return [...byStamp.values()].sort((a, b) => a.stamp - b.stamp);
+}
+
 /** The present tags, sorted by category then value. */
 export function presentCheckTags(state: CheckTagState): string[] {
   return Object.entries(state.tags)

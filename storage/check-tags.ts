@@ -2,7 +2,7 @@
 // to one key are serialised here, so two requests never lose each other's change, and each
 // scope's present tags are cached until that scope is written.
 import { applyCheckTagUpdate, emptyCheckTags, presentCheckTags, type CheckTagScope, type CheckTagState, type CheckTagUpdate } from '../model/check-tags.js';
-import { checkTagsKey, checkTagsPrefix, CF, prefixEnd } from './keys.js';
+import { checkTagsKey, checkTagsPrefix, CF, CHECK_TAGS_RANGE, prefixEnd } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 
 const scopeText = (scope: CheckTagScope) => (scope === null ? '*' : String(scope));
@@ -49,6 +49,16 @@ export class CheckTagStore {
       if (this.queues.get(key) === settled) this.queues.delete(key);
     });
     return run;
+  }
+
+  /** Every check's tag state in every scope (a rebalance sends them all to joining nodes). */
+  async *all(): AsyncGenerator<{ scope: CheckTagScope; uuid: string; state: CheckTagState }> {
+    for await (const { key, value } of this.store.scan(CF.index, CHECK_TAGS_RANGE)) {
+      const rest = key.subarray(1).toString('utf8');
+      const cut = rest.indexOf('\u0000');
+      const scope = rest.slice(0, cut);
+      yield { scope: scope === '*' ? null : Number(scope), uuid: rest.slice(cut + 1), state: JSON.parse(value.toString('utf8')) as CheckTagState };
+    }
   }
 
   /** Present tags of every check with any, in `scope`. */

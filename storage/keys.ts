@@ -63,7 +63,17 @@ export const STATE_KEY = {
   shardLayout: Buffer.from('shard_layout'),
   /** A shard store's: the token of the index snapshot a clean stop wrote beside it (storage/metric-index/snapshot.ts). */
   indexSnapshot: Buffer.from('index_snapshot'),
+  /** The rebalance this node is in (actors/cluster/rebalance.ts), JSON; absent when none ever ran. */
+  rebalance: Buffer.from('rebalance'),
 } as const;
+
+/** `topology/<hash>`: a topology loaded with `POST /topology/<hash>`, as normalized JSON. */
+export function topologyKey(hash: string): Buffer {
+  return Buffer.from(`topology/${hash}`);
+}
+
+/** The key range of every loaded topology. */
+export const TOPOLOGY_RANGE = { gte: Buffer.from('topology/'), lt: Buffer.from('topology0') };
 
 /** `applied/<sender incarnation>`: which of that sender's journal messages this node applied. */
 export function appliedKey(incarnation: string): Buffer {
@@ -246,6 +256,9 @@ export function latestFlagKey(metricId: Buffer): Buffer {
 export function checkTagsKey(scope: string, uuid: string): Buffer {
   return Buffer.concat([checkTagsPrefix(scope), Buffer.from(uuid, 'utf8')]);
 }
+
+/** Every check tag key, of every scope. */
+export const CHECK_TAGS_RANGE = { gte: Buffer.from([CHECK_TAGS]), lt: Buffer.from([CHECK_TAGS + 1]) };
 
 export function checkTagsPrefix(scope: string): Buffer {
   return Buffer.concat([Buffer.from([CHECK_TAGS]), Buffer.from(`${scope}\0`, 'utf8')]);

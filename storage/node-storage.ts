@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { CheckTagStore } from './check-tags.js';
 import { diskUse, type DiskUse } from './figures.js';
-import { CF, decodeU64, encodeU64, journalKey, journalSeqOf, STATE_KEY } from './keys.js';
+import { CF, decodeU64, encodeU64, journalKey, journalSeqOf, STATE_KEY, TOPOLOGY_RANGE, topologyKey } from './keys.js';
 import { Outbox } from './outbox.js';
 import { Store, type StoreBatch } from './rocks.js';
 import { prepareShardLayout, type ShardLayout } from './shard-layout.js';
@@ -54,6 +54,25 @@ export class NodeStorage {
   /** Makes the shard stores under `dataDir` match `want` (storage/shard-layout.ts). */
   prepareShards(dataDir: string, want: ShardLayout, progress: (what: string) => void): Promise<void> {
     return prepareShardLayout(this.store, dataDir, want, progress);
+  }
+
+  // ---- loaded topologies and the rebalance (actors/cluster/topologies.ts, rebalance.ts) ----
+
+  async storeTopology(hash: string, json: string): Promise<void> {
+    await this.store.batch().put(CF.state, topologyKey(hash), Buffer.from(json)).write();
+  }
+
+  /** Every topology loaded with POST /topology/<hash>: its stored JSON. */
+  async *loadedTopologies(): AsyncGenerator<string> {
+    for await (const { value } of this.store.scan(CF.state, TOPOLOGY_RANGE)) yield value.toString('utf8');
+  }
+
+  async rebalanceState(): Promise<string | null> {
+    return (await this.store.get(CF.state, STATE_KEY.rebalance))?.toString('utf8') ?? null;
+  }
+
+  async storeRebalanceState(json: string): Promise<void> {
+    await this.store.batch().put(CF.state, STATE_KEY.rebalance, Buffer.from(json)).write();
   }
 
   // ---- the ingest journal ----

@@ -5,6 +5,11 @@
 // (with backoff), so neither a crashed peer nor a nats-server that lost acknowledged
 // messages loses data. Receivers remember, per sender incarnation, which messages they
 // applied, in the same batch as the data: re-delivery never applies anything twice.
+//
+// During a rebalance (actors/cluster/rebalance.ts) writes also go to the next topology's
+// owners. Nodes only in the next topology are reached through the next topology's journal
+// stream (they consume that one); every other peer keeps getting its messages on the current
+// stream, so per-peer sequences stay one series on one stream.
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
 import type { CheckTagScope, CheckTagUpdate } from '../../model/check-tags.js';
@@ -83,6 +88,8 @@ export class Replication {
   private readonly unconfirmed = new Map<string, Map<number, Unconfirmed>>();
   private readonly applied = new Map<string, Applied>();
   private readonly owners = new Map<string, string[]>();
+  /** The rebalance's next topology: its ring, its journal, and the owners it gives (cached). */
+  private next: { ring: Ring; journal: JournalStream; owners: Map<string, string[]>; peers: Set<string> } | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** Asks a peer directly what it applied (null: it did not answer). */
   private probe: (peer: string, incarnation: string) => Promise<AppliedReport | null> = async () => null;
@@ -91,10 +98,11 @@ export class Replication {
 
   private constructor(
     private readonly outbox: Outbox,
-    private readonly ring: Ring,
+    private ring: Ring,
     readonly identity: string,
     readonly incarnation: string,
-    readonly journal: JournalStream,
+    /** The current topology's stream (the next one's once `switchToNext`). */
+    public journal: JournalStream,
     private readonly log: Logger,
   ) {}
 
@@ -123,8 +131,87 @@ export class Replication {
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.journal.close();
+    this.next?.journal.close();
   }
 
+  /**
+   * Starts sending writes to the owners `ring` (the next topology's) gives as well. Nodes not
+   * in the current topology get theirs on `journal`, the next topology's stream; what the
+   * outbox still holds for them (from an earlier, interrupted rebalance) goes out again.
+   */
+  async beginNext(ring: Ring, journal: JournalStream): Promise<void> {
+    this.endNext(false);
+    const current = new Set(this.ring.topology.nodes.map((n) => n.id));
+    const peers = new Set(ring.topology.nodes.map((n) => n.id).filter((id) => !current.has(id)));
+    for (const peer of peers) {
+      const pending = this.pendingOf(peer);
+      const { messages, lastSeq } = await this.outbox.load(peer);
+      for (const { seq, value } of messages) pending.set(seq, { at: 0, tries: 0, records: value[0] === 0 ? countRecords(value) : 1 });
+      this.nextSeq.set(peer, lastSeq + 1);
+    }
+    this.next = { ring, journal, owners: new Map(), peers };
+    journal.onApplied(this.identity, (report) => void this.confirmed(report).catch((e) => this.log.error({ err: e }, 'outbox confirmation failed')));
+  }
+
+  /**
+   * Stops writing to the next topology's owners. On an abort (`drop`) what the outbox holds
+   * for nodes only in that topology is dropped: they are not part of the cluster after all.
+   */
+  endNext(drop = true): void {
+    const next = this.next;
+    if (next === null) return;
+    this.next = null;
+    next.journal.close();
+    if (!drop) return;
+    for (const peer of next.peers) {
+      const pending = this.unconfirmed.get(peer);
+      this.unconfirmed.delete(peer);
+      const last = (this.nextSeq.get(peer) ?? 1) - 1;
+      if (pending !== undefined && last > 0) void this.outbox.confirm(peer, last, []).catch((e) => this.log.warn({ err: e }, 'dropping an aborted rebalance outbox failed'));
+    }
+  }
+
+  /**
+   * The rebalance's switch: the next topology becomes this replication's topology and its
+   * stream the one it publishes to and (once the caller consumes it) receives from. Sequences,
+   * the outbox and applied marks carry on unchanged; what was published on the old stream and
+   * not yet confirmed is re-published on the new one, where the receiver dedupes it.
+   */
+  switchToNext(): void {
+    const next = this.next;
+    if (next === null) throw new Error('BUG: switchToNext without a next topology');
+    const old = this.journal;
+    this.ring = next.ring;
+    this.journal = next.journal;
+    this.owners.clear();
+    this.next = null;
+    old.close();
+  }
+
+  /** Every node a write may go to: the current topology's, and the next one's during a rebalance. */
+  peers(): string[] {
+    const ids = this.ring.topology.nodes.map((n) => n.id);
+    if (this.next !== null) ids.push(...this.next.peers);
+    return ids.filter((id) => id !== this.identity);
+  }
+
+  /** True when the rebalance's next topology makes this node an owner of `metric`. */
+  ownsNext(metric: Pick<MetricInfo, 'key'>): boolean {
+    return this.next !== null && this.targetsOf(metric).includes(this.identity);
+  }
+
+  /** Where a metric's writes go: its owners, and during a rebalance its next owners too. */
+  targetsOf(metric: Pick<MetricInfo, 'key'>): string[] {
+    const ids = this.ownersOf(metric);
+    const next = this.next;
+    if (next === null) return ids;
+    let nextIds = next.owners.get(metric.key);
+    if (nextIds === undefined) {
+      nextIds = ownersOf(next.ring, metric.key).map((n) => n.id);
+      next.owners.set(metric.key, nextIds);
+    }
+    return [...new Set([...ids, ...nextIds])];
+  }
   /** The owners of a metric, primary first (cached: the ring never changes under a node). */
   ownersOf(metric: Pick<MetricInfo, 'key'>): string[] {
     let ids = this.owners.get(metric.key);
@@ -139,12 +226,12 @@ export class Replication {
     return this.ownersOf(metric).includes(this.identity);
   }
 
-  /** Splits records into this node's and each other owner's. */
+  /** Splits records into this node's and each other owner's (next owners too, during a rebalance). */
   route<R extends IngestRecord<MetricInfo>>(records: R[]): { local: R[]; remote: Map<string, R[]> } {
     const local: R[] = [];
     const remote = new Map<string, R[]>();
     for (const r of records) {
-      for (const owner of this.ownersOf(r.metric)) {
+      for (const owner of this.targetsOf(r.metric)) {
         if (owner === this.identity) {
           local.push(r);
           continue;
@@ -174,7 +261,8 @@ export class Replication {
   }
 
   private async send(o: Outgoing): Promise<void> {
-    await this.journal.publish(o.peer, { sender: this.identity, incarnation: this.incarnation, seq: o.seq, op: o.op }, o.body);
+    const journal = this.next?.peers.has(o.peer) ? this.next.journal : this.journal;
+    await journal.publish(o.peer, { sender: this.identity, incarnation: this.incarnation, seq: o.seq, op: o.op }, o.body);
   }
 
   /** True when the message was applied before (a re-delivery or re-publication). */
@@ -216,9 +304,8 @@ export class Replication {
   lag(): Record<string, PeerLag> {
     const now = Date.now();
     const out: Record<string, PeerLag> = {};
-    for (const node of this.ring.topology.nodes) {
-      if (node.id === this.identity) continue;
-      const pending = this.unconfirmed.get(node.id) ?? new Map<number, Unconfirmed>();
+    for (const id of this.peers()) {
+      const pending = this.unconfirmed.get(id) ?? new Map<number, Unconfirmed>();
       let records = 0;
       let oldest = Infinity;
       for (const [seq, u] of pending) {
@@ -227,7 +314,7 @@ export class Replication {
       }
       const first = pending.get(oldest);
       const age = first === undefined || first.at === 0 ? 0 : (now - first.at) / 1000;
-      out[node.id] = { unconfirmed_messages: pending.size, unconfirmed_records: records, oldest_unconfirmed_age: age };
+      out[id] = { unconfirmed_messages: pending.size, unconfirmed_records: records, oldest_unconfirmed_age: age };
     }
     return out;
   }

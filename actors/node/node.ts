@@ -12,16 +12,22 @@ import { IngestBatch } from '../../model/ingest-batch.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry, type RawContext, type RawFormat } from '../../model/journal-entry.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
-import type { Ring } from '../../model/topology/index.js';
+import { buildRing, ownersOf, type Ring, type Topology } from '../../model/topology/index.js';
+import type { AccountId } from '../../model/types.js';
+import type { ListedMetric } from '../shard/messages.js';
 import type { CheckTagStore } from '../../storage/check-tags.js';
 import type { NodeBatch, NodeStorage } from '../../storage/node-storage.js';
 import { Gossip } from '../../transport/gossip.js';
 import { AdjustableClock, systemClock, type Clock } from '../../model/clock.js';
-import type { JournalEnvelope, JournalOp } from '../../transport/journal-stream.js';
-import type { Rpc } from '../../transport/rpc.js';
+import { JournalStream, type JournalEnvelope, type JournalOp } from '../../transport/journal-stream.js';
+import { Rpc } from '../../transport/rpc.js';
 import { IngestAdmission } from './admission.js';
 import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
+import type { TopologyLibrary } from '../cluster/topologies.js';
+import type { Rebalance, RebalanceReport } from '../cluster/rebalance.js';
+import { relocate, type RelocationFigures } from '../cluster/relocation.js';
+import { updatesOf } from '../../model/check-tags.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
@@ -83,6 +89,10 @@ export interface NodeParts {
   rpc: Rpc | null;
   /** The shard workers: every metric's data, index and upkeep. */
   shards: ShardSet;
+  /** The current topology and those loaded for a rebalance. */
+  topologies: TopologyLibrary;
+  /** The rebalance this node is in, if any. */
+  rebalance: Rebalance;
 }
 
 export class FerriteNode implements NodeApi {
@@ -90,8 +100,16 @@ export class FerriteNode implements NodeApi {
   /** The node's own store: journal, outbox, check tags, identity. */
   readonly storage: NodeStorage;
   readonly identity: string;
-  readonly ring: Ring;
-  readonly rpc: Rpc | null;
+  /** The ring the node runs under; replaced when a rebalance switches topology. */
+  ring: Ring;
+  /** Requests to other nodes, on the running topology's subjects; replaced at a rebalance's switch. */
+  rpc: Rpc | null;
+  /** Answers other nodes' requests on an Rpc (actors/boot.ts wires the coordinators' answerers). */
+  private serveRpc: ((rpc: Rpc) => void) | null = null;
+  /** During a rebalance, until the switch: answers `rebalance_state` on the next topology's subject. */
+  private voteRpc: Rpc | null = null;
+  /** The topology whose journal stream a switch started consuming (null: the one started with). */
+  private consumingSince: string | null = null;
   private readonly log: Logger;
   private readonly nats: NatsConnection | null;
   private readonly replication: Replication | null;
@@ -101,7 +119,11 @@ export class FerriteNode implements NodeApi {
   /** The shards: every question about a metric's data or the index. */
   readonly shards: ShardSet;
   /** Who owns a metric, and asking its owners. */
-  readonly routing: ClusterRouting;
+  routing: ClusterRouting;
+  /** The current topology and those loaded for a rebalance. */
+  readonly topologies: TopologyLibrary;
+  /** The rebalance this node is in, if any (`/rebalance/*`). */
+  readonly rebalance: Rebalance;
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the shards. */
   private readonly inflight = new Set<number>();
@@ -114,7 +136,7 @@ export class FerriteNode implements NodeApi {
   /** Backups in progress: the journal is not cut while one copies the stores. */
   private backupsRunning = 0;
   private stopping = false;
-  readonly gossip: Gossip;
+  gossip: Gossip;
   /** The clock gossip reads (moved forward by tests when `testClock` is set). */
   readonly clock: Clock;
   /** Check tags (`/meta/check/tag`), kept on every node. */
@@ -131,7 +153,9 @@ export class FerriteNode implements NodeApi {
   readonly limits: SeriesLimits;
 
   constructor(parts: NodeParts) {
-    const { config, storage, identity, ring, log, nats, replication, rpc, shards } = parts;
+    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance } = parts;
+    this.topologies = topologies;
+    this.rebalance = rebalance;
     this.config = config;
     this.storage = storage;
     this.identity = identity;
@@ -164,6 +188,19 @@ export class FerriteNode implements NodeApi {
     this.gossip.start();
     await this.replayJournal();
     if (this.replication !== null) await this.startReplication(this.replication);
+    await this.rebalance.attach({
+      started: (next) => this.beginDualWrites(next),
+      stopped: async () => {
+        this.replication?.endNext();
+        this.voteRpc?.stop();
+        this.voteRpc = null;
+      },
+      peerStates: (next) => this.peerRebalanceStates(next),
+      switchTo: (next) => this.switchTopology(next),
+      cleanup: (next) => this.dropNotOwned(next),
+      relocate: (next, aborted) => this.relocateTo(next, aborted),
+      delivered: (next) => this.deliveredTo(next),
+    });
     this.checkpointTimer = setInterval(() => void this.checkpoint(), this.config.checkpointIntervalMs);
     this.checkpointTimer.unref();
     this.retentionTimer = setInterval(() => void this.sweepRetention(), this.config.retentionSweepIntervalMs);
@@ -261,8 +298,9 @@ export class FerriteNode implements NodeApi {
       if (envelope.op === 'delete') await this.applyJournaledDelete(body);
       if (envelope.op === 'nnt') await this.applyJournaledRollups(body);
       if (envelope.op === 'checktags') await this.applyJournaledCheckTags(body);
-      const records = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
-      for (const r of records) if (!replication.owns(r.metric)) replication.misdirected++;
+      const received = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
+      for (const r of received) if (!replication.owns(r.metric)) replication.misdirected++;
+      const records = this.rebalance.hasSwitched() ? received.filter((r) => this.keepsAfterSwitch(r.metric)) : received;
       let applied: AppliedUpdate | null = null;
       await this.commit(IngestBatch.of(records), null, (batch) => (applied = replication.markApplied(batch, envelope)));
       replication.installApplied(applied!);
@@ -306,7 +344,7 @@ export class FerriteNode implements NodeApi {
     const replication = this.replication;
     if (replication === null) return async () => {};
     const body = Buffer.from(JSON.stringify(doc));
-    const outgoing = this.ring.topology.nodes.filter((n) => n.id !== this.identity).map((n) => replication.stage(batch, n.id, op, body, 1));
+    const outgoing = replication.peers().map((peer) => replication.stage(batch, peer, op, body, 1));
     return () => replication.publish(outgoing);
   }
 
@@ -314,7 +352,7 @@ export class FerriteNode implements NodeApi {
   private async journalToOtherOwners(metric: MetricInfo, op: JournalOp, doc: object, records: number): Promise<void> {
     const replication = this.replication;
     if (replication === null) return;
-    const peers = replication.ownersOf(metric).filter((id) => id !== this.identity);
+    const peers = replication.targetsOf(metric).filter((id) => id !== this.identity);
     if (peers.length === 0) return;
     const body = Buffer.from(JSON.stringify(doc));
     const batch = this.storage.batch();
@@ -330,9 +368,20 @@ export class FerriteNode implements NodeApi {
     return found.ok ? { doc, metric: found.metric } : null;
   }
 
+  /**
+   * After a rebalance switched this node to a new topology, messages sent under the old one
+   * still arrive (re-published from outboxes). For a metric this node no longer owns they are
+   * dropped: every sender also sent them to the new owners, and storing them would bring back
+   * what the cleanup deleted.
+   */
+  private keepsAfterSwitch(metric: MetricInfo): boolean {
+    return this.routing.owns(metric) || this.replication?.ownsNext(metric) === true;
+  }
+
   private async applyJournaledRollups(body: Uint8Array): Promise<void> {
     const j = this.journaledDoc<JournaledRollups>(body);
     if (j === null) return;
+    if (this.rebalance.hasSwitched() && !this.keepsAfterSwitch(j.metric)) return;
     await this.shards.about(j.metric, 'writeRollups', j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
   }
 
@@ -437,6 +486,141 @@ export class FerriteNode implements NodeApi {
     await this.truncateJournal(dispatched, lows);
   }
 
+  /**
+   * A rebalance to `next` started (or resumes): writes go to its owners too, those only in
+   * `next` through its journal stream. A standalone node has no replication to extend.
+   */
+  private async beginDualWrites(next: Topology): Promise<void> {
+    if (this.replication === null || this.nats === null) {
+      this.log.warn({ next: next.hash }, 'rebalance on a node without cluster replication: new writes are not copied to the next topology');
+      return;
+    }
+    await this.replication.beginNext(buildRing(next), await JournalStream.open(this.nats, next.hash, this.config.peerTimeoutMs));
+    // Nodes that join run under `next` and ask on its subjects; until this node switches they reach it here.
+    this.voteRpc?.stop();
+    this.voteRpc = new Rpc(this.nats, next.hash, this.identity);
+    this.voteRpc.serve({ rebalance_state: async () => this.rebalance.report() });
+  }
+
+  /** Sets how this node answers other nodes (boot.ts), and starts answering on the current Rpc. */
+  answerRequests(serve: (rpc: Rpc) => void): void {
+    this.serveRpc = serve;
+    if (this.rpc !== null) serve(this.rpc);
+  }
+
+  /** Where every other node of both topologies is in the rebalance to `next` (null: no answer). */
+  private async peerRebalanceStates(next: Topology): Promise<Map<string, RebalanceReport | null>> {
+    const rpc = this.voteRpc ?? this.rpc;
+    const ids = [...new Set([...this.topologies.current.nodes, ...next.nodes].map((n) => n.id))].filter((id) => id !== this.identity);
+    const answers = await Promise.all(ids.map((id) => (rpc === null ? Promise.resolve(null) : rpc.call<RebalanceReport>(id, 'rebalance_state', {}, this.config.peerTimeoutMs).catch(() => null))));
+    return new Map(ids.map((id, i) => [id, answers[i]!]));
+  }
+
+  /**
+   * The rebalance's switch: from now on this node routes, replicates, reads, searches and
+   * gossips under `next`. Replication keeps its outbox and sequences (replication.ts
+   * switchToNext); requests are answered on `next`'s subjects. A node `next` leaves out keeps
+   * its old view: it owns nothing any more and should be stopped once the rebalance is done.
+   */
+  private async switchTopology(next: Topology): Promise<void> {
+    if (!next.nodes.some((n) => n.id === this.identity)) return;
+    const replication = this.replication;
+    const nats = this.nats;
+    if (replication === null || nats === null) throw new Error('a node without cluster replication (standalone) cannot switch topology yet');
+    // Everything but consuming first, so a failure (NATS away) is retried by consuming alone.
+    if (this.ring.topology.hash !== next.hash) {
+      const ring = buildRing(next);
+      replication.switchToNext();
+      this.voteRpc?.stop();
+      this.voteRpc = null;
+      this.rpc?.stop();
+      const rpc = new Rpc(nats, next.hash, this.identity);
+      this.serveRpc?.(rpc);
+      this.rpc = rpc;
+      this.gossip.stop();
+      this.gossip = new Gossip(nats, this.identity, next, this.clock);
+      this.gossip.start();
+      this.ring = ring;
+      this.routing = new ClusterRouting(this.identity, ring, this.gossip, replication, rpc, this.config.peerTimeoutMs);
+      await this.shards.askAll('adoptTopology', next);
+    }
+    if (this.consumingSince === next.hash) return;
+    await replication.journal.consume(
+      this.identity,
+      (envelope, body) => this.applyJournal(envelope, body),
+      (error) => this.log.warn({ err: error }, 'cluster journal: apply failed; the message will be redelivered'),
+    );
+    this.consumingSince = next.hash;
+  }
+
+  /** The rebalance's cleanup: every metric this node holds but does not own under `next` is deleted. */
+  private async dropNotOwned(next: Topology): Promise<number> {
+    const ring = buildRing(next);
+    let deleted = 0;
+    for (let shard = 0; shard < this.config.shards; shard++) {
+      let from: number | null = 0;
+      while (from !== null) {
+        if (this.stopping) return deleted;
+        const page: { metrics: ListedMetric[]; next: number | null } = await this.shards.askShard(shard, 'listMetrics', from, 256);
+        from = page.next;
+        for (const m of page.metrics) {
+          const found = this.registry.intern(m.accountId as AccountId, m.uuid, m.checkName, m.canonical);
+          if (!found.ok || ownersOf(ring, found.metric.key).some((n) => n.id === this.identity)) continue;
+          await this.fullDelete(found.metric, true);
+          deleted++;
+        }
+      }
+    }
+    return deleted;
+  }
+
+  /**
+   * A rebalance's REHASH: the samples of metrics `next` gives new owners go to them, and every
+   * check tag to the nodes that join (check tags live on every node), through the outbox.
+   */
+  private async relocateTo(next: Topology, aborted: () => boolean): Promise<RelocationFigures> {
+    const replication = this.replication;
+    if (replication === null) throw new Error('a node without cluster replication (standalone) cannot relocate data yet');
+    const figures = await relocate({
+      shards: this.shards,
+      shardCount: this.config.shards,
+      identity: this.identity,
+      histogramPeriod: this.config.histogramRollups[0]!.period,
+      registry: this.registry,
+      current: this.ring,
+      next: buildRing(next),
+      aborted,
+      send: async (peer, records) => {
+        const batch = this.storage.batch();
+        const outgoing = replication.stage(batch, peer, 'records', encodeJournalEntry(records), records.length);
+        await batch.write();
+        await replication.publish([outgoing]);
+      },
+    });
+    const joining = next.nodes.map((n) => n.id).filter((id) => !this.ring.topology.nodes.some((n) => n.id === id));
+    if (joining.length === 0 || aborted()) return figures;
+    // Merging check tags is idempotent and order-free, so every node sending all of them is harmless.
+    for await (const { scope, uuid, state } of this.checkTags.all()) {
+      if (aborted()) break;
+      for (const update of updatesOf(state)) {
+        const doc: JournaledCheckTags = { scope, uuid, update };
+        const body = Buffer.from(JSON.stringify(doc));
+        const batch = this.storage.batch();
+        const outgoing = joining.map((peer) => replication.stage(batch, peer, 'checktags', body, 1));
+        await batch.write();
+        await replication.publish(outgoing);
+        figures.check_tag_updates_sent++;
+      }
+    }
+    return figures;
+  }
+
+  /** True once nothing this node sent to a node of `next` still waits for its confirmation. */
+  private deliveredTo(next: Topology): boolean {
+    const lag = this.replication?.lag() ?? {};
+    return next.nodes.every((n) => (lag[n.id]?.unconfirmed_messages ?? 0) === 0);
+  }
+
   /** Consumes this node's cluster journal and starts re-publishing its own outbox. */
   private async startReplication(replication: Replication): Promise<void> {
     await replication.loadApplied();
@@ -452,6 +636,8 @@ export class FerriteNode implements NodeApi {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.rebalance.close();
+    this.voteRpc?.stop();
     this.gossip.stop();
     this.replication?.stop();
     this.rpc?.stop();

@@ -83,6 +83,16 @@ export interface SeriesAnswer {
   checks: number[];
 }
 
+/** A metric a shard holds, as a rebalance walks them (`listMetrics`). */
+export interface ListedMetric {
+  accountId: number;
+  uuid: string;
+  checkName: string;
+  canonical: string;
+  /** Data types stored: numeric, histogram, text. */
+  types: string[];
+}
+
 /** Every question a shard answers: method → (arguments) => answer. */
 export interface ShardMethods {
   knows(metric: WireMetric): boolean;
@@ -105,6 +115,10 @@ export interface ShardMethods {
   seriesReport(top: number): SeriesReport;
   find(request: ShardFindRequest): FindPart;
   search(request: ShardSearch): FoundMetric[];
+  /** The node switched topology (a rebalance): finds answer by the new owners from now on. */
+  adoptTopology(topology: Topology): void;
+  /** Up to `limit` live metrics from dense id `from` on, and where the next page starts (null: done). */
+  listMetrics(from: number, limit: number): { metrics: ListedMetric[]; next: number | null };
   /** Seals what is due and rolls up what is quiet; the lowest journal sequence still needed. */
   checkpoint(journalCut: number): number;
   sealAll(): number;

@@ -17,6 +17,7 @@ import { rollupTuplesJson, rollupTypeColumns, type RollupType } from '../../mode
 import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import { buildRing, ownersOf, type Ring } from '../../model/topology/ring.js';
+import type { Topology } from '../../model/topology/topology.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import type { ShardFigures } from '../../storage/figures.js';
 import type { MetricIndex, SeriesReport } from '../../storage/metric-index/metric-index.js';
@@ -26,7 +27,7 @@ import type { WirePart } from '../ingest/wire.js';
 import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
-import type { FoldStream, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
+import type { FoldStream, ListedMetric, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
@@ -62,7 +63,7 @@ export class Shard {
   /** Index writes in the order applies made them; finds and lookups wait for the last. */
   private indexTail: Promise<void> = Promise.resolve();
   private readonly owners = new Map<string, string[]>();
-  private readonly ring: Ring;
+  private ring: Ring;
 
   private readonly index: MetricIndex;
   private readonly partitions = new Map<number, Partition>();
@@ -216,6 +217,23 @@ export class Shard {
   async find(r: ShardFindRequest): Promise<FindPart> {
     await this.indexTail;
     return shardFind({ index: this.index, latest: this, owners: (m) => this.ownersOf(m.key), identity: this.setup.identity }, r);
+  }
+
+  adoptTopology(topology: Topology): void {
+    this.ring = buildRing(topology);
+    this.owners.clear();
+  }
+
+  async listMetrics(from: number, limit: number): Promise<{ metrics: ListedMetric[]; next: number | null }> {
+    await this.indexTail;
+    const metrics: ListedMetric[] = [];
+    const index = this.index;
+    let id = from;
+    for (; id < index.bound && metrics.length < limit; id++) {
+      if (!index.isAlive(id)) continue;
+      metrics.push({ accountId: index.accountIdOf(id), uuid: index.uuidOf(id), checkName: index.checkNameOf(id), canonical: index.canonicalOf(id), types: [...index.typesOf(id)] });
+    }
+    return { metrics, next: id < index.bound ? id : null };
   }
 
   async search(r: ShardSearch): Promise<FoundMetric[]> {

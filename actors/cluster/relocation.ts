@@ -1,0 +1,113 @@
+// The REHASH step of a rebalance: this node walks every metric it holds and sends its stored
+// numeric and text samples to the owners the next topology gives it that do not own it now,
+// as ordinary journal messages through the outbox. Every current holder sends: any one of
+// them may lack samples (it was down), and applying a sample twice changes nothing (one value
+// per timestamp), so the new copy becomes the union of the old ones.
+//
+// Histograms are different: merging adds them up, so a period sent by two holders would count
+// twice. Only the metric's primary owner sends them, as its finest-level periods. Still counted
+// twice on the new owner (README "Rebalance", not built: a message that sets a period): a
+// submission that arrived during the rebalance before the walk read its metric (it was also
+// copied as a new write), and everything sent again when REHASH restarts after a restart.
+import { ownersOf, type Ring } from '../../model/topology/index.js';
+import type { IngestRecord } from '../../model/ingest-record.js';
+import type { MetricInfo } from '../../model/metric-info.js';
+import type { AccountId, EpochMs } from '../../model/types.js';
+import type { ListedMetric } from '../shard/messages.js';
+import type { ShardSet } from '../node/shards.js';
+import type { MetricRegistry } from '../node/metric-registry.js';
+
+/** Metrics asked of a shard at a time. */
+const PAGE = 256;
+/** Records per journal message: well under NATS's payload limit for ordinary samples. */
+const RECORDS_PER_MESSAGE = 2_000;
+/** Reads span all time up to here (ms; far below where period arithmetic loses integers). */
+const FOREVER = 2 ** 52;
+
+export interface RelocationDeps {
+  shards: ShardSet;
+  shardCount: number;
+  identity: string;
+  /** The finest histogram rollup period, seconds: histograms are sent as its periods. */
+  histogramPeriod: number;
+  registry: MetricRegistry;
+  current: Ring;
+  next: Ring;
+  /** Stages and publishes records for `peer`; resolves once JetStream acknowledged them. */
+  send(peer: string, records: IngestRecord<MetricInfo>[]): Promise<void>;
+  /** True once the rebalance was aborted: the walk stops. */
+  aborted(): boolean;
+}
+
+export interface RelocationFigures {
+  metrics_seen: number;
+  metrics_sent: number;
+  records_sent: number;
+  /** Check tag updates sent to joining nodes (the node sends those after the metrics). */
+  check_tag_updates_sent: number;
+}
+
+/** Sends what moves; resolves with what it did, or early (incomplete) when aborted. */
+export async function relocate(deps: RelocationDeps): Promise<RelocationFigures> {
+  const figures: RelocationFigures = { metrics_seen: 0, metrics_sent: 0, records_sent: 0, check_tag_updates_sent: 0 };
+  const pending = new Map<string, IngestRecord<MetricInfo>[]>();
+  const flush = async (peer: string) => {
+    const list = pending.get(peer);
+    if (list === undefined || list.length === 0) return;
+    pending.delete(peer);
+    await deps.send(peer, list);
+    figures.records_sent += list.length;
+  };
+  for (let shard = 0; shard < deps.shardCount; shard++) {
+    let from: number | null = 0;
+    while (from !== null) {
+      if (deps.aborted()) return figures;
+      const page: { metrics: ListedMetric[]; next: number | null } = await deps.shards.askShard(shard, 'listMetrics', from, PAGE);
+      from = page.next;
+      for (const listed of page.metrics) {
+        figures.metrics_seen++;
+        const found = deps.registry.intern(listed.accountId as AccountId, listed.uuid, listed.checkName, listed.canonical);
+        if (!found.ok) continue;
+        const metric = found.metric;
+        const current = ownersOf(deps.current, metric.key);
+        const now = new Set(current.map((n) => n.id));
+        const gaining = ownersOf(deps.next, metric.key).filter((n) => !now.has(n.id)).map((n) => n.id);
+        if (gaining.length === 0) continue;
+        const primary = current[0]?.id === deps.identity;
+        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || primary));
+        if (records.length === 0) continue;
+        figures.metrics_sent++;
+        for (const peer of gaining) {
+          let list = pending.get(peer);
+          if (list === undefined) pending.set(peer, (list = []));
+          list.push(...records);
+          if (list.length >= RECORDS_PER_MESSAGE) await flush(peer);
+        }
+      }
+    }
+  }
+  for (const peer of [...pending.keys()]) await flush(peer);
+  return figures;
+}
+
+/** Every stored sample of `metric`, of each data type it has, as ingest records. */
+async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readonly string[]): Promise<IngestRecord<MetricInfo>[]> {
+  const out: IngestRecord<MetricInfo>[] = [];
+  for (const kind of types) {
+    if (kind === 'histogram') {
+      // One record per finest period, stamped at its start: the receiver files it under the
+      // same period. Cumulative submissions are stored as their changes, so these go as plain ones.
+      const rows = await deps.shards.about(metric, 'histograms', deps.histogramPeriod, 0, FOREVER);
+      for (const [ts, bytes] of rows) out.push({ kind, metric, ts: ts as EpochMs, value: Buffer.from(bytes).toString('base64') });
+      continue;
+    }
+    if (kind !== 'numeric' && kind !== 'text') continue;
+    const series = await deps.shards.about(metric, 'read', kind, 0, FOREVER);
+    series.values.forEach((value, i) => {
+      const ts = series.ts[i]! as EpochMs;
+      if (kind === 'numeric') out.push({ kind, metric, ts, value: value as number | bigint | null, ...(series.gens?.[i] ? { generation: series.gens[i] } : {}) });
+      else out.push({ kind, metric, ts, value: value as string | null });
+    });
+  }
+  return out;
+}
