@@ -5,6 +5,7 @@
 // journaled to every node converge whatever order they arrive in, and applying one twice
 // changes nothing. A tag is present when its last add is later than its last removal and
 // than the last clear; an add and a remove in the same update leave it removed.
+import { ownValue, setOwn } from './lookup-table.js';
 import { parseStreamTag, RESERVED_CATEGORIES, tagText, type StreamTag } from './metric-name.js';
 
 /** An account id, or null for tags set without one (they apply in every account). */
@@ -31,9 +32,8 @@ export function applyCheckTagUpdate(state: CheckTagState, u: CheckTagUpdate): Ch
   const tags = { ...state.tags };
   const touch = (tag: string, slot: 0 | 1) => {
     // Own properties only: a tag `toString` or `__proto__` is a tag like any other.
-    const [added, removed] = Object.hasOwn(tags, tag) ? tags[tag]! : [0, 0];
-    const value: [number, number] = slot === 0 ? [Math.max(added, u.stamp), removed] : [added, Math.max(removed, u.stamp)];
-    Object.defineProperty(tags, tag, { value, enumerable: true, writable: true, configurable: true });
+    const [added, removed] = ownValue(tags, tag) ?? [0, 0];
+    setOwn(tags, tag, slot === 0 ? [Math.max(added, u.stamp), removed] : [added, Math.max(removed, u.stamp)]);
   };
   for (const tag of u.add) touch(tag, 0);
   for (const tag of u.remove) touch(tag, 1);

@@ -6,3 +6,16 @@
 export function lookupTable<T>(entries: Record<string, T>): Record<string, T> {
   return Object.assign(Object.create(null) as Record<string, T>, entries);
 }
+
+/**
+ * A record keyed by user text (label names, tag texts) that must keep its prototype (it is
+ * compared, spread and serialised like any object): `key`'s own value, never an inherited one.
+ */
+export function ownValue<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** Sets `key` as an own property: an assignment to `__proto__` would set the prototype instead. */
+export function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}

@@ -1,5 +1,6 @@
 // The vocabulary shared by Prometheus' protocols, the query API and the PromQL engine.
 import type { Histogram } from '../histogram/index.js';
+import { ownValue, setOwn } from '../lookup-table.js';
 
 /** Labels as Prometheus has them: name → value, `__name__` included. */
 export type Labels = Record<string, string>;
@@ -9,12 +10,12 @@ export type Labels = Record<string, string>;
  * `constructor` must not find Object.prototype's.
  */
 export function labelValue(labels: Labels, name: string): string {
-  return Object.hasOwn(labels, name) ? labels[name]! : '';
+  return ownValue(labels, name) ?? '';
 }
 
-/** Sets a label as an own property (an assignment to `__proto__` would set the prototype instead). */
+/** Sets a label as an own property (a label may be named `__proto__`). */
 export function setLabel(labels: Labels, name: string, value: string): void {
-  Object.defineProperty(labels, name, { value, enumerable: true, writable: true, configurable: true });
+  setOwn(labels, name, value);
 }
 
 export type MatcherType = '=' | '!=' | '=~' | '!~';
