@@ -58,10 +58,10 @@ export class ActivityColumns {
     return false;
   }
 
-  /** The columns up to `size` ids and the metrics with several windows (for an index snapshot). */
+  /** The columns up to `size` ids (views: valid until the next change) and the metrics with several windows (for an index snapshot). */
   image(size: number): { start: Uint32Array; end: Uint32Array; more: [number, ActivityWindow[]][] } {
     if (size > this.end.length) this.grow(size - 1);
-    return { start: this.start.slice(0, size), end: this.end.slice(0, size), more: [...this.more].map(([id, w]) => [id, w.map(([a, b]) => [a, b] as ActivityWindow)]) };
+    return { start: this.start.subarray(0, size), end: this.end.subarray(0, size), more: [...this.more].map(([id, w]) => [id, w.map(([a, b]) => [a, b] as ActivityWindow)]) };
   }
 
   /** Columns from an image. */

@@ -140,7 +140,8 @@ export class MetricIndex {
 
   /**
    * The whole index as plain data, live metrics only (an index snapshot); null while a batch
-   * that named new metrics is unwritten (a snapshot must equal what the store says).
+   * that named new metrics is unwritten (a snapshot must equal what the store says). The
+   * columns are views of the index's own: write the image before the index changes again.
    */
   image(): IndexImage | null {
     const n = this.size;
@@ -152,13 +153,13 @@ export class MetricIndex {
     const live = (list: IdList) => list.view().filter((id) => alive[id] === 1);
     return {
       size: n,
-      storageIds: this.storageIds.slice(0, n * METRIC_ID_BYTES),
+      storageIds: this.storageIds.subarray(0, n * METRIC_ID_BYTES),
       alive,
-      typeBits: this.typeBits.slice(0, n),
-      accountOf: this.accountOf.slice(0, n),
-      checkOfId: this.checkOfId.slice(0, n),
-      nameStart: this.nameStart.slice(0, n),
-      nameLength: this.nameLength.slice(0, n),
+      typeBits: this.typeBits.subarray(0, n),
+      accountOf: this.accountOf.subarray(0, n),
+      checkOfId: this.checkOfId.subarray(0, n),
+      nameStart: this.nameStart.subarray(0, n),
+      nameLength: this.nameLength.subarray(0, n),
       names: this.names.subarray(0, this.namesUsed),
       checks: this.checks.map((c) => [c.uuid, c.checkName, c.accountId]),
       accounts: [...this.accounts].map(([account, a]) => ({

@@ -170,10 +170,11 @@ function decode(bytes: Buffer, token: Buffer): IndexImage | null {
     at += 4 + len;
   }
   if (sections.length !== SECTIONS) return null;
-  // Copies: typed arrays need their own aligned buffers.
-  const u8 = (b: Buffer) => new Uint8Array(b);
-  const u16 = (b: Buffer) => new Uint16Array(u8(b).buffer);
-  const u32 = (b: Buffer) => new Uint32Array(u8(b).buffer);
+  // Bytes are read in place (MetricIndex.fromImage copies them into its columns); wider
+  // arrays are copied, as a section's offset in the file need not be aligned for them.
+  const u8 = (b: Buffer): Uint8Array => b;
+  const u16 = (b: Buffer) => new Uint16Array(new Uint8Array(b).buffer);
+  const u32 = (b: Buffer) => new Uint32Array(new Uint8Array(b).buffer);
   const [json, storageIds, alive, typeBits, accountOf, checkOfId, nameStart, nameLength, names, start, end, textBytes, spanBytes, postingBytes] = sections as Buffer[];
   const s = JSON.parse(json!.toString('utf8')) as {
     size: number;
