@@ -98,6 +98,13 @@ export class BlockStore {
     if (current !== null) yield current;
   }
 
+  /** True when the metric has a sealed block of a window starting before `window` (one seek). */
+  async anyWindowBefore(metric: BlockOwner, kind: DataKind, window: number): Promise<boolean> {
+    if (metric.unsealed === true) return false;
+    for await (const _ of this.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, window), limit: 1 })) return true;
+    return false;
+  }
+
   /** True when a sealed block holds a sample before `before`, or cannot be read (so a delete can remove it). */
   async anyBefore(metric: BlockOwner, kind: DataKind, before: number, spanMs: number): Promise<boolean> {
     const scan = this.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % spanMs) + spanMs) });

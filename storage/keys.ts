@@ -290,3 +290,26 @@ export function rollupDirtyKey(partition: number, idHex: string, windowStart: nu
 export function rollupDirtyPrefix(partition: number): string {
   return `rdirty/${partition}/`;
 }
+
+/**
+ * `rageing/<partition>` in `state`: JSON `{"legacyCut": ms}`. Raw numeric data stamped before
+ * the cut is already in the stored rollups (a data dir from before ageing, storage/rollups.ts);
+ * 0 for a data dir that never rolled raw up while keeping it.
+ */
+export function rollupAgeingKey(partition: number): Buffer {
+  return Buffer.from(`rageing/${partition}`);
+}
+
+/** `rfloor/<partition>/<metric id hex>/<ms>` in `state`: an /nnt delete hid the metric's raw data before <ms> from rollup reads. */
+export function rollupFloorKey(partition: number, idHex: string, floor: number): Buffer {
+  return Buffer.from(`${rollupFloorPrefix(partition)}${idHex}/${floor}`);
+}
+
+export function rollupFloorPrefix(partition: number): string {
+  return `rfloor/${partition}/`;
+}
+
+/** `rcarry/<partition>/<metric id hex>` in `state`: JSON state after the metric's last aged sample (its rates need it). */
+export function agedCarryKey(partition: number, idHex: string): Buffer {
+  return Buffer.from(`rcarry/${partition}/${idHex}`);
+}

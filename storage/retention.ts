@@ -2,7 +2,7 @@
 // metric and level (never key by key). Metrics are enumerated by skipping from one metric
 // id to the next in the column family, so a sweep costs one seek per metric, not a scan.
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
-import { blockKeyFloor, CF, histogramKey, METRIC_ID_BYTES, rollupKey, type ColumnFamilyName } from './keys.js';
+import { CF, histogramKey, METRIC_ID_BYTES, rollupKey, type ColumnFamilyName } from './keys.js';
 import type { Store } from './rocks.js';
 import { chunkStartOf } from '../model/rollup/chunk.js';
 
@@ -50,16 +50,11 @@ function expiredLevels(levels: readonly RollupLevel[], now: number, key: (id: Bu
   return (id) => expiring.map((l) => [key(id, l.period, 0), key(id, l.period, now - l.retention * 1000 - l.period * 1000 + 1)]);
 }
 
-/** Drops expired histogram and numeric rollup records, and raw numeric windows past `rawRetention`. */
+/** Drops expired histogram and numeric rollup records (raw numeric data is aged into rollups instead: actors/shard/shard.ts `ageRaw`). */
 export async function sweepRetention(store: Store, config: FerriteConfig, now: number): Promise<void> {
   if (config.histogramRollups.some((l) => l.retention > 0)) {
     await sweep(store, CF.histogram, expiredLevels(config.histogramRollups, now, (id, p, s) => histogramKey(id, p, s, 0)));
   }
   // A rollup chunk goes once all of its span has expired: the key of the chunk holding the cut bounds the delete.
   if (config.rollups.some((l) => l.retention > 0)) await sweep(store, CF.rollup, expiredLevels(config.rollups, now, (id, p, s) => rollupKey(id, p, chunkStartOf(s, p))));
-  if (config.rawRetention > 0) {
-    const horizon = now - config.rawRetention * 1000;
-    const window = horizon - (horizon % config.blockSpanMs);
-    if (window > 0) await sweep(store, CF.numeric, (id) => [[blockKeyFloor(id, 0), blockKeyFloor(id, window)]]);
-  }
 }

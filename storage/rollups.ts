@@ -1,8 +1,15 @@
-// One partition's numeric rollups (CF.rollup, columnar chunks: model/rollup/chunk.ts):
-// sealed raw windows are rolled up into the finest level once quiet, and every coarser
-// period containing them is rebuilt from the next finer level; many windows and metrics
-// share one pass and one RocksDB batch. /rollup and /fetch reads merge rolled chunks with
-// raw recalculation. Only the partition actor calls this, one message at a time.
+// One partition's numeric rollups (CF.rollup, columnar chunks: model/rollup/chunk.ts). Raw
+// data is aged into rollups when it leaves the raw retention (interface: "stored as received
+// for a configurable time and then aged into rollups"): the oldest raw windows are rolled up
+// and deleted in one atomic batch, so a sample is always either raw or in the stored rollups,
+// never both. Rollup reads (`dispatch`) therefore add the periods computed from raw to the
+// stored ones; `nnt` reads only what is stored (aged data and /write/nnt records).
+//
+// A data directory from before ageing rolled raw windows up a minute after they sealed while
+// keeping the raw data: raw stamped before its partition's legacy cut is already in the stored
+// rollups, and windows sealed below the cut are still rolled up that way (per-window dirty
+// markers), until ageing has passed the cut. Only the partition actor calls this, one message
+// at a time.
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
 import { ferr } from '../model/errors.js';
 import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
@@ -10,7 +17,7 @@ import { ALL_COLUMNS } from '../model/rollup/chunk.js';
 import { RollupSlots } from '../model/rollup/slots.js';
 import type { Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
-import { CF, rollupDirtyKey, rollupDirtyPrefix, rollupKey } from './keys.js';
+import { agedCarryKey, CF, rollupAgeingKey, rollupDirtyKey, rollupDirtyPrefix, rollupFloorKey, rollupFloorPrefix, rollupKey } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
@@ -41,6 +48,8 @@ export type RollupEngine = 'dispatch' | 'nnt' | 'recalc';
 /** Raw numeric data as the partition reads it (blocks plus open buffers). */
 export interface RawSource {
   read(metric: MetricRef, start: number, end: number): Promise<Series<NumericValue>>;
+  /** Like `read`, of sealed blocks only (what ageing deletes). */
+  readSealed(metric: MetricRef, start: number, end: number): Promise<Series<NumericValue>>;
   /** At least `n` non-null samples before `before` when that many exist. */
   before(metric: MetricRef, before: number, n: number): Promise<Series<NumericValue>>;
   /** Windows of open buffers (not yet sealed, so not rolled up). */
@@ -50,8 +59,10 @@ export interface RawSource {
 export { RollupSlots };
 
 export class RollupStore {
-  /** Sealed raw windows not yet rolled up: idHex → window starts. */
+  /** Sealed raw windows below the legacy cut not yet rolled up: idHex → window starts. */
   private readonly dirty = new Map<string, Set<number>>();
+  /** Per metric, the time before which an /nnt delete hid its raw data from rollup reads. */
+  private readonly floors = new Map<string, number>();
   private readonly levels: readonly RollupLevel[];
   private readonly spanMs: number;
   private readonly quietMs: number;
@@ -60,6 +71,8 @@ export class RollupStore {
     private readonly partition: number,
     private readonly store: Store,
     config: FerriteConfig,
+    /** Raw stamped before this is in the stored rollups already (0: a data dir that always aged). */
+    private readonly legacyCut: number,
   ) {
     this.levels = config.rollups;
     this.spanMs = config.blockSpanMs;
@@ -69,8 +82,9 @@ export class RollupStore {
   /** Opens a partition's rollups; the first open of a data dir with v1 records migrates them. */
   static async open(partition: number, store: Store, config: FerriteConfig): Promise<RollupStore> {
     await migrateRollups(store);
-    const rs = new RollupStore(partition, store, config);
+    const rs = new RollupStore(partition, store, config, await legacyCutOf(store, partition, config));
     for (const m of await loadMarkers(store, rollupDirtyPrefix(partition))) rs.note(m.idHex, m.start);
+    for (const m of await loadMarkers(store, rollupFloorPrefix(partition))) rs.floors.set(m.idHex, Math.max(m.start, rs.floors.get(m.idHex) ?? 0));
     return rs;
   }
 
@@ -78,20 +92,63 @@ export class RollupStore {
     return this.levels[0]!.period * SECOND;
   }
 
-  /** Adds a dirty marker for a numeric window being sealed (in the seal's batch). */
+  /** A numeric window being sealed: below the legacy cut it gets a dirty marker (in the seal's batch). */
   markSealed(batch: StoreBatch, idHex: string, windowStart: number): void {
-    batch.put(CF.state, rollupDirtyKey(this.partition, idHex, windowStart), Buffer.alloc(0));
+    if (windowStart < this.legacyCut) batch.put(CF.state, rollupDirtyKey(this.partition, idHex, windowStart), Buffer.alloc(0));
   }
 
   /** Call once the seal's batch is written. */
   note(idHex: string, windowStart: number): void {
+    if (windowStart >= this.legacyCut) return;
     let starts = this.dirty.get(idHex);
     if (starts === undefined) this.dirty.set(idHex, (starts = new Set()));
     starts.add(windowStart);
   }
 
+  /** Raw data of the metric before this is not part of its rollups as reads see them (already stored, or hidden by an /nnt delete). */
+  private viewFloor(idHex: string): number {
+    return Math.max(this.legacyCut, this.floors.get(idHex) ?? 0);
+  }
+
   /**
-   * Rolls up quiet dirty windows, within a time budget: each metric's quiet windows in one
+   * Ages the metric's sealed raw data stamped before `to` into rollups, in `batch`, which must
+   * also delete that raw data (the caller's: raw blocks are not ours). Windows below the legacy
+   * cut that still await their rollup are rolled up first, in a batch of their own.
+   */
+  async stageAgeing(batch: StoreBatch, raw: RawSource, metric: MetricRef, to: number): Promise<number> {
+    await this.rollLegacyBefore(raw, metric, to);
+    const floor = this.viewFloor(metric.idHex);
+    const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : { ts: [], values: [] };
+    if (samples.ts.length > 0) {
+      const fresh = accumulate(samples, this.baseMs, await this.carryBefore(raw, metric, samples.ts[0]!)).periods;
+      const edit = new ChunkEdit(this.store, metric);
+      await edit.load(this.levels[0]!.period, [...fresh.keys()].map((s) => [s, s + this.baseMs] as const));
+      const touched = new Map<number, RollupAccumulator | null>();
+      for (const [s, acc] of fresh) touched.set(s, addInto(acc, storedPeriod(edit, this.levels[0]!.period, s)));
+      await this.rebuild(edit, touched);
+      edit.flush(batch);
+    }
+    const carry = await this.carryBefore(raw, metric, to);
+    if (carry !== null) batch.put(CF.state, agedCarryKey(this.partition, metric.idHex), Buffer.from(JSON.stringify({ to, carry })));
+    return samples.ts.length;
+  }
+
+  /** Rolls up, the way of data dirs from before ageing, the metric's dirty windows before `to`. */
+  private async rollLegacyBefore(raw: RawSource, metric: MetricRef, to: number): Promise<void> {
+    const windows = [...(this.dirty.get(metric.idHex) ?? [])].filter((w) => w < to).sort((a, b) => a - b);
+    if (windows.length === 0) return;
+    const batch = this.store.batch();
+    try {
+      await this.rollWindows(batch, raw, metric, windows);
+      await batch.write();
+      this.forgetDirty(metric.idHex, windows);
+    } finally {
+      batch.discard();
+    }
+  }
+
+  /**
+   * Rolls up quiet dirty windows (below the legacy cut), within a time budget: each metric's quiet windows in one
    * pass (one raw read per run of adjacent windows, each chunk rewritten once), up to
    * METRICS_PER_BATCH metrics per RocksDB batch.
    */
@@ -208,9 +265,26 @@ export class RollupStore {
     // Stale windows first: a rollup finishing meanwhile is then either seen as stale or read as written.
     const stale = engine === 'dispatch' ? this.staleWindows(raw, metric) : [];
     for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end, columns)) slots.addChunk(chunk, start, level.period * SECOND);
-    // dispatch: slots touching raw not yet rolled up come from raw.
+    if (engine !== 'dispatch') return slots;
+    // Slots touching legacy windows not yet rolled up are recalculated from raw as a whole.
     for (const [lo, hi] of staleSlots(slots, stale, this.spanMs)) await this.recalc(raw, metric, slots, lo, hi);
+    await this.addRaw(raw, metric, slots);
     return slots;
+  }
+
+  /** Adds to each slot the periods computed from the raw data that is not aged yet. */
+  private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
+    const from = Math.max(slots.first, this.viewFloor(metric.idHex));
+    const end = slots.startOf(slots.count);
+    if (from >= end) return;
+    const samples = await raw.read(metric, from, end);
+    if (samples.ts.length === 0) return;
+    // The carry before the first raw sample: aged samples (gone from raw) may lie between `from` and it.
+    const got = accumulate(samples, slots.spanMs, await this.carryBefore(raw, metric, samples.ts[0]!), slots.first).periods;
+    for (const [start, acc] of got) {
+      const i = (start - slots.first) / slots.spanMs;
+      if (!slots.isReplaced(i)) slots.add(i, acc);
+    }
   }
 
   /** The coarsest level whose period divides both the span and the first period start. */
@@ -218,8 +292,10 @@ export class RollupStore {
     return [...this.levels].reverse().find((l) => spanMs % (l.period * SECOND) === 0 && first % (l.period * SECOND) === 0);
   }
 
+  /** Legacy windows whose raw data is not (or not wholly) in the stored rollups yet. */
   private staleWindows(raw: RawSource, metric: MetricRef): number[] {
-    return [...(this.dirty.get(metric.idHex) ?? []), ...raw.openWindows(metric)];
+    if (this.legacyCut === 0) return [];
+    return [...(this.dirty.get(metric.idHex) ?? []), ...raw.openWindows(metric).filter((w) => w < this.legacyCut)];
   }
 
   /** Replaces slots [lo, hi) by a recalculation from raw. */
@@ -231,21 +307,40 @@ export class RollupStore {
     for (let i = lo; i < hi; i++) slots.replace(i, got.get(slots.startOf(i)) ?? null);
   }
 
+  /**
+   * The carry (last sample, last rates) before `before`: from the raw samples before it, and
+   * when raw has too few (they were aged), from the state ageing left after the last aged one.
+   */
   private async carryBefore(raw: RawSource, metric: MetricRef, before: number): Promise<RollupCarry | null> {
-    return accumulate(await raw.before(metric, before, CARRY_SAMPLES), this.baseMs, null).carry;
+    const s = await raw.before(metric, before, CARRY_SAMPLES);
+    let known = 0;
+    for (const v of s.values) if (v !== null) known++;
+    if (known >= CARRY_SAMPLES) return accumulate(s, this.baseMs, null).carry;
+    const aged = await this.agedCarry(metric);
+    const usable = aged !== null && aged.to <= (s.ts[0] ?? before) ? aged.carry : null;
+    return accumulate(s, this.baseMs, usable).carry;
   }
 
-  /** True when one of the levels `periods` (null: every level) has a period starting before `before` ms. */
-  async hasBefore(metric: MetricRef, before: number, periods: readonly number[] | null): Promise<boolean> {
-    for (const level of this.selectLevels(periods)) if (await hasPeriodBefore(this.store, metric, level.period, before)) return true;
-    return false;
+  private async agedCarry(metric: MetricRef): Promise<{ to: number; carry: RollupCarry } | null> {
+    const raw = await this.store.get(CF.state, agedCarryKey(this.partition, metric.idHex));
+    return raw === null ? null : (JSON.parse(raw.toString('utf8')) as { to: number; carry: RollupCarry });
+  }
+
+  /** True when one of the levels `periods` (null: every level) has a period starting before `before` ms, stored or from raw not yet aged. */
+  async hasBefore(raw: RawSource, metric: MetricRef, before: number, periods: readonly number[] | null): Promise<boolean> {
+    const levels = this.selectLevels(periods);
+    for (const level of levels) if (await hasPeriodBefore(this.store, metric, level.period, before)) return true;
+    if (levels.length === 0) return false;
+    const last = await raw.before(metric, before, 1);
+    const ts = last.ts[last.ts.length - 1];
+    return ts !== undefined && ts >= this.viewFloor(metric.idHex);
   }
 
   /**
    * `/nnt` deletes: removes the periods starting before `before` ms from the levels `periods`
    * (null: every level) — whole chunks by a range delete, the chunk holding `before` rewritten.
-   * When the finest level goes, so do pending rollups of raw windows wholly before `before`,
-   * which would otherwise bring those periods back. Raw samples stay (`/raw` deletes them).
+   * When the finest level goes, raw data before `before` stops feeding rollup reads and ageing
+   * (the metric's floor), so those periods do not come back. Raw samples stay (`/raw` deletes them).
    */
   async deleteBefore(metric: MetricRef, before: number, periods: readonly number[] | null): Promise<void> {
     const levels = this.selectLevels(periods);
@@ -259,10 +354,19 @@ export class RollupStore {
         edit.clearBefore(level.period, before);
       }
       edit.flush(batch);
-      const dropped = levels.includes(this.levels[0]!) ? [...(this.dirty.get(metric.idHex) ?? [])].filter((w) => w + this.spanMs <= before) : [];
+      const finest = levels.includes(this.levels[0]!);
+      const dropped = finest ? [...(this.dirty.get(metric.idHex) ?? [])].filter((w) => w + this.spanMs <= before) : [];
       for (const w of dropped) batch.delete(CF.state, rollupDirtyKey(this.partition, metric.idHex, w));
+      // Raw data stays (only /raw deletes it) but no longer feeds the deleted periods.
+      const floor = this.floors.get(metric.idHex);
+      const raised = finest && before > (floor ?? 0);
+      if (raised) {
+        if (floor !== undefined) batch.delete(CF.state, rollupFloorKey(this.partition, metric.idHex, floor));
+        batch.put(CF.state, rollupFloorKey(this.partition, metric.idHex, before), Buffer.alloc(0));
+      }
       await batch.write();
       this.forgetDirty(metric.idHex, dropped);
+      if (raised) this.floors.set(metric.idHex, before);
     } finally {
       batch.discard();
     }
@@ -278,7 +382,38 @@ export class RollupStore {
     const starts = this.dirty.get(metric.idHex);
     for (const w of starts ?? []) batch.delete(CF.state, rollupDirtyKey(this.partition, metric.idHex, w));
     this.dirty.delete(metric.idHex);
+    const floor = this.floors.get(metric.idHex);
+    if (floor !== undefined) batch.delete(CF.state, rollupFloorKey(this.partition, metric.idHex, floor));
+    this.floors.delete(metric.idHex);
+    batch.delete(CF.state, agedCarryKey(this.partition, metric.idHex));
   }
+}
+
+/**
+ * The partition's legacy cut, decided at the first open by a release that ages: 0 for a new
+ * data dir; otherwise past anything the old release can have rolled up while keeping it (now
+ * plus the clock skew samples may have, window-aligned).
+ */
+async function legacyCutOf(store: Store, partition: number, config: FerriteConfig): Promise<number> {
+  const key = rollupAgeingKey(partition);
+  const kept = await store.get(CF.state, key);
+  if (kept !== null) return (JSON.parse(kept.toString('utf8')) as { legacyCut: number }).legacyCut;
+  const span = config.blockSpanMs;
+  const legacyCut = (await rolledUpBefore(store, partition)) ? Math.ceil((Date.now() + config.maxClockSkewMs) / span) * span : 0;
+  await store.batch().put(CF.state, key, Buffer.from(JSON.stringify({ legacyCut }))).write();
+  return legacyCut;
+}
+
+/** True when the store holds rollups or pending rollup work of the release before ageing. */
+async function rolledUpBefore(store: Store, partition: number): Promise<boolean> {
+  for await (const _ of store.scan(CF.rollup, { limit: 1 })) return true;
+  return (await loadMarkers(store, rollupDirtyPrefix(partition))).length > 0;
+}
+
+/** The stored period of a level starting at `start` (its chunk loaded), or an empty one. */
+function storedPeriod(edit: ChunkEdit, periodS: number, start: number): RollupAccumulator {
+  for (const acc of edit.range(periodS, start, start + periodS * SECOND)) return acc;
+  return emptyAccumulator();
 }
 
 /** Runs of adjacent windows as [start, end) ranges (`windows` ascending). */

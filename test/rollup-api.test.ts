@@ -1,5 +1,6 @@
-// GET /rollup and /write/nnt against a real node: every type and engine, aging into
-// rollups with short test periods, a half rolled-up window, late data, restart.
+// GET /rollup and /write/nnt against a real node: every type and engine, ageing into rollups
+// (the samples are stamped in 1970, far past the raw retention, and the retention sweep that ages
+// them runs every 50 ms; the rollup levels are kept forever), a half aged range, late data, restart.
 import test from 'ava';
 import { getJson, mLine, put, startNode, UUID, type TestNode } from './helpers/node.js';
 
@@ -9,6 +10,8 @@ const opts = {
   sealQuietMs: 0,
   rollupQuietMs: 0,
   checkpointIntervalMs: 20,
+  retentionSweepIntervalMs: 50,
+  rollups: [60, 300, 1800, 10800, 86400].map((period) => ({ period, retention: 0 })),
 };
 test.before(async () => {
   n = await startNode(opts);
@@ -42,26 +45,40 @@ test.serial('every type, and the engines agree once rolled up', async (t) => {
   const all = (await rollup('r.a', `${q}&type=all`)).json;
   t.deepEqual(Object.keys(all[1][1]).sort(), ['count', 'counter', 'counter2', 'counter2_stddev', 'counter_stddev', 'derivative', 'derivative2', 'derivative2_stddev', 'derivative_stddev', 'stddev', 'value']);
   t.is(all[1][1].derivative2, 0);
-  // The window [0, 600 s) is sealed and rolled up by the partition timers.
+  // The window [0, 600 s) is sealed by the partition timers and aged by the retention sweep.
   const nnt = await eventually(() => rollup('r.a', `${q}&get_engine=nnt`), (r) => r.json?.[1]?.[1] === 8.5);
   t.deepEqual(nnt.json, [[0, 2.5], [60, 8.5]]);
-  t.deepEqual((await rollup('r.a', `${q}&get_engine=recalc`)).json, [[0, 2.5], [60, 8.5]]);
+  t.deepEqual((await rollup('r.a', `${q}&get_engine=recalc`)).json, [[0, null], [60, null]], 'recalc reads raw only, and raw is aged');
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=300.000&rollup_span=300s&get_engine=nnt')).json, [[0, 5.5]]);
   t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=120.000&rollup_span=120s')).json, [[0, 5.5]], 'a multiple of a level');
-  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).json, [[0, 1], [30, 4]]);
-  // A sub-second span writes every timestamp as <seconds>.<3 digits> (interface §2.2, §4.4).
-  const subSecond = await rollup('r.a', 'start_ts=0.000&end_ts=1.000&rollup_span=500ms&get_engine=recalc');
-  t.is(subSecond.text, '[[0.000,0],[0.500,null]]');
-  t.is((await rollup('r.a', 'start_ts=0.000&end_ts=3.000&rollup_span=1500ms&get_engine=recalc')).text, '[[0.000,0],[1.500,null]]');
-  t.is((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).text, '[[0,1],[30,4]]', 'whole seconds stay integers');
 });
 
-test.serial('late data re-rolls its window; a half rolled-up range mixes rolled and raw', async (t) => {
+test.serial('recalc, and spans no level serves, compute from raw while it is kept', async (t) => {
+  const keep = await startNode({ ...opts, rawRetention: 0 }); // raw kept forever, never aged
+  try {
+    const body = Array.from({ length: 12 }, (_, i) => mLine(`${i * 10}.000`, 'r.a', 'n', String(i))).join('\n');
+    t.is((await put(keep.url, body)).status, 200);
+    const rollupOf = (q: string) => getJson(`${keep.url}/rollup/${UUID}/r.a?${q}`);
+    t.deepEqual((await rollupOf('start_ts=0.000&end_ts=120.000&rollup_span=60s&get_engine=recalc')).json, [[0, 2.5], [60, 8.5]]);
+    t.deepEqual((await rollupOf('start_ts=0.000&end_ts=120.000&rollup_span=60s&get_engine=nnt')).json, [[0, null], [60, null]], 'nothing aged, nothing stored');
+    t.deepEqual((await rollupOf('start_ts=0.000&end_ts=60.000&rollup_span=30s&get_engine=recalc')).json, [[0, 1], [30, 4]]);
+    // A sub-second span writes every timestamp as <seconds>.<3 digits> (interface §2.2, §4.4).
+    const subSecond = await rollupOf('start_ts=0.000&end_ts=1.000&rollup_span=500ms&get_engine=recalc');
+    t.is(subSecond.text, '[[0.000,0],[0.500,null]]');
+    t.is((await rollupOf('start_ts=0.000&end_ts=3.000&rollup_span=1500ms&get_engine=recalc')).text, '[[0.000,0],[1.500,null]]');
+    t.is((await rollupOf('start_ts=0.000&end_ts=60.000&rollup_span=30s')).text, '[[0,1],[30,4]]', 'whole seconds stay integers');
+  } finally {
+    await keep.stop();
+  }
+});
+
+test.serial('late data is added to its aged window; a half aged range mixes stored and raw', async (t) => {
   const q = 'start_ts=0.000&end_ts=1200.000&rollup_span=600s';
   // window [600, 1200) gets data now (open buffer until sealed)
   t.is((await put(n.url, mLine('700.000', 'r.a', 'n', '100'))).status, 200);
   t.deepEqual((await rollup('r.a', q)).json, [[0, 5.5], [600, 100]]);
-  t.is((await put(n.url, mLine('5.000', 'r.a', 'n', '1000'))).status, 200, 'late sample into a rolled-up window');
+  t.is((await put(n.url, mLine('5.000', 'r.a', 'n', '1000'))).status, 200, 'late sample into an aged window');
+  t.deepEqual((await rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=60s&type=count')).json, [[0, 7]], 'read at once with the stored periods');
   const late = await eventually(() => rollup('r.a', 'start_ts=0.000&end_ts=60.000&rollup_span=60s&get_engine=nnt&type=count'), (r) => r.json?.[0]?.[1] === 7);
   t.deepEqual(late.json, [[0, 7]]);
 });

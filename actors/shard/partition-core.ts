@@ -120,10 +120,31 @@ export class PartitionCore {
     await this.activity.flushAll();
   }
 
-  /** Rolls up quiet numeric windows, and histogram periods the journal (cut below `journalCut`) can no longer replay. */
+  /** Rolls up quiet legacy numeric windows (storage/rollups.ts), and histogram periods the journal (cut below `journalCut`) can no longer replay. */
   async rollUp(journalCut: number): Promise<void> {
     await this.deps.rollups.rollUp(this.raw, this.deps.now());
     await this.deps.histograms.rollUp(journalCut, this.deps.now());
+  }
+
+  /**
+   * Ages the metrics' sealed numeric data stamped before `to` (window-aligned) into rollups:
+   * per metric, its rollup and the delete of its raw blocks in one batch, so a crash leaves
+   * a sample either raw or rolled up, never both or neither. Returns samples aged.
+   */
+  async age(metrics: readonly MetricInfo[], to: number): Promise<number> {
+    let aged = 0;
+    for (const metric of metrics) {
+      if (!(await this.deps.blocks.anyWindowBefore(metric, 'numeric', to))) continue;
+      const batch = this.deps.blocks.batch();
+      try {
+        aged += await this.deps.rollups.stageAgeing(batch, this.raw, metric, to);
+        await this.deps.blocks.stageDeleteBefore(batch, metric, 'numeric', to, this.span);
+        await batch.write();
+      } finally {
+        batch.discard();
+      }
+    }
+    return aged;
   }
 
   readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
@@ -137,6 +158,10 @@ export class PartitionCore {
   /** Raw numeric data as the rollup store needs it. */
   private readonly raw: RawSource = {
     read: (metric, start, end) => this.read(metric, 'numeric', start, end) as Promise<Series<NumericValue>>,
+    readSealed: async (metric, start, end) => {
+      const parts = await this.deps.blocks.read(metric, 'numeric', start, end, this.span);
+      return sliceSeries(this.normalize('numeric', concatSeries(parts)), start, end) as Series<NumericValue>;
+    },
     before: async (metric, before, n) => {
       const enough = (s: Series<BufferValue>) => s.values.filter((v) => v !== null).length >= n;
       const same = await this.read(metric, 'numeric', before - (before % this.span), before);
@@ -205,7 +230,7 @@ export class PartitionCore {
 
   /** True when a numeric rollup level (of `periods`, null = all) has a period of the metric starting before `before`. */
   hasRollupsBefore(metric: MetricRef, before: number, periods: readonly number[] | null): Promise<boolean> {
-    return this.deps.rollups.hasBefore(metric, before, periods);
+    return this.deps.rollups.hasBefore(this.raw, metric, before, periods);
   }
 
   /** Deletes the metric's numeric rollup periods starting before `before` (of `periods`, null = all levels). */

@@ -65,6 +65,11 @@ export class Partition {
     });
   }
 
+  /** Ages the metrics' raw numeric data before `to` into rollups (one mailbox turn for the lot); samples aged. */
+  age(metrics: readonly MetricInfo[], to: number): Promise<number> {
+    return this.queue.run(() => this.core.age(metrics, to));
+  }
+
   /** Seals every open buffer; the journal low water mark. */
   sealAll(): Promise<number> {
     return this.queue.run(async () => {

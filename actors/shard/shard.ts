@@ -334,8 +334,44 @@ export class Shard {
     return Math.min(...(await Promise.all([...this.partitions.values()].map((p) => p.sealAll()))));
   }
 
-  sweepRetention(now: number): Promise<void> {
-    return this.storage.sweepRetention(now);
+  /** Ages raw numeric data past the raw retention into rollups, then drops what passed its retention. */
+  async sweepRetention(now: number): Promise<void> {
+    await this.ageRaw(now);
+    await this.storage.sweepRetention(now);
+  }
+
+  /**
+   * Hands every numeric metric to its partition to age the raw windows that ended before the
+   * raw retention's horizon (storage/rollups.ts), AGE_GROUP metrics per partition turn so
+   * reads and writes interleave. Returns samples aged.
+   */
+  async ageRaw(now: number): Promise<number> {
+    const c = this.config;
+    const horizon = now - c.rawRetention * 1000;
+    const to = horizon - (horizon % c.blockSpanMs);
+    if (c.rawRetention <= 0 || to <= 0) return 0;
+    await this.indexTail;
+    const index = this.index;
+    let aged = 0;
+    let groups = new Map<number, MetricInfo[]>();
+    let pending = 0;
+    const flush = async () => {
+      for (const n of await Promise.all([...groups].map(([p, metrics]) => this.partition(p).age(metrics, to)))) aged += n;
+      groups = new Map();
+      pending = 0;
+    };
+    for (let id = 0; id < index.bound; id++) {
+      if (!index.isAlive(id) || !index.typesOf(id).includes('numeric')) continue;
+      const named = canonicalizeMetricName(index.canonicalOf(id));
+      if (!named.ok) continue;
+      const metric = this.series.resolve(this.describe(index.accountIdOf(id) as AccountId, index.uuidOf(id), index.checkNameOf(id), named.value));
+      const group = groups.get(metric.partition);
+      if (group === undefined) groups.set(metric.partition, [metric]);
+      else group.push(metric);
+      if (++pending >= AGE_GROUP) await flush();
+    }
+    await flush();
+    return aged;
   }
 
   async figures(): Promise<ShardFigures> {
@@ -380,6 +416,9 @@ export class Shard {
     return { key, accountId, uuid, checkName, name, idHex: id.toString('hex'), partition };
   }
 }
+
+/** Metrics one ageing turn hands the partitions (the walk's unit of interleaving with other work). */
+const AGE_GROUP = 256;
 
 /** Who a sid is. */
 type SidTable = ((sid: number) => MetricInfo) | readonly MetricInfo[];

@@ -1,8 +1,9 @@
 // The answer to a rollup read: per slot i, covering [first + i·span, first + (i+1)·span),
-// the sum of the stored periods starting in it (from chunks, read column by column),
-// except where a period was recalculated from raw. Readers ask for the columns they
+// the sum of the stored periods starting in it (from chunks, read column by column) and of
+// the periods computed from raw data not yet aged into rollups, except where a slot was
+// recalculated from raw as a whole. Readers ask for the columns they
 // need as Float64Arrays; nothing builds an object per period unless asked (`row`).
-import { emptyAccumulator, type RollupAccumulator } from './accumulator.js';
+import { addInto, emptyAccumulator, type RollupAccumulator } from './accumulator.js';
 import { PARTS, QUANTITIES, type Part, type Quantity, type RollupChunk } from './chunk.js';
 
 interface Source {
@@ -17,6 +18,8 @@ export class RollupSlots {
   private readonly sources: Source[] = [];
   /** Slots replaced by a recalculation from raw (null: no data). */
   private readonly replaced = new Map<number, RollupAccumulator | null>();
+  /** Accumulators computed from raw, added to what is stored (storage/rollups.ts: the two never hold the same samples). */
+  private readonly added = new Map<number, RollupAccumulator>();
   private readonly cache = new Map<string, Float64Array>();
 
   constructor(
@@ -48,6 +51,19 @@ export class RollupSlots {
     this.cache.clear();
   }
 
+  /** Adds an accumulator computed from raw samples to slot i. */
+  add(i: number, acc: RollupAccumulator): void {
+    const had = this.added.get(i);
+    this.added.set(i, had === undefined ? acc : addInto(had, acc));
+    this.present[i] = 1;
+    this.cache.clear();
+  }
+
+  /** True when slot i was recalculated as a whole. */
+  isReplaced(i: number): boolean {
+    return this.replaced.has(i);
+  }
+
   /** One part of one quantity per slot (0 where the slot has no data). */
   column(q: Quantity, part: Part): Float64Array {
     const key = `${q}.${part}`;
@@ -61,6 +77,7 @@ export class RollupSlots {
         if (i >= 0) out[i] += values[j]!;
       }
     }
+    for (const [i, acc] of this.added) out[i] += acc[q][part];
     for (const [i, acc] of this.replaced) out[i] = acc === null ? 0 : acc[q][part];
     this.cache.set(key, out);
     return out;

@@ -1,5 +1,6 @@
-// storage/retention.ts: the raw retention sweep deletes whole raw windows past the horizon for
-// every metric and keeps the rest; metricIdsIn visits each metric once.
+// storage/retention.ts: the retention sweep leaves raw windows past the raw retention alone
+// (the partitions age them into rollups: test/storage/rollups.test.ts, test/ageing.test.ts);
+// metricIdsIn visits each metric once.
 import test from 'ava';
 import { BlockStore } from '../../storage/blocks.js';
 import { CF } from '../../storage/keys.js';
@@ -9,7 +10,7 @@ import { metricId, withStore } from './store.js';
 
 const SPAN = 600_000;
 
-test('raw windows wholly past the raw retention go, for every metric; the window of the horizon stays', async (t) => {
+test('raw windows past the raw retention are left to ageing', async (t) => {
   await withStore(async ({ store }) => {
     const blocks = await BlockStore.open(store, 0);
     const batch = blocks.batch();
@@ -21,11 +22,10 @@ test('raw windows wholly past the raw retention go, for every metric; the window
     for await (const id of metricIdsIn(store, CF.numeric)) ids.push(id.toString('hex'));
     t.deepEqual(ids, [metricId(1).toString('hex'), metricId(2).toString('hex')]);
     const config = resolveConfig({ dataDir: '/unused', rawRetention: 3600, blockSpanMs: SPAN });
-    // The horizon falls inside the second window: the first goes, the second and third stay.
     await sweepRetention(store, config, SPAN + 3_600_000 + 1_000);
     for (const n of [1, 2]) {
       const left = await blocks.read({ id: metricId(n) }, 'numeric', 0, 3 * SPAN, SPAN);
-      t.deepEqual(left.map((s) => s.ts[0]), [SPAN + 1, 2 * SPAN + 1], `metric ${n}`);
+      t.deepEqual(left.map((s) => s.ts[0]), [1, SPAN + 1, 2 * SPAN + 1], `metric ${n}`);
     }
   });
 });

@@ -1,8 +1,11 @@
-// storage/rollups.ts on a real RocksDB, its raw data in real sealed blocks (storage/blocks.ts)
-// marked for rollup in the seal's batch as a partition marks them: rollups wait for quiet,
-// equal the rollup math over the whole raw series (rates carried across windows), build the
-// coarser level as the sum of the finer, replace a period when a late sample is sealed, resume
-// after a restart, and reads serve stored levels or recalculate from raw by engine.
+// storage/rollups.ts on a real RocksDB, its raw data in real sealed blocks (storage/blocks.ts).
+// Ageing (a new data dir): reads compute periods from raw until raw is aged, ageing rolls raw up
+// and deletes it atomically, and every read equals the rollup math over the whole series before
+// and after. Legacy (a data dir from before ageing, below its legacy cut): windows marked for
+// rollup in the seal's batch wait for quiet, equal the rollup math over the whole raw series
+// (rates carried across windows), build the coarser level as the sum of the finer, replace a
+// period when a late sample is sealed, resume after a restart, and reads serve stored levels or
+// recalculate from raw by engine.
 import test from 'ava';
 import { resolveConfig } from '../../model/config.js';
 import { sampleCombiner } from '../../model/conflict.js';
@@ -10,7 +13,7 @@ import { accumulate, addInto, emptyAccumulator, momentsOf, type RollupAccumulato
 import { concatSeries, normalizeNumeric, sliceSeries, type Series } from '../../model/series.js';
 import type { NumericValue } from '../../model/types.js';
 import { BlockStore } from '../../storage/blocks.js';
-import { rollupDirtyPrefix } from '../../storage/keys.js';
+import { CF, rollupAgeingKey, rollupDirtyPrefix } from '../../storage/keys.js';
 import { loadMarkers } from '../../storage/markers.js';
 import type { Store } from '../../storage/rocks.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
@@ -41,6 +44,9 @@ class BlockRaw implements RawSource {
     const parts = (await this.blocks.read(metric, 'numeric', start, end, SPAN)) as Series<NumericValue>[];
     return sliceSeries(normalizeNumeric(concatSeries(parts), combine), start, end);
   }
+  readSealed(metric: { id: Buffer }, start: number, end: number): Promise<Series<NumericValue>> {
+    return this.read(metric, start, end);
+  }
   before(metric: { id: Buffer }, before: number): Promise<Series<NumericValue>> {
     return this.read(metric, 0, before);
   }
@@ -56,7 +62,9 @@ interface Rig {
   raw: BlockRaw;
 }
 
-async function rig(store: Store, partition = 0): Promise<Rig> {
+/** A partition's rollups; `legacy`: as in a data dir from before ageing (every window below its cut). */
+async function rig(store: Store, { partition = 0, legacy = true } = {}): Promise<Rig> {
+  if (legacy) await store.batch().put(CF.state, rollupAgeingKey(partition), Buffer.from(JSON.stringify({ legacyCut: 2 ** 50 }))).write();
   const blocks = await BlockStore.open(store, partition);
   return { store, blocks, rollups: await RollupStore.open(partition, store, config), raw: new BlockRaw(blocks) };
 }
@@ -89,6 +97,11 @@ function expected(all: [number, number][]): { p60: [number, RollupAccumulator][]
 }
 
 const markers = async (store: Store) => (await loadMarkers(store, rollupDirtyPrefix(0))).map((m) => m.start - T);
+
+/** Rolls up until no window is left (a pass stops at its time budget, which a loaded machine can reach after one metric). */
+async function rollAll(r: Rig, now: number, raw: RawSource = r.raw): Promise<void> {
+  for (let pass = 0; pass < 50 && (await markers(r.store)).length > 0; pass++) await r.rollups.rollUp(raw, now);
+}
 
 test('a sealed window is rolled up once quiet, into both levels, and its marker goes', async (t) => {
   await withStore(async ({ store }) => {
@@ -211,7 +224,7 @@ test("a full delete drops every level and the metric's markers; other metrics ke
     const B = ref(2);
     await seal(r, A, T, samples(T, 2, 1));
     await seal(r, B, T, samples(T, 2, 1));
-    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    await rollAll(r, T + SPAN + QUIET);
     await seal(r, A, T + SPAN, samples(T + SPAN, 2, 1)); // dirty, not rolled up
     const batch = store.batch();
     r.rollups.deleteAll(batch, A);
@@ -233,13 +246,113 @@ test("a metric whose raw data cannot be read fails the pass with its name; other
     await seal(r, B, T, samples(T, 2, 1));
     const failing: RawSource = {
       read: (m, start, end) => (m.idHex === B.idHex ? Promise.reject(new Error('disk on fire')) : r.raw.read(m, start, end)),
+      readSealed: (m, start, end) => r.raw.read(m, start, end),
       before: (m, before) => r.raw.before(m, before),
       openWindows: () => [],
     };
-    await t.throwsAsync(r.rollups.rollUp(failing, T + SPAN + QUIET), { message: new RegExp(`rolling up metric ${B.idHex} window .*: disk on fire`) });
+    await t.throwsAsync(rollAll(r, T + SPAN + QUIET, failing), { message: new RegExp(`rolling up metric ${B.idHex} window .*: disk on fire`) });
     t.is((await storedPeriods(store, A, 60, T, T + SPAN)).length, 2, 'the metric before it was committed');
     t.deepEqual(await markers(store), [0], "the failed metric's marker stays");
-    await r.rollups.rollUp(r.raw, T + SPAN + QUIET);
+    await rollAll(r, T + SPAN + QUIET);
     t.is((await storedPeriods(store, B, 60, T, T + SPAN)).length, 2, 'retried next time');
+  });
+});
+
+// ---- ageing (a data dir that never rolled raw up while keeping it) ----
+
+/** Ages the metric's raw before `to` as a partition does: rollups and the raw delete in one batch. */
+async function age(r: Rig, m: { id: Buffer; idHex: string }, to: number): Promise<number> {
+  const batch = r.blocks.batch();
+  const n = await r.rollups.stageAgeing(batch, r.raw, m, to);
+  await r.blocks.stageDeleteBefore(batch, m, 'numeric', to, SPAN);
+  await batch.write();
+  return n;
+}
+
+async function rows(r: Rig, span: number, engine: 'nnt' | 'dispatch' | 'recalc', first: number, end: number, m = A): Promise<[number, RollupAccumulator | null][]> {
+  const slots = await r.rollups.read(r.raw, m, span, first, end, engine);
+  return Array.from({ length: slots.count }, (_, i): [number, RollupAccumulator | null] => [slots.startOf(i), slots.row(i)]);
+}
+
+const present = (xs: [number, RollupAccumulator | null][]) => xs.filter(([, acc]) => acc !== null);
+/** Sums over 300 s computed from raw in one pass and as five 60 s sums differ in the last bits. */
+const rounded = (xs: [number, RollupAccumulator | null][]) => JSON.parse(JSON.stringify(xs, (_, v: unknown) => (typeof v === 'number' ? Number(v.toPrecision(12)) : v)));
+
+test('ageing: reads compute periods from raw until it is aged, then read them stored; the same either way, rates carried across the cut', async (t) => {
+  await withStore(async (open) => {
+    let r = await rig(open.store, { legacy: false });
+    const first = samples(T, 10, 0, 2);
+    const second = samples(T + SPAN, 10, 500, -3); // a counter reset at the boundary
+    const third = samples(T + 2 * SPAN, 10, 100, 1);
+    await seal(r, A, T, first);
+    await seal(r, A, T + SPAN, second);
+    await seal(r, A, T + 2 * SPAN, third);
+    t.deepEqual(await markers(open.store), [], 'no rollup work is marked');
+    const want = expected([...first, ...second, ...third]);
+    const end = T + 3 * SPAN;
+    t.deepEqual(present(await rows(r, 60_000, 'dispatch', T, end)), want.p60, 'computed from raw');
+    t.deepEqual(rounded(present(await rows(r, 300_000, 'dispatch', T, end))), rounded(want.p300));
+    t.deepEqual(present(await rows(r, 60_000, 'nnt', T, end)), [], 'nothing stored yet');
+    t.is(await age(r, A, T + SPAN), first.length);
+    t.deepEqual((await r.raw.read(A, T, end)).ts.length, second.length + third.length, 'the aged window is gone from raw');
+    t.deepEqual(present(await rows(r, 60_000, 'nnt', T, end)), want.p60.slice(0, 10), 'the aged window is stored');
+    t.deepEqual(present(await rows(r, 60_000, 'dispatch', T, end)), want.p60, 'stored and computed together');
+    t.is((await rows(r, 60_000, 'dispatch', T + SPAN, T + SPAN + MIN))[0]![1]!.derivative.n, 4, 'the first period after the cut has the rate from the last aged sample');
+    t.is(await age(r, A, end), second.length + third.length);
+    r = await rig(await open.reopen(), { legacy: false });
+    t.deepEqual(present(await rows(r, 60_000, 'dispatch', T, end)), want.p60, 'after a restart');
+    t.deepEqual(present(await rows(r, 60_000, 'nnt', T, end)), want.p60);
+    t.deepEqual(present(await rows(r, 300_000, 'nnt', T, end)), want.p300);
+    t.is(await age(r, A, end), 0, 'nothing is aged twice');
+    t.deepEqual(present(await rows(r, 60_000, 'dispatch', T, end)), want.p60);
+  });
+});
+
+test('ageing: /write/nnt records inside the raw retention add to the periods computed from raw, and stay when raw is aged', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store, { legacy: false });
+    const data = samples(T, 10, 10);
+    await seal(r, A, T, data);
+    await r.rollups.write(A, [[T, { ...emptyAccumulator(), value: momentsOf(1, 1000, 0) }]]);
+    const want = expected(data).p60[0]![1];
+    const first = async (engine: 'nnt' | 'dispatch') => (await rows(r, 60_000, engine, T, T + MIN))[0]![1]!.value;
+    t.deepEqual(await first('nnt'), momentsOf(1, 1000, 0));
+    t.deepEqual(await first('dispatch'), { n: want.value.n + 1, sum: want.value.sum + 1000, sumsq: want.value.sumsq + 1e6 });
+    await age(r, A, T + SPAN);
+    t.deepEqual(await first('nnt'), { n: want.value.n + 1, sum: want.value.sum + 1000, sumsq: want.value.sumsq + 1e6 });
+    t.deepEqual(await first('dispatch'), await first('nnt'));
+  });
+});
+
+test('ageing: a late sample sealed into an aged window is read at once and added by the next pass', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store, { legacy: false });
+    await seal(r, A, T, samples(T, 10, 10));
+    await age(r, A, T + SPAN);
+    await seal(r, A, T, [[T + 7_500, 1_000]]);
+    const firstMinute = async (engine: 'nnt' | 'dispatch') => (await rows(r, 60_000, engine, T, T + MIN))[0]![1]!.value;
+    t.is((await firstMinute('dispatch')).n, 5, 'raw not aged yet is read with the stored periods');
+    t.is((await firstMinute('nnt')).n, 4);
+    await age(r, A, T + SPAN);
+    t.is((await firstMinute('nnt')).n, 5);
+    t.is((await firstMinute('dispatch')).n, 5, 'counted once');
+    t.is((await r.raw.read(A, T, T + SPAN)).ts.length, 0);
+  });
+});
+
+test('ageing: an /nnt delete hides raw data before it from rollup reads and from ageing, and a restart keeps that', async (t) => {
+  await withStore(async (open) => {
+    let r = await rig(open.store, { legacy: false });
+    const data = samples(T, 10, 10);
+    await seal(r, A, T, data);
+    t.true(await r.rollups.hasBefore(r.raw, A, T + 5 * MIN, null), 'raw not aged counts as rollup data');
+    await r.rollups.deleteBefore(A, T + 5 * MIN, null);
+    t.false(await r.rollups.hasBefore(r.raw, A, T + 5 * MIN, null));
+    const want = expected(data).p60.filter(([s]) => s >= T + 5 * MIN);
+    t.deepEqual(present(await rows(r, 60_000, 'dispatch', T, T + SPAN)).map(([s]) => s), want.map(([s]) => s));
+    t.is((await r.raw.read(A, T, T + SPAN)).ts.length, data.length, 'raw data stays');
+    r = await rig(await open.reopen(), { legacy: false });
+    await age(r, A, T + SPAN);
+    t.deepEqual(present(await rows(r, 60_000, 'nnt', T, T + SPAN)).map(([s]) => s), want.map(([s]) => s));
   });
 });
