@@ -1,8 +1,8 @@
-// A checkpoint that keeps failing (here: a sealed block corrupted on disk, which the rollup
-// must read) is reported once in the log and in /state, and the node refuses writes with
+// A checkpoint that keeps failing (here: a sealed block corrupted on disk, which the rollup of a
+// data dir from before ageing must read) is reported once in the log and in /state, and the node refuses writes with
 // 503 until a checkpoint succeeds again; removing the bad data lets it recover.
 import test from 'ava';
-import { CF } from '../storage/keys.js';
+import { CF, rollupAgeingKey, rollupDirtyKey } from '../storage/keys.js';
 import { Store } from '../storage/rocks.js';
 import { getJson, killSpawnedNodes, mLine, onlyShardDir, put, spawnNode, startNode, tempDir, UUID } from './helpers/node.js';
 
@@ -29,6 +29,10 @@ test('a failing checkpoint is logged once, shown in /state, refuses writes, and 
   let corrupted = 0;
   for await (const { key } of store.scan(CF.numeric, {})) {
     await store.batch().put(CF.numeric, key, Buffer.from([0x02, 0xff, 0xff, 0xff])).write();
+    // As in a data dir from before ageing: the window waits for a checkpoint to roll it up.
+    const legacy = store.batch().put(CF.state, rollupDirtyKey(0, key.toString('hex', 0, 16), 0), Buffer.alloc(0));
+    for (let p = 0; p < 4; p++) legacy.put(CF.state, rollupAgeingKey(p), Buffer.from(JSON.stringify({ legacyCut: 2 ** 50 })));
+    await legacy.write();
     corrupted++;
   }
   await store.close();

@@ -133,18 +133,30 @@ export class PartitionCore {
    */
   async age(metrics: readonly MetricInfo[], to: number): Promise<number> {
     let aged = 0;
+    const failed: string[] = [];
     for (const metric of metrics) {
-      if (!(await this.deps.blocks.anyWindowBefore(metric, 'numeric', to))) continue;
-      const batch = this.deps.blocks.batch();
       try {
-        aged += await this.deps.rollups.stageAgeing(batch, this.raw, metric, to);
-        await this.deps.blocks.stageDeleteBefore(batch, metric, 'numeric', to, this.span);
-        await batch.write();
-      } finally {
-        batch.discard();
+        aged += await this.ageOne(metric, to);
+      } catch (error) {
+        // One unreadable metric must not keep the others raw: it stays raw and is tried next sweep.
+        failed.push(`metric ${metric.idHex}: ${(error as Error).message}`);
       }
     }
+    if (failed.length > 0) throw new Error(`ageing failed for ${failed.length} metric(s) (${aged} samples of the others aged); ${failed.slice(0, 3).join('; ')}`);
     return aged;
+  }
+
+  private async ageOne(metric: MetricInfo, to: number): Promise<number> {
+    if (!(await this.deps.blocks.anyWindowBefore(metric, 'numeric', to))) return 0;
+    const batch = this.deps.blocks.batch();
+    try {
+      const aged = await this.deps.rollups.stageAgeing(batch, this.raw, metric, to);
+      await this.deps.blocks.stageDeleteBefore(batch, metric, 'numeric', to, this.span);
+      await batch.write();
+      return aged;
+    } finally {
+      batch.discard();
+    }
   }
 
   readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {

@@ -355,8 +355,12 @@ export class Shard {
     let aged = 0;
     let groups = new Map<number, MetricInfo[]>();
     let pending = 0;
+    const failures: string[] = [];
     const flush = async () => {
-      for (const n of await Promise.all([...groups].map(([p, metrics]) => this.partition(p).age(metrics, to)))) aged += n;
+      for (const r of await Promise.allSettled([...groups].map(([p, metrics]) => this.partition(p).age(metrics, to)))) {
+        if (r.status === 'fulfilled') aged += r.value;
+        else failures.push((r.reason as Error).message);
+      }
       groups = new Map();
       pending = 0;
     };
@@ -371,6 +375,7 @@ export class Shard {
       if (++pending >= AGE_GROUP) await flush();
     }
     await flush();
+    if (failures.length > 0) throw new Error(`${failures.join(' | ')} (${aged} samples aged)`);
     return aged;
   }
 
