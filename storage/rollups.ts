@@ -121,11 +121,17 @@ export class RollupStore {
     const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : { ts: [], values: [] };
     if (samples.ts.length > 0) {
       const fresh = accumulate(samples, this.baseMs, await this.carryBefore(raw, metric, samples.ts[0]!)).periods;
+      // Every level's periods of the aged samples (each level summed from the next finer one:
+      // periods divide), before any is merged with what is stored.
+      const sums = [fresh];
+      for (const level of this.levels.slice(1)) sums.push(sumsPerPeriod(sums[sums.length - 1]!, level.period * SECOND));
       const edit = new ChunkEdit(this.store, metric);
-      await edit.load(this.levels[0]!.period, [...fresh.keys()].map((s) => [s, s + this.baseMs] as const));
-      const touched = new Map<number, RollupAccumulator | null>();
-      for (const [s, acc] of fresh) touched.set(s, addInto(acc, storedPeriod(edit, this.levels[0]!.period, s)));
-      await this.rebuild(edit, touched);
+      for (const [i, level] of this.levels.entries()) {
+        const periodMs = level.period * SECOND;
+        await edit.load(level.period, [...sums[i]!.keys()].map((p) => [p, p + periodMs] as const));
+        // Added, not rebuilt from the finer level: what is stored (aged earlier, /write/nnt) stays whole.
+        for (const [p, acc] of sums[i]!) edit.set(level.period, p, addStored(acc, edit, level.period, p));
+      }
       edit.flush(batch);
     }
     const carry = await this.carryBefore(raw, metric, to);
@@ -410,10 +416,28 @@ async function rolledUpBefore(store: Store, partition: number): Promise<boolean>
   return (await loadMarkers(store, rollupDirtyPrefix(partition))).length > 0;
 }
 
-/** The stored period of a level starting at `start` (its chunk loaded), or an empty one. */
-function storedPeriod(edit: ChunkEdit, periodS: number, start: number): RollupAccumulator {
-  for (const acc of edit.range(periodS, start, start + periodS * SECOND)) return acc;
-  return emptyAccumulator();
+/** `acc` plus the stored period of a level starting at `start` (its chunk loaded), if any. */
+function addStored(acc: RollupAccumulator, edit: ChunkEdit, periodS: number, start: number): RollupAccumulator {
+  for (const stored of edit.range(periodS, start, start + periodS * SECOND)) return addInto(acc, stored);
+  return acc;
+}
+
+/** Finer periods (start → accumulator) summed per period of `periodMs`, in new objects: the finer ones are not touched. */
+function sumsPerPeriod(finer: Map<number, RollupAccumulator>, periodMs: number): Map<number, RollupAccumulator> {
+  const out = new Map<number, RollupAccumulator>();
+  let last = NaN;
+  let sum: RollupAccumulator | undefined;
+  // Finer periods come in time order, so consecutive ones mostly share their coarse period.
+  for (const [s, acc] of finer) {
+    const p = s - (s % periodMs);
+    if (p !== last) {
+      last = p;
+      sum = out.get(p);
+      if (sum === undefined) out.set(p, (sum = emptyAccumulator()));
+    }
+    addInto(sum!, acc);
+  }
+  return out;
 }
 
 /** Runs of adjacent windows as [start, end) ranges (`windows` ascending). */
