@@ -22,7 +22,8 @@ import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { ChunkEdit, hasPeriodBefore, readChunks } from './rollup-chunks.js';
-import { chunkStartOf } from '../model/rollup/chunk.js';
+import { chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
+import { ComputedRollups, type ComputedPeriods } from './computed-rollups.js';
 import { migrateRollups } from './rollup-migration.js';
 
 const SECOND = 1000;
@@ -73,6 +74,7 @@ export class RollupStore {
     config: FerriteConfig,
     /** Raw stamped before this is in the stored rollups already (0: a data dir that always aged). */
     private readonly legacyCut: number,
+    private readonly computed: ComputedRollups,
   ) {
     this.levels = config.rollups;
     this.spanMs = config.blockSpanMs;
@@ -80,9 +82,9 @@ export class RollupStore {
   }
 
   /** Opens a partition's rollups; the first open of a data dir with v1 records migrates them. */
-  static async open(partition: number, store: Store, config: FerriteConfig): Promise<RollupStore> {
+  static async open(partition: number, store: Store, config: FerriteConfig, computed = new ComputedRollups()): Promise<RollupStore> {
     await migrateRollups(store);
-    const rs = new RollupStore(partition, store, config, await legacyCutOf(store, partition, config));
+    const rs = new RollupStore(partition, store, config, await legacyCutOf(store, partition, config), computed);
     for (const m of await loadMarkers(store, rollupDirtyPrefix(partition))) rs.note(m.idHex, m.start);
     for (const m of await loadMarkers(store, rollupFloorPrefix(partition))) rs.floors.set(m.idHex, Math.max(m.start, rs.floors.get(m.idHex) ?? 0));
     return rs;
@@ -99,6 +101,7 @@ export class RollupStore {
 
   /** Call once the seal's batch is written. */
   note(idHex: string, windowStart: number): void {
+    this.computed.dropFrom(idHex, chunkStartOf(windowStart, this.levels[0]?.period ?? 60));
     if (windowStart >= this.legacyCut) return;
     let starts = this.dirty.get(idHex);
     if (starts === undefined) this.dirty.set(idHex, (starts = new Set()));
@@ -117,6 +120,7 @@ export class RollupStore {
    */
   async stageAgeing(batch: StoreBatch, raw: RawSource, metric: MetricRef, to: number): Promise<number> {
     await this.rollLegacyBefore(raw, metric, to);
+    this.computed.dropMetric(metric.idHex);
     const floor = this.viewFloor(metric.idHex);
     const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : { ts: [], values: [] };
     if (samples.ts.length > 0) {
@@ -278,19 +282,49 @@ export class RollupStore {
     return slots;
   }
 
-  /** Adds to each slot the periods computed from the raw data that is not aged yet. */
+  /**
+   * Adds to each slot the finest level's periods computed from the raw data not aged yet, chunk
+   * span by chunk span (slots are whole periods of a level, so each finest period falls in one).
+   */
   private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
-    const from = Math.max(slots.first, this.viewFloor(metric.idHex));
+    const floor = this.viewFloor(metric.idHex);
+    const from = Math.max(slots.first, floor);
     const end = slots.startOf(slots.count);
     if (from >= end) return;
-    const samples = await raw.read(metric, from, end);
-    if (samples.ts.length === 0) return;
-    // The carry before the first raw sample: aged samples (gone from raw) may lie between `from` and it.
-    const got = accumulate(samples, slots.spanMs, await this.carryBefore(raw, metric, samples.ts[0]!), slots.first).periods;
-    for (const [start, acc] of got) {
-      const i = (start - slots.first) / slots.spanMs;
-      if (!slots.isReplaced(i)) slots.add(i, acc);
+    const periodS = this.levels[0]!.period;
+    const open = raw.openWindows(metric);
+    for (let cs = chunkStartOf(from, periodS); cs < end; cs += chunkSpanMs(periodS)) {
+      for (const [start, acc] of await this.computedPeriods(raw, metric, { cs, floor, open, from, end })) {
+        const i = Math.floor((start - slots.first) / slots.spanMs);
+        if (i >= 0 && i < slots.count && !slots.isReplaced(i)) slots.add(i, acc);
+      }
     }
+  }
+
+  /**
+   * The finest level's periods from the raw data of the chunk span starting at `cs` (none before
+   * the metric's floor). A span whose raw data is all sealed is computed whole and cached; one
+   * with an open buffer in it, or before it, only for the read's range [from, end).
+   */
+  private async computedPeriods(raw: RawSource, metric: MetricRef, at: { cs: number; floor: number; open: readonly number[]; from: number; end: number }): Promise<ComputedPeriods> {
+    const ce = at.cs + chunkSpanMs(this.levels[0]!.period);
+    const cacheable = at.open.every((w) => w >= ce);
+    if (cacheable) {
+      const hit = this.computed.get(metric.idHex, at.cs);
+      if (hit !== undefined) return hit;
+    }
+    const lo = Math.max(at.cs, at.floor);
+    const [a, b] = cacheable ? [lo, ce] : [Math.max(lo, at.from - (at.from % this.baseMs)), Math.min(ce, at.end)];
+    const samples = await raw.read(metric, a, b);
+    // The carry before the first raw sample: aged samples (gone from raw) may lie between `a` and it.
+    const periods = samples.ts.length === 0 ? new Map<number, RollupAccumulator>() : accumulate(samples, this.baseMs, await this.carryBefore(raw, metric, samples.ts[0]!)).periods;
+    if (cacheable) this.computed.put(metric.idHex, at.cs, periods);
+    return periods;
+  }
+
+  /** Raw data of the metric changed other than by a seal (a delete): what was computed from it goes. */
+  rawChanged(idHex: string): void {
+    this.computed.dropMetric(idHex);
   }
 
   /** The coarsest level whose period divides both the span and the first period start. */
@@ -373,6 +407,7 @@ export class RollupStore {
       await batch.write();
       this.forgetDirty(metric.idHex, dropped);
       if (raised) this.floors.set(metric.idHex, before);
+      this.computed.dropMetric(metric.idHex);
     } finally {
       batch.discard();
     }
@@ -392,6 +427,7 @@ export class RollupStore {
     if (floor !== undefined) batch.delete(CF.state, rollupFloorKey(this.partition, metric.idHex, floor));
     this.floors.delete(metric.idHex);
     batch.delete(CF.state, agedCarryKey(this.partition, metric.idHex));
+    this.computed.dropMetric(metric.idHex);
   }
 }
 

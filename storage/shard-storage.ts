@@ -12,6 +12,7 @@ import { MetricIndex } from './metric-index/metric-index.js';
 import { snapshotFile, takeSnapshot, writeSnapshot } from './metric-index/snapshot.js';
 import { sweepRetention } from './retention.js';
 import { storedPeriodStarts } from './rollup-chunks.js';
+import { ComputedRollups } from './computed-rollups.js';
 import { RollupStore } from './rollups.js';
 import { Store, type StoreBatch } from './rocks.js';
 import { Tombstones } from './tombstones.js';
@@ -52,11 +53,12 @@ export class ShardStorage {
       const tombstones = await Tombstones.load(store);
       const index = image !== null ? MetricIndex.fromImage(store, image) : (await MetricIndex.load(store)).index;
       const stores = new Map<number, PartitionStores>();
+      const computed = new ComputedRollups();
       for (const p of partitions) {
         stores.set(p, {
           blocks: await BlockStore.open(store, p),
           histograms: await HistogramStore.open(p, store, config),
-          rollups: await RollupStore.open(p, store, config),
+          rollups: await RollupStore.open(p, store, config, computed),
           activity: new ActivityTracker(store),
         });
       }

@@ -269,6 +269,7 @@ export class PartitionCore {
     if (kind === 'histogram') this.deps.histograms.deleteBefore(batch, metric, before, periods);
     this.deps.tombstones.add(batch, metric.idHex, kind, stone);
     await batch.write();
+    if (kind === 'numeric') this.deps.rollups.rawChanged(metric.idHex);
     if (rewritten !== null) this.deps.blocks.committed(rewritten);
     const state = this.open.get(metric.idHex);
     for (const b of state?.buffers.overlapping(kind, 0, before, this.span) ?? []) {

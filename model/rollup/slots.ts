@@ -51,10 +51,10 @@ export class RollupSlots {
     this.cache.clear();
   }
 
-  /** Adds an accumulator computed from raw samples to slot i. */
+  /** Adds an accumulator computed from raw samples to slot i (`acc` is not changed: it may be cached). */
   add(i: number, acc: RollupAccumulator): void {
     const had = this.added.get(i);
-    this.added.set(i, had === undefined ? acc : addInto(had, acc));
+    this.added.set(i, addInto(had ?? emptyAccumulator(), acc));
     this.present[i] = 1;
     this.cache.clear();
   }

@@ -16,6 +16,7 @@ import { BlockStore } from '../../storage/blocks.js';
 import { CF, rollupAgeingKey, rollupDirtyPrefix } from '../../storage/keys.js';
 import { loadMarkers } from '../../storage/markers.js';
 import type { Store } from '../../storage/rocks.js';
+import { ComputedRollups } from '../../storage/computed-rollups.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
 import { metricId, storedPeriods, withStore } from './store.js';
 
@@ -60,13 +61,15 @@ interface Rig {
   blocks: BlockStore;
   rollups: RollupStore;
   raw: BlockRaw;
+  computed: ComputedRollups;
 }
 
 /** A partition's rollups; `legacy`: as in a data dir from before ageing (every window below its cut). */
 async function rig(store: Store, { partition = 0, legacy = true } = {}): Promise<Rig> {
   if (legacy) await store.batch().put(CF.state, rollupAgeingKey(partition), Buffer.from(JSON.stringify({ legacyCut: 2 ** 50 }))).write();
   const blocks = await BlockStore.open(store, partition);
-  return { store, blocks, rollups: await RollupStore.open(partition, store, config), raw: new BlockRaw(blocks) };
+  const computed = new ComputedRollups();
+  return { store, blocks, rollups: await RollupStore.open(partition, store, config, computed), raw: new BlockRaw(blocks), computed };
 }
 
 /** Seals samples of one window as a partition does: the block and its rollup marker in one batch. */
@@ -355,4 +358,56 @@ test('ageing: an /nnt delete hides raw data before it from rollup reads and from
     await age(r, A, T + SPAN);
     t.deepEqual(present(await rows(r, 60_000, 'nnt', T, T + SPAN)).map(([s]) => s), want.map(([s]) => s));
   });
+});
+
+test('ageing: periods computed from sealed raw are cached per chunk span, and a late seal, a raw delete or ageing drops them', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store, { legacy: false });
+    const data = samples(T, 10, 10);
+    await seal(r, A, T, data);
+    const firstMinute = async () => (await rows(r, 60_000, 'dispatch', T, T + SPAN))[0]![1]!.value.n;
+    t.is(await firstMinute(), 4);
+    t.is(r.computed.size, 1, 'the chunk span is cached');
+    const hits = r.computed.hits;
+    t.is(await firstMinute(), 4);
+    t.is(r.computed.hits, hits + 1, 'read again from the cache');
+    await seal(r, A, T, [[T + 7_500, 1_000]]);
+    t.is(await firstMinute(), 5, 'a late sample sealed into the span is seen');
+    r.raw.open = [T + SPAN];
+    t.is(await firstMinute(), 5, 'an open window after the span keeps it cached');
+    r.raw.open = [T];
+    const size = r.computed.size;
+    r.computed.dropMetric(A.idHex);
+    t.is(await firstMinute(), 5);
+    t.is(r.computed.size, size - 1, 'a span with an open buffer in it is not cached');
+    r.raw.open = [];
+    await firstMinute();
+    const batch = r.blocks.batch();
+    await r.blocks.stageDeleteBefore(batch, A, 'numeric', T + MIN, SPAN);
+    await batch.write();
+    r.rollups.rawChanged(A.idHex);
+    t.is((await rows(r, 60_000, 'dispatch', T, T + SPAN))[0]![1], null, 'a raw delete is seen');
+    await seal(r, A, T, samples(T + MIN, 1, 10));
+    t.is((await rows(r, 60_000, 'dispatch', T, T + 2 * MIN))[1]![1]!.value.n, 4);
+    await age(r, A, T + SPAN);
+    t.is(r.computed.size, 0, 'ageing drops what was computed from the raw it deletes');
+    t.is((await rows(r, 60_000, 'dispatch', T, T + 2 * MIN))[1]![1]!.value.n, 4, 'counted once after ageing');
+  });
+});
+
+test('the cache of computed periods is bounded: the least recently used span goes first', (t) => {
+  const acc = emptyAccumulator();
+  const span = (n: number) => new Map(Array.from({ length: n }, (_, i): [number, RollupAccumulator] => [i * MIN, acc]));
+  const cache = new ComputedRollups(320 * 100);
+  cache.put('a', 0, span(60));
+  cache.put('b', 0, span(30));
+  t.truthy(cache.get('a', 0), 'a is now the most recently used');
+  cache.put('c', 0, span(30));
+  t.is(cache.get('b', 0), undefined, 'b went to make room');
+  t.truthy(cache.get('a', 0));
+  t.truthy(cache.get('c', 0));
+  cache.dropFrom('a', 1);
+  t.truthy(cache.get('a', 0), 'dropFrom keeps earlier spans');
+  cache.dropMetric('a');
+  t.is(cache.get('a', 0), undefined);
 });
