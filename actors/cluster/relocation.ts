@@ -27,16 +27,17 @@ const FOREVER = 2 ** 52;
 export interface RelocationDeps {
   shards: ShardSet;
   shardCount: number;
-  identity: string;
   /** The finest histogram rollup period, seconds: histograms are sent as its periods. */
   histogramPeriod: number;
   registry: MetricRegistry;
-  current: Ring;
-  next: Ring;
-  /** Stages and publishes records for `peer`; resolves once JetStream acknowledged them. */
-  send(peer: string, records: IngestRecord<MetricInfo>[]): Promise<void>;
+  /** Where a metric this node holds goes: the peers to send it to, and whether its histograms go too. */
+  targets(metric: MetricInfo): { peers: string[]; histograms: boolean };
+  /** Stages and publishes records for `peer`; resolves once JetStream acknowledged them, with the bytes sent. */
+  send(peer: string, records: IngestRecord<MetricInfo>[]): Promise<number>;
   /** True once the rebalance was aborted: the walk stops. */
   aborted(): boolean;
+  /** Counts into this tally as it goes (progress reports read it meanwhile). */
+  figures?: RelocationFigures;
 }
 
 export interface RelocationFigures {
@@ -45,17 +46,36 @@ export interface RelocationFigures {
   records_sent: number;
   /** Check tag updates sent to joining nodes (the node sends those after the metrics). */
   check_tag_updates_sent: number;
+  /** Bytes of journal message bodies sent. */
+  bytes_sent: number;
+}
+
+/** An empty tally. */
+export function noFigures(): RelocationFigures {
+  return { metrics_seen: 0, metrics_sent: 0, records_sent: 0, check_tag_updates_sent: 0, bytes_sent: 0 };
+}
+
+/**
+ * A rebalance's targets (`identity` holds the metric): the owners `next` gives it that do not
+ * own it under `current`. Histograms go from the primary owner alone (merging adds them up).
+ */
+export function gainingOwners(identity: string, current: Ring, next: Ring): RelocationDeps['targets'] {
+  return (metric) => {
+    const now = ownersOf(current, metric.key);
+    const ids = new Set(now.map((n) => n.id));
+    return { peers: ownersOf(next, metric.key).filter((n) => !ids.has(n.id)).map((n) => n.id), histograms: now[0]?.id === identity };
+  };
 }
 
 /** Sends what moves; resolves with what it did, or early (incomplete) when aborted. */
 export async function relocate(deps: RelocationDeps): Promise<RelocationFigures> {
-  const figures: RelocationFigures = { metrics_seen: 0, metrics_sent: 0, records_sent: 0, check_tag_updates_sent: 0 };
+  const figures = deps.figures ?? noFigures();
   const pending = new Map<string, IngestRecord<MetricInfo>[]>();
   const flush = async (peer: string) => {
     const list = pending.get(peer);
     if (list === undefined || list.length === 0) return;
     pending.delete(peer);
-    await deps.send(peer, list);
+    figures.bytes_sent += await deps.send(peer, list);
     figures.records_sent += list.length;
   };
   for (let shard = 0; shard < deps.shardCount; shard++) {
@@ -69,12 +89,9 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
         const found = deps.registry.intern(listed.accountId as AccountId, listed.uuid, listed.checkName, listed.canonical);
         if (!found.ok) continue;
         const metric = found.metric;
-        const current = ownersOf(deps.current, metric.key);
-        const now = new Set(current.map((n) => n.id));
-        const gaining = ownersOf(deps.next, metric.key).filter((n) => !now.has(n.id)).map((n) => n.id);
+        const { peers: gaining, histograms } = deps.targets(metric);
         if (gaining.length === 0) continue;
-        const primary = current[0]?.id === deps.identity;
-        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || primary));
+        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || histograms));
         if (records.length === 0) continue;
         figures.metrics_sent++;
         for (const peer of gaining) {

@@ -253,6 +253,17 @@ export class Replication {
     return { peer, seq, op, body, records };
   }
 
+  /** The last sequence staged for `peer` (0: none yet). */
+  lastStaged(peer: string): number {
+    return (this.nextSeq.get(peer) ?? 1) - 1;
+  }
+
+  /** True once `peer` confirmed every message this node staged for it up to `seq`. */
+  confirmedThrough(peer: string, seq: number): boolean {
+    for (const s of this.unconfirmed.get(peer)?.keys() ?? []) if (s <= seq) return false;
+    return true;
+  }
+
   /** Publishes staged entries; resolves when JetStream has acknowledged every one. */
   async publish(outgoing: Outgoing[]): Promise<void> {
     const results = await Promise.allSettled(outgoing.map((o) => this.send(o)));
