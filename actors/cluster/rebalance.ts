@@ -231,6 +231,7 @@ export class Rebalance {
             break;
           case 'TOPO_REBALANCE_REHASH': {
             const figures = await hooks.relocate(next, aborted);
+            if (!aborted()) this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation sent; waiting for the new owners to confirm');
             while (!aborted() && !hooks.delivered(next)) await sleep(DELIVERY_POLL_MS);
             if (aborted()) return;
             this.relocated = figures;

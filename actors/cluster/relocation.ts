@@ -1,14 +1,27 @@
-// The REHASH step of a rebalance: this node walks every metric it holds and sends its stored
-// numeric and text samples to the owners the next topology gives it that do not own it now,
-// as ordinary journal messages through the outbox. Every current holder sends: any one of
-// them may lack samples (it was down), and applying a sample twice changes nothing (one value
-// per timestamp), so the new copy becomes the union of the old ones.
+// The REHASH step of a rebalance, and a peer's part of a rebuild (actors/cluster/rebuild.ts):
+// this node walks every metric it holds and sends its stored numeric and text samples to the
+// nodes `targets` names, as ordinary journal messages through the outbox. Every holder sends:
+// any one of them may lack samples (it was down), and applying a sample twice changes nothing
+// (one value per timestamp), so the new copy becomes the union of the old ones.
 //
-// Histograms are different: merging adds them up, so a period sent by two holders would count
-// twice. Only the metric's primary owner sends them, as its finest-level periods. Still counted
-// twice on the new owner (README "Rebalance", not built: a message that sets a period): a
-// submission that arrived during the rebalance before the walk read its metric (it was also
-// copied as a new write), and everything sent again when REHASH restarts after a restart.
+// Histograms are different: merging adds them up. They are sent as *sets* of their finest
+// periods (model/ingest-record.ts `set`, storage/histograms.ts setPeriod): on the receiver a set
+// replaces what the period got before it in the receiver's journal order, and later adds count
+// on top. So a copy sent again (REHASH or a rebuild restarted after a restart) changes nothing,
+// and only one holder sends them (the primary owner in a rebalance, the first other owner in a
+// rebuild), so two holders' copies never race. The combination with writes that arrive on the
+// receiver during the copy (dual-written in a rebalance, ordinary writes in a rebuild), for
+// one add A of a period the sender S sends:
+// - A applied on the receiver before S's set, and S had applied A when it read the period: the
+//   set carries A and replaces the receiver's A: counted once. This is the common case (A was
+//   written before the walk reached the metric), and after any restart of the walk it holds for
+//   every A both nodes had applied by then.
+// - A applied after the set, and S read the period before A reached it: counted once, as an add.
+// - A in flight at the moment S reads the period (applied by one of S and the receiver before
+//   and by the other after): counted twice or not at all. Closing that needs per-submission
+//   identities across nodes (not built; README "Rebalance").
+// Numeric rollup records (/write/nnt, or kept beyond raw retention) go as `nnt` journal
+// messages, which already set their periods (storage/rollups.ts write).
 import { ownersOf, type Ring } from '../../model/topology/index.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
@@ -115,7 +128,7 @@ async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readon
       // One record per finest period, stamped at its start: the receiver files it under the
       // same period. Cumulative submissions are stored as their changes, so these go as plain ones.
       const rows = await deps.shards.about(metric, 'histograms', deps.histogramPeriod, 0, FOREVER);
-      for (const [ts, bytes] of rows) out.push({ kind, metric, ts: ts as EpochMs, value: Buffer.from(bytes).toString('base64') });
+      for (const [ts, bytes] of rows) out.push({ kind, metric, ts: ts as EpochMs, value: Buffer.from(bytes).toString('base64'), set: true });
       continue;
     }
     if (kind !== 'numeric' && kind !== 'text') continue;

@@ -633,7 +633,7 @@ export class FerriteNode implements NodeApi {
   /**
    * A peer rebuilds (actors/cluster/rebuild.ts): this node sends it every metric it holds that
    * `target` owns under the running topology, then every check tag, and resolves once `target`
-   * confirmed all of it. Histograms and rollups go as sets, so any holder may send them.
+   * confirmed all of it. Histograms go as sets of their periods, from one holder (relocation.ts).
    */
   private async walkFor(target: string, figures: RelocationFigures, aborted: () => boolean): Promise<void> {
     const replication = this.replication;

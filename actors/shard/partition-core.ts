@@ -85,6 +85,7 @@ export class PartitionCore {
     if (this.deps.tombstones.size > 0 && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
     if (r.kind === 'histogram') {
       this.activity.note(r.metric.id, r.metric.idHex, r.ts);
+      if (r.set === true) return this.deps.histograms.setPeriod(r.metric, r.ts, r.value, seq);
       return this.deps.histograms.apply(r.metric, r.ts, r.value, seq, r.cumulative === true);
     }
     const state = this.open.stateOf(r.metric);
