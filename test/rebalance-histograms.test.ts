@@ -1,4 +1,5 @@
-// Histograms counted once on a new owner (README "Rebalance"): relocation sends them as sets
+// Histograms counted once on a new owner, and numeric rollup records relocated (README "Rebalance"):
+// relocation sends both as sets
 // of their periods, so REHASH sent twice (every old node restarted in the middle of it) and
 // histogram writes dual-written during the rebalance add up to exactly what was submitted.
 // The real rig: nats-server, three nodes at W=2 growing to four. The new node is frozen
@@ -32,7 +33,18 @@ test.serial('histograms reach a new owner once: REHASH restarted on every node, 
     h.insert(40);
     const line = (ts: string, n: string) => ['H1', ts, CHECK, n, histogramToBase64(h)].join('\t');
     t.is((await put(a, names.flatMap((n) => [line('1000.000', n), line('1010.000', n)]).join('\n'))).status, 200);
+    // Numeric rollup records (/write/nnt) with no raw samples: relocated too, as sets of their periods.
+    const rollupOnly = Array.from({ length: 16 }, (_, i) => `c.rbnnt${i}`);
+    const nnt = (metric: string, offset: number, value: number) => ({ metric, id: UUID, offset, count: 4, value, stddev: 1, derivative: 0.5, derivative_stddev: 0, counter: 0.5, counter_stddev: 0 });
+    t.is((await fetch(`${a}/write/nnt`, { method: 'POST', body: JSON.stringify(rollupOnly.flatMap((n, i) => [nnt(n, 3600, i), nnt(n, 7200, -i)])) })).status, 200);
     await c.settled();
+    const movingNnt: string[] = [];
+    for (const n of rollupOnly) if ((await owners(grown.node.url, n)).includes(grown.id)) movingNnt.push(n);
+    t.true(movingNnt.length > 0);
+    const nntRead = (url: string, n: string, type = 'count') => fetch(`${url}/rollup/${UUID}/${n}?start_ts=0.000&end_ts=100000.000&rollup_span=60s&get_engine=nnt&type=${type}`, { headers: LOCAL }).then(async (r) => {
+        const body = (await r.json()) as [number, number | null][] | { code: string };
+        return Array.isArray(body) ? body.filter(([, v]) => v !== null) : body;
+      });
 
     for (const m of c.members) t.is((await post(`${m.url}/topology/${grown.hash}`, grown.json)).status, 200);
     grown.node.child.kill('SIGSTOP');
@@ -64,6 +76,8 @@ test.serial('histograms reach a new owner once: REHASH restarted on every node, 
     t.true(logs.length >= 3, 'every restarted node relocated again');
 
     for (const n of moving) t.is(JSON.stringify(await localHist(grown.node.url, n)), expected.get(n)!, `${n}: counted once on the new owner`);
+    for (const n of movingNnt) t.deepEqual(await nntRead(grown.node.url, n), [[3600, 4], [7200, 4]], `${n}: rollup records on the new owner`);
+    for (const n of movingNnt) t.deepEqual(await nntRead(grown.node.url, n, 'average'), [[3600, rollupOnly.indexOf(n)], [7200, 0 - rollupOnly.indexOf(n)]], `${n}: value for value`);
     // Through every node (the new ring's owners answer).
     for (const url of [...c.members.map((m) => m.url), grown.node.url]) {
       for (const n of moving) t.is(JSON.stringify((await getJson(`${url}${histPath(n)}`)).json), expected.get(n)!, `${n} through ${url}`);

@@ -26,7 +26,7 @@ import { ownersOf, type Ring } from '../../model/topology/index.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { AccountId, EpochMs } from '../../model/types.js';
-import type { ListedMetric } from '../shard/messages.js';
+import type { ListedMetric, RollupLevels } from '../shard/messages.js';
 import type { ShardSet } from '../node/shards.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 
@@ -43,8 +43,13 @@ export interface RelocationDeps {
   /** The finest histogram rollup period, seconds: histograms are sent as its periods. */
   histogramPeriod: number;
   registry: MetricRegistry;
-  /** Where a metric this node holds goes: the peers to send it to, and whether its histograms go too. */
+  /**
+   * Where a metric this node holds goes: the peers to send it to, and whether this node sends
+   * the kinds that go as sets (histograms and rollup records: one sender, so copies never race).
+   */
   targets(metric: MetricInfo): { peers: string[]; histograms: boolean };
+  /** Stages and publishes a metric's rollup periods for `peer` (an `nnt` message that sets them); the bytes sent. */
+  sendRollups(peer: string, metric: MetricInfo, levels: RollupLevels): Promise<number>;
   /** Stages and publishes records for `peer`; resolves once JetStream acknowledged them, with the bytes sent. */
   send(peer: string, records: IngestRecord<MetricInfo>[]): Promise<number>;
   /** True once the rebalance was aborted: the walk stops. */
@@ -104,8 +109,13 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
         const metric = found.metric;
         const { peers: gaining, histograms } = deps.targets(metric);
         if (gaining.length === 0) continue;
-        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || histograms));
-        if (records.length === 0) continue;
+        const { records, numeric } = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || histograms));
+        const rollups = histograms && listed.types.includes('numeric') ? rollupsBeyondRaw(await deps.shards.about(metric, 'rollupLevels'), numeric) : [];
+        if (rollups.length > 0) {
+          for (const peer of gaining) figures.bytes_sent += await deps.sendRollups(peer, metric, rollups);
+          figures.records_sent += rollups.reduce((n, [, r]) => n + r.length, 0) * gaining.length;
+        }
+        if (records.length === 0 && rollups.length === 0) continue;
         figures.metrics_sent++;
         for (const peer of gaining) {
           let list = pending.get(peer);
@@ -120,9 +130,36 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
   return figures;
 }
 
-/** Every stored sample of `metric`, of each data type it has, as ingest records. */
-async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readonly string[]): Promise<IngestRecord<MetricInfo>[]> {
+/**
+ * The rollup periods the receiver cannot recompute from the raw samples it is sent: those with
+ * no raw sample in them (`/write/nnt` records, and what raw retention has dropped). `raw`: the
+ * metric's raw sample times, ascending. Periods holding raw samples are rolled up there again.
+ */
+function rollupsBeyondRaw(levels: RollupLevels, raw: readonly number[]): RollupLevels {
+  const out: RollupLevels = [];
+  for (const [period, records] of levels) {
+    const kept = records.filter(([start]) => !anyIn(raw, start, start + period * 1000));
+    if (kept.length > 0) out.push([period, kept]);
+  }
+  return out;
+}
+
+/** True when sorted `ts` holds a value in [from, to). */
+function anyIn(ts: readonly number[], from: number, to: number): boolean {
+  let lo = 0;
+  let hi = ts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ts[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ts.length && ts[lo]! < to;
+}
+
+/** Every stored sample of `metric`, of each data type it has, as ingest records; and its raw numeric times. */
+async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readonly string[]): Promise<{ records: IngestRecord<MetricInfo>[]; numeric: number[] }> {
   const out: IngestRecord<MetricInfo>[] = [];
+  let numeric: number[] = [];
   for (const kind of types) {
     if (kind === 'histogram') {
       // One record per finest period, stamped at its start: the receiver files it under the
@@ -133,11 +170,12 @@ async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readon
     }
     if (kind !== 'numeric' && kind !== 'text') continue;
     const series = await deps.shards.about(metric, 'read', kind, 0, FOREVER);
+    if (kind === 'numeric') numeric = Array.from(series.ts);
     series.values.forEach((value, i) => {
       const ts = series.ts[i]! as EpochMs;
       if (kind === 'numeric') out.push({ kind, metric, ts, value: value as number | bigint | null, ...(series.gens?.[i] ? { generation: series.gens[i] } : {}) });
       else out.push({ kind, metric, ts, value: value as string | null });
     });
   }
-  return out;
+  return { records: out, numeric };
 }

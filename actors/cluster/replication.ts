@@ -59,6 +59,11 @@ export interface AppliedUpdate {
 export interface JournaledRollups extends PortableIdentity {
   /** [period start ms, encoded accumulator as base64]. */
   records: [number, string][];
+  /**
+   * A relocation or rebuild copy (actors/cluster/relocation.ts) instead: per level period (s),
+   * periods set as they are, nothing rebuilt from finer levels; `records` is then empty.
+   */
+  levels?: [number, [number, string][]][];
 }
 
 /** A check tag update journaled to every other node. */

@@ -400,7 +400,9 @@ export class FerriteNode implements NodeApi {
     const j = this.journaledDoc<JournaledRollups>(body);
     if (j === null) return;
     if (this.rebalance.hasSwitched() && !this.keepsAfterSwitch(j.metric)) return;
-    await this.shards.about(j.metric, 'writeRollups', j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
+    const decode = (records: [number, string][]): [number, RollupAccumulator][] => records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]);
+    if (j.doc.levels !== undefined) await this.shards.about(j.metric, 'setRollupLevels', j.doc.levels.map(([period, records]) => [period, decode(records)]));
+    else await this.shards.about(j.metric, 'writeRollups', decode(j.doc.records));
   }
 
   private async applyJournaledCheckTags(body: Uint8Array): Promise<void> {
@@ -668,7 +670,7 @@ export class FerriteNode implements NodeApi {
   }
 
   /** What every walk of this node's metrics shares (rebalance and rebuild): where to read, how to send. */
-  private relocationBase(replication: Replication): Pick<RelocationDeps, 'shards' | 'shardCount' | 'histogramPeriod' | 'registry' | 'send'> {
+  private relocationBase(replication: Replication): Pick<RelocationDeps, 'shards' | 'shardCount' | 'histogramPeriod' | 'registry' | 'send' | 'sendRollups'> {
     return {
       shards: this.shards,
       shardCount: this.config.shards,
@@ -678,6 +680,15 @@ export class FerriteNode implements NodeApi {
         const body = encodeJournalEntry(records);
         const batch = this.storage.batch();
         const outgoing = replication.stage(batch, peer, 'records', body, records.length);
+        await batch.write();
+        await replication.publish([outgoing]);
+        return body.length;
+      },
+      sendRollups: async (peer, metric, levels) => {
+        const doc: JournaledRollups = { ...portableIdentity(metric), records: [], levels: levels.map(([period, records]) => [period, records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')])]) };
+        const body = Buffer.from(JSON.stringify(doc));
+        const batch = this.storage.batch();
+        const outgoing = replication.stage(batch, peer, 'nnt', body, doc.levels!.reduce((n, [, r]) => n + r.length, 0));
         await batch.write();
         await replication.publish([outgoing]);
         return body.length;
