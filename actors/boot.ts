@@ -84,6 +84,7 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
         rebuild_status: async (p) => node.rebuildWalks.status((p as RebuildAsk).target, (p as RebuildAsk).run),
         applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
         rebalance_state: async () => node.rebalance.report(),
+        topology_loaded: async (p) => node.hasTopology(p),
       }),
     );
     replication!.setProbe((peer, incarnation) => node.rpc!.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));

@@ -206,6 +206,7 @@ export class FerriteNode implements NodeApi {
         this.voteRpc = null;
       },
       peerStates: (next) => this.peerRebalanceStates(next),
+      peersLoaded: (next) => this.peersLoaded(next),
       switchTo: (next) => this.switchTopology(next),
       cleanup: (next) => this.dropNotOwned(next),
       relocate: (next, aborted) => this.relocateTo(next, aborted),
@@ -519,13 +520,35 @@ export class FerriteNode implements NodeApi {
     // Nodes that join run under `next` and ask on its subjects; until this node switches they reach it here.
     this.voteRpc?.stop();
     this.voteRpc = new Rpc(this.nats, next.hash, this.identity);
-    this.voteRpc.serve({ rebalance_state: async () => this.rebalance.report() });
+    this.voteRpc.serve({ rebalance_state: async () => this.rebalance.report(), topology_loaded: async (p) => this.hasTopology(p) });
   }
 
   /** Sets how this node answers other nodes (boot.ts), and starts answering on the current Rpc. */
   answerRequests(serve: (rpc: Rpc) => void): void {
     this.serveRpc = serve;
     if (this.rpc !== null) serve(this.rpc);
+  }
+
+  /** `topology_loaded`: whether this node has the topology `{hash}` loaded (or runs under it). */
+  hasTopology(payload: unknown): boolean {
+    const hash = (payload as { hash?: unknown })?.hash;
+    return typeof hash === 'string' && this.topologies.get(hash) !== undefined;
+  }
+
+  /**
+   * Whether every other node of both topologies has `next` loaded (null: no answer). Nodes of
+   * the current topology are asked on its subjects (one that loaded `next` but was not activated
+   * yet does not listen on `next`'s); nodes only in `next` run under it and answer on its subjects.
+   */
+  private async peersLoaded(next: Topology): Promise<Map<string, boolean | null>> {
+    const current = new Set(this.topologies.current.nodes.map((n) => n.id));
+    const ids = [...new Set([...current, ...next.nodes.map((n) => n.id)])].filter((id) => id !== this.identity);
+    const ask = (id: string) => {
+      const rpc = current.has(id) ? this.rpc : (this.voteRpc ?? this.rpc);
+      return rpc === null ? Promise.resolve(null) : rpc.call<boolean>(id, 'topology_loaded', { hash: next.hash }, this.config.peerTimeoutMs).catch(() => null);
+    };
+    const answers = await Promise.all(ids.map(ask));
+    return new Map(ids.map((id, i) => [id, answers[i]!]));
   }
 
   /** Where every other node of both topologies is in the rebalance to `next` (null: no answer). */
