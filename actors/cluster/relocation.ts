@@ -20,8 +20,11 @@
 // - A in flight at the moment S reads the period (applied by one of S and the receiver before
 //   and by the other after): counted twice or not at all. Closing that needs per-submission
 //   identities across nodes (not built; README "Rebalance").
-// Numeric rollup records (/write/nnt, or kept beyond raw retention) go as `nnt` journal
-// messages, which already set their periods (storage/rollups.ts write).
+// Numeric rollup records go too, every stored period of every level, as `nnt` journal messages
+// that set those periods as they are (storage/rollups.ts setLevels; from the same one sender).
+// Stored periods hold what raw samples do not: `/write/nnt` records and raw data aged out of its
+// retention (where rollups are also written while the raw is kept, the receiver's own rollup of
+// the raw samples it is sent recomputes the same periods).
 import { ownersOf, type Ring } from '../../model/topology/index.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
@@ -109,8 +112,8 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
         const metric = found.metric;
         const { peers: gaining, histograms } = deps.targets(metric);
         if (gaining.length === 0) continue;
-        const { records, numeric } = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || histograms));
-        const rollups = histograms && listed.types.includes('numeric') ? rollupsBeyondRaw(await deps.shards.about(metric, 'rollupLevels'), numeric) : [];
+        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || histograms));
+        const rollups = histograms && listed.types.includes('numeric') ? await deps.shards.about(metric, 'rollupLevels') : [];
         if (rollups.length > 0) {
           for (const peer of gaining) figures.bytes_sent += await deps.sendRollups(peer, metric, rollups);
           figures.records_sent += rollups.reduce((n, [, r]) => n + r.length, 0) * gaining.length;
@@ -130,36 +133,9 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
   return figures;
 }
 
-/**
- * The rollup periods the receiver cannot recompute from the raw samples it is sent: those with
- * no raw sample in them (`/write/nnt` records, and what raw retention has dropped). `raw`: the
- * metric's raw sample times, ascending. Periods holding raw samples are rolled up there again.
- */
-function rollupsBeyondRaw(levels: RollupLevels, raw: readonly number[]): RollupLevels {
-  const out: RollupLevels = [];
-  for (const [period, records] of levels) {
-    const kept = records.filter(([start]) => !anyIn(raw, start, start + period * 1000));
-    if (kept.length > 0) out.push([period, kept]);
-  }
-  return out;
-}
-
-/** True when sorted `ts` holds a value in [from, to). */
-function anyIn(ts: readonly number[], from: number, to: number): boolean {
-  let lo = 0;
-  let hi = ts.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ts[mid]! < from) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < ts.length && ts[lo]! < to;
-}
-
-/** Every stored sample of `metric`, of each data type it has, as ingest records; and its raw numeric times. */
-async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readonly string[]): Promise<{ records: IngestRecord<MetricInfo>[]; numeric: number[] }> {
+/** Every stored sample of `metric`, of each data type it has, as ingest records. */
+async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readonly string[]): Promise<IngestRecord<MetricInfo>[]> {
   const out: IngestRecord<MetricInfo>[] = [];
-  let numeric: number[] = [];
   for (const kind of types) {
     if (kind === 'histogram') {
       // One record per finest period, stamped at its start: the receiver files it under the
@@ -170,12 +146,11 @@ async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readon
     }
     if (kind !== 'numeric' && kind !== 'text') continue;
     const series = await deps.shards.about(metric, 'read', kind, 0, FOREVER);
-    if (kind === 'numeric') numeric = Array.from(series.ts);
     series.values.forEach((value, i) => {
       const ts = series.ts[i]! as EpochMs;
       if (kind === 'numeric') out.push({ kind, metric, ts, value: value as number | bigint | null, ...(series.gens?.[i] ? { generation: series.gens[i] } : {}) });
       else out.push({ kind, metric, ts, value: value as string | null });
     });
   }
-  return { records: out, numeric };
+  return out;
 }
