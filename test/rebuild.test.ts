@@ -160,22 +160,28 @@ test.serial('rebuild of a wiped node: everything it owns comes back value for va
   }
 });
 
-test.serial('a restart in the middle of a rebuild resumes it', async (t) => {
+test.serial('a restart in the middle of a rebuild resumes it; a peer restarted after its walk walks again, and histograms still count once', async (t) => {
   const c = await startCluster(3, 2, ['--peer-timeout-ms', '2000']);
   try {
     const [a] = c.members.map((m) => m.url) as [string];
     const target = c.members[2]!;
     const names = Array.from({ length: 40 }, (_, i) => `c.rbr.n${i}`);
-    t.is((await put(a, names.map((n, i) => mLine('1000.000', n, 'n', String(i))).join('\n'))).status, 200);
+    const hists = Array.from({ length: 24 }, (_, i) => `c.rbr.h${i}`);
+    const h = new Histogram();
+    h.insert(7);
+    const body = [...names.map((n, i) => mLine('1000.000', n, 'n', String(i))), ...hists.flatMap((n) => [1000, 1010].map((ts) => ['H1', `${ts}.000`, CHECK, n, histogramToBase64(h)].join('\t')))];
+    t.is((await put(a, body.join('\n'))).status, 200);
     await c.settled();
-    const mine = [];
-    for (const n of names) if ((await owners(a, n)).includes(target.id)) mine.push(n);
+    const mine = new Set<string>();
+    for (const n of [...names, ...hists]) if ((await owners(a, n)).includes(target.id)) mine.add(n);
     await c.kill(2);
     rmSync(target.dataDir, { recursive: true, force: true });
-    c.members[0]!.running!.child.kill('SIGSTOP');
+    const [frozen, live] = [c.members[0]!, c.members[1]!];
+    frozen.running!.child.kill('SIGSTOP');
     await c.start(2, ['--rebuild']);
     await eventually('the rebuild to start', async () => (await getJson(`${target.url}/state`)).json.rebuild?.state === 'running');
     const run = (await getJson(`${target.url}/state`)).json.rebuild.run;
+    await eventually("the live peer's walk to be done", async () => (await getJson(`${target.url}/state`)).json.rebuild.peers[live.id]?.state === 'done');
     // Restarted without the flag: the stored state says a rebuild is under way.
     await c.kill(2);
     await c.start(2);
@@ -183,14 +189,23 @@ test.serial('a restart in the middle of a rebuild resumes it', async (t) => {
     t.is(resumed.state, 'running');
     t.is(resumed.run, run, 'the same rebuild resumes');
     t.true(target.running!.log.some((l) => l.includes('resuming rebuild')));
-    c.members[0]!.running!.child.kill('SIGCONT');
+    // The live peer restarts too: it has forgotten its walk, is asked again and sends everything again.
+    await c.kill(1);
+    await c.start(1);
+    await eventually('the live peer to walk again', async () => live.running!.log.some((l) => l.includes('rebuild: everything sent was confirmed')));
+    frozen.running!.child.kill('SIGCONT');
     await eventually('the rebuild to finish', async () => (await getJson(`${target.url}/state`)).json.rebuild?.state === 'done', 120_000);
     for (const [i, n] of names.entries()) {
-      if (!mine.includes(n)) continue;
+      if (!mine.has(n)) continue;
       const res = await fetch(`${target.url}/raw/${UUID}/${n}?start_ts=0.000&end_ts=100000.000`, { headers: LOCAL });
       t.deepEqual(await res.json(), [[1000000, i]], `${n} is back`);
     }
-    t.true(mine.length > 0);
+    const minedHists = hists.filter((n) => mine.has(n));
+    t.true(minedHists.length > 0 && mine.size > minedHists.length);
+    for (const n of minedHists) {
+      const res = await fetch(`${target.url}/histogram/0/100000/60/${UUID}/${n}`, { headers: LOCAL });
+      t.deepEqual(await res.json(), [[960, 60, { '+70e-001': 2 }]], `${n}: counted once though sent twice`);
+    }
   } finally {
     c.members[0]!.running?.child.kill('SIGCONT');
     await c.stop();
