@@ -241,8 +241,10 @@ export class RebuildWalks {
     const have = this.walks.get(target);
     if (have !== undefined && have.status.run === run && have.status.error === undefined) return have.status;
     if (have !== undefined) have.stopped = true;
-    const entry = { status: { run, state: 'running', figures: noFigures(), total_metrics: await this.totalMetrics(), started: Date.now() } as RebuildWalkStatus, stopped: false };
+    // Recorded before anything is awaited, so a second ask meanwhile finds this walk.
+    const entry = { status: { run, state: 'running', figures: noFigures(), total_metrics: 0, started: Date.now() } as RebuildWalkStatus, stopped: false };
     this.walks.set(target, entry);
+    entry.status.total_metrics = await this.totalMetrics();
     this.log.info({ target, run }, 'rebuild: sending a rebuilding node what it owns');
     const aborted = () => entry.stopped || this.closed;
     void this.walk(target, entry.status.figures, aborted).then(
