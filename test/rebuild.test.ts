@@ -132,6 +132,8 @@ test.serial('rebuild of a wiped node: everything it owns comes back value for va
     t.true(report.metrics_received >= new Set(owned.map((o) => o.name)).size, 'every owned metric was received');
     t.true(report.bytes_received > 0);
     t.true(report.check_tag_updates_received > 0);
+    const walk = (await getJson(`${live.url}/state`)).json.rebuild_walks?.[target.id];
+    t.is(walk?.state, 'done', "the peer's /state shows its walk for the rebuilding node");
     t.log(`rebuild: ${report.metrics_received} metrics, ${report.records_received} records, ${report.bytes_received} bytes in ${report.elapsed_s} s (node's figure; ${seconds.toFixed(1)} s from start in the test, a peer frozen part of it), ${report.rate_bytes_per_s} B/s`);
     t.true(target.running!.log.some((l) => l.includes('rebuild complete: serving')), 'the log reports the end');
     await c.settled();

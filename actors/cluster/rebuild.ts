@@ -261,6 +261,11 @@ export class RebuildWalks {
     return entry.status;
   }
 
+  /** `/state` `rebuild_walks`: each rebuilding node's walk here (null when none ran since start). */
+  report(): Record<string, RebuildWalkStatus> | null {
+    return this.walks.size === 0 ? null : Object.fromEntries([...this.walks].map(([target, w]) => [target, w.status]));
+  }
+
   close(): void {
     this.closed = true;
   }
