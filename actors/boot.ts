@@ -17,6 +17,8 @@ import { answerSamples } from './coordinators/sources/prometheus.js';
 import { Replication } from './cluster/replication.js';
 import { TopologyLibrary } from './cluster/topologies.js';
 import { Rebalance } from './cluster/rebalance.js';
+import { Rebuild } from './cluster/rebuild.js';
+import { ferr } from '../model/errors.js';
 import { natsFor, readTopologyFile, topologyFor } from './cluster/topology-file.js';
 
 /** How long the outbox waits for a peer to say what it applied (at most config peerTimeoutMs). */
@@ -33,10 +35,12 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
   let rpc: Rpc | null = null;
   let topologies: TopologyLibrary;
   let rebalance: Rebalance;
+  let rebuild: Rebuild;
   try {
     const fileTopology = topologyFor(config, fromFile, identity);
     topologies = await TopologyLibrary.open(storage, fileTopology);
     rebalance = await Rebalance.open(storage, topologies, log);
+    rebuild = await Rebuild.open(storage, config.rebuild, log);
     // After a rebalance switched (or finished), the node runs under the topology it moved to,
     // though its topology file still names the one it started from.
     const running = rebalance.runningTopology();
@@ -67,20 +71,35 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     await storage.close();
     throw error;
   }
-  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance });
+  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild });
   await node.begin();
   if (rpc !== null) {
     // Kept as a function: a rebalance's switch serves the same requests on the new topology's subjects.
     node.answerRequests((on) =>
       on.serve({
-        stream: (p) => answerStreamRequest(node, p),
+        stream: (p) => servingOnly(node, () => answerStreamRequest(node, p)),
         find: (p) => answerFind(node, p),
-        prom_samples: (p) => answerSamples(node, p),
+        prom_samples: (p) => servingOnly(node, () => answerSamples(node, p)),
+        rebuild_send: (p) => node.rebuildWalks.start((p as RebuildAsk).target, (p as RebuildAsk).run),
+        rebuild_status: async (p) => node.rebuildWalks.status((p as RebuildAsk).target, (p as RebuildAsk).run),
         applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
         rebalance_state: async () => node.rebalance.report(),
+        topology_loaded: async (p) => node.hasTopology(p),
       }),
     );
     replication!.setProbe((peer, incarnation) => node.rpc!.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
   }
   return node;
+}
+
+/** A rebuilding node's `rebuild_send` and `rebuild_status` payload. */
+interface RebuildAsk {
+  target: string;
+  run: string;
+}
+
+/** A peer asked a rebuilding node for a metric's data (before it heard of the rebuild): refused, so it asks another owner. */
+function servingOnly<T>(node: FerriteNode, answer: () => Promise<T>): Promise<T> {
+  if (!node.gossip.serves(node.identity)) return Promise.reject(ferr('FER_ERR_REBUILDING', node.identity));
+  return answer();
 }

@@ -25,11 +25,14 @@ const uuidAndWildcard: MetricSegments = (req) => {
 /** A preHandler for routes with `:uuid` and `*` (metric name) params, or as `segments` finds them. */
 export function proxyToOwner(node: FerriteNode, segments: MetricSegments = uuidAndWildcard): preHandlerAsyncHookHandler {
   return async function (req, reply) {
-    if (node.ring.topology.nodes.length === 1 || svcHeader(req, 'proxied')?.trim() === '1') return;
+    if (node.ring.topology.nodes.length === 1) return;
+    const rebuilding = !node.gossip.serves(node.identity);
+    if (!rebuilding && svcHeader(req, 'proxied')?.trim() === '1') return;
     const { uuid, name } = segments(req);
     const metric = metricFromPath(node, uuid, name);
-    if (node.routing.owns(metric)) return;
-    await forward(node, req, reply, node.routing.liveOwners(metric), metric.name.canonical);
+    if (node.routing.readsLocally(metric)) return;
+    // A rebuilding node forwards even a proxied read of what it owns, to its other owners.
+    await forward(node, req, reply, node.routing.liveOwners(metric).filter((o) => o.id !== node.identity), metric.name.canonical);
   };
 }
 

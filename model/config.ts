@@ -81,6 +81,12 @@ export interface FerriteConfig {
    * machine crash (not a process crash) can lose the last moments of acknowledged writes.
    */
   syncWrites: boolean;
+  /**
+   * Start by fetching from the peers everything this node owns, serving only once done
+   * (actors/cluster/rebuild.ts); for a node whose data directory was lost. A data directory
+   * that finished a rebuild is not rebuilt again.
+   */
+  rebuild: boolean;
   /** How often data past its retention is dropped. */
   retentionSweepIntervalMs: number;
   /** Directory of `.lua` extensions served under /extension/lua (null = none). */
@@ -155,6 +161,7 @@ export function defaultConfig(): FerriteConfig {
     retentionSweepIntervalMs: 3600 * 1000,
     implicitLatest: false,
     syncWrites: false,
+    rebuild: false,
     extensionsDir: null,
     luaTimeoutMs: 5000,
     luaMemoryBytes: 64 * 1024 * 1024,
@@ -225,6 +232,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'rollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
   if (typeof c.syncWrites !== 'boolean') throw new ConfigError('syncWrites', 'must be true or false');
+  if (typeof c.rebuild !== 'boolean') throw new ConfigError('rebuild', 'must be true or false');
   requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
   requireEcosystemDefaults(c);

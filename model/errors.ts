@@ -39,6 +39,7 @@ export const ERRORS = {
   FER_ERR_OVERLOADED: { status: 503, message: 'service unavailable: %s' },
   FER_ERR_NOT_REPLICATED: { status: 503, message: 'stored on this node but not yet acknowledged by the cluster journal (%s); it will be delivered, numeric and text retries are safe' },
   FER_ERR_NO_OWNER: { status: 503, message: 'no owner of %s answered: %s' },
+  FER_ERR_REBUILDING: { status: 503, message: 'service unavailable: node %s is rebuilding from its peers and does not yet serve this; see /state rebuild' },
   FER_ERR_CHECKPOINT_FAILING: { status: 503, message: 'service unavailable: checkpoints are failing (%s); writes are refused until one succeeds, see /state' },
   FER_ERR_SHUTTING_DOWN: { status: 503, message: 'service unavailable: node is shutting down' },
   FER_ERR_SHARD_UNAVAILABLE: { status: 503, message: 'service unavailable: shard %s is restarting after a failure; %s' },

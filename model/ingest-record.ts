@@ -18,8 +18,11 @@ export type IngestRecord<M extends MetricIdentity = MetricIdentity> =
   /**
    * `value` is the base64 serialized circllhist as submitted; `cumulative` (TSV `H2`, MetricList
    * `Histogram.cumulative`): its counts are running totals (model/histogram/cumulative.ts).
+   * `set` (never from clients: a relocation or rebuild copy, actors/cluster/relocation.ts): the
+   * histogram *is* the finest period starting at `ts`, replacing what the period held before it
+   * in this node's journal order, instead of being added (storage/histograms.ts).
    */
-  | { kind: 'histogram'; metric: M; ts: EpochMs; value: string; cumulative?: boolean };
+  | { kind: 'histogram'; metric: M; ts: EpochMs; value: string; cumulative?: boolean; set?: boolean };
 
 export type DataKind = IngestRecord['kind'];
 

@@ -22,6 +22,8 @@ export interface JournalRecord {
   generation?: number;
   /** A cumulative histogram (absent = false). */
   cumulative?: boolean;
+  /** A histogram period set, not added (absent = false; model/ingest-record.ts). */
+  set?: boolean;
 }
 
 export interface JournalEntry {
@@ -30,8 +32,8 @@ export interface JournalEntry {
 }
 
 // Value codes: numbers that JSON can carry, doubles it cannot (NaN, ±Infinity), bigints,
-// numeric null, text, text null, histogram, cumulative histogram.
-type Code = 'n' | 'd' | 'b' | 'z' | 's' | 't' | 'h' | 'H';
+// numeric null, text, text null, histogram, cumulative histogram, histogram period set.
+type Code = 'n' | 'd' | 'b' | 'z' | 's' | 't' | 'h' | 'H' | 'S';
 // A numeric row with a non-zero generation carries it fifth (the value null for 'z').
 type Row = [number, number, Code] | [number, number, Code, number | string | null] | [number, number, Code, number | string | null, number];
 
@@ -55,7 +57,7 @@ export function encodeJournalEntry(records: readonly IngestRecord[]): Buffer {
 function encodeRow(mi: number, r: IngestRecord): Row {
   switch (r.kind) {
     case 'histogram':
-      return [mi, r.ts, r.cumulative === true ? 'H' : 'h', r.value];
+      return [mi, r.ts, r.set === true ? 'S' : r.cumulative === true ? 'H' : 'h', r.value];
     case 'text':
       return r.value === null ? [mi, r.ts, 't'] : [mi, r.ts, 's', r.value];
     case 'numeric': {
@@ -116,6 +118,8 @@ function decodeValue(row: Row): JournalRecord {
       return { metric, ts: at, kind: 'histogram', value: raw as string };
     case 'H':
       return { metric, ts: at, kind: 'histogram', value: raw as string, cumulative: true };
+    case 'S':
+      return { metric, ts: at, kind: 'histogram', value: raw as string, set: true };
   }
 }
 

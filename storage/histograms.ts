@@ -50,6 +50,12 @@ export class HistogramStore {
   private readonly baselines = new Map<string, Baseline>();
   private readonly unsealed = new Set<string>();
   private readonly levels: readonly RollupLevel[];
+  /**
+   * Base periods set (not added to) by a relocation or rebuild copy and not sealed yet:
+   * `idHex/start` → the journal seq of the latest set. Everything the period got from earlier
+   * seqs is superseded: skipped by reads, dropped from disk when the set is sealed.
+   */
+  private readonly sets = new Map<string, { id: Buffer; start: number; seq: number }>();
 
   private constructor(
     private readonly partition: number,
@@ -108,6 +114,35 @@ export class HistogramStore {
     return this.pending.size >= MAX_PENDING;
   }
 
+  /**
+   * Buffers a period set (a relocation or rebuild copy, model/ingest-record.ts): from journal
+   * seq `seq` on, the base period starting at `ts` holds `base64` plus whatever later seqs add.
+   * Being a replacement, a set sent again (a REHASH or rebuild that restarted) changes nothing,
+   * and a journal replay re-applies it in order (earlier entries first, then the set, then later
+   * ones), so the outcome is the same. Returns true when the buffer should be sealed.
+   */
+  setPeriod(metric: MetricInfo, ts: number, base64: string, seq: number): boolean {
+    let hist: Histogram;
+    try {
+      hist = histogramFromBase64(base64);
+    } catch {
+      return false;
+    }
+    const start = ts - (ts % this.baseMs);
+    const period = `${metric.idHex}/${start}`;
+    const had = this.sets.get(period);
+    if (had === undefined || had.seq <= seq) this.sets.set(period, { id: metric.id, start, seq });
+    // Two sets of one period in one journal entry: the later one wins.
+    this.pending.set(`${period}/${seq}`, { id: metric.id, idHex: metric.idHex, start, seq, hist });
+    return this.pending.size >= MAX_PENDING;
+  }
+
+  /** True when a pending set of the period supersedes what seq `seq` put there. */
+  private superseded(idHex: string, start: number, seq: number): boolean {
+    const set = this.sets.get(`${idHex}/${start}`);
+    return set !== undefined && seq < set.seq;
+  }
+
   /** The oldest journal sequence still only in memory (Infinity when none). */
   lowWater(): number {
     let low = Infinity;
@@ -120,7 +155,10 @@ export class HistogramStore {
     if (this.pending.size === 0) return;
     const batch = this.store.batch();
     const base = this.levels[0]!.period;
+    // A set replaces every record of its period from earlier seqs (the merged one at seq 0 too).
+    for (const set of this.sets.values()) batch.deleteRange(CF.histogram, histogramKey(set.id, base, set.start, 0), histogramKey(set.id, base, set.start, set.seq));
     for (const p of this.pending.values()) {
+      if (this.superseded(p.idHex, p.start, p.seq)) continue;
       batch.put(CF.histogram, histogramKey(p.id, base, p.start, p.seq), serializeHistogram(p.hist));
       const seq = Math.max(p.seq, this.dirty.get(p.idHex)?.starts.get(p.start) ?? 0);
       batch.put(CF.state, histogramDirtyKey(this.partition, p.idHex, p.start), encodeU64(seq));
@@ -135,6 +173,7 @@ export class HistogramStore {
     this.unsealed.clear();
     for (const p of this.pending.values()) this.markDirty(p.id, p.idHex, p.start, p.seq);
     this.pending.clear();
+    this.sets.clear();
   }
 
   /**
@@ -188,6 +227,7 @@ export class HistogramStore {
     }
     if (periods !== null && !periods.includes(this.levels[0]!.period)) return;
     for (const [key, p] of this.pending) if (p.idHex === metric.idHex && p.start < before) this.pending.delete(key);
+    for (const [key, set] of this.sets) if (key.startsWith(`${metric.idHex}/`) && set.start < before) this.sets.delete(key);
     const d = this.dirty.get(metric.idHex);
     for (const start of d?.starts.keys() ?? []) {
       if (start >= before) continue;
@@ -217,11 +257,11 @@ export class HistogramStore {
   private async levelRows(metric: MetricInfo, levelMs: number, from: number, to: number): Promise<HistogramRow[]> {
     const baseRows = async (a: number, b: number) => {
       const sealed = new Set<string>();
-      const stored = await this.stored(metric.id, this.levels[0]!.period, a, b, sealed);
+      const stored = await this.stored(metric.id, this.levels[0]!.period, a, b, sealed, (start, seq) => this.superseded(metric.idHex, start, seq));
       for (const p of this.pending.values()) {
         // A journal replay after a crash rebuilds submissions that were already sealed
         // (their entry was still needed by another buffer): count each submission once.
-        if (p.idHex === metric.idHex && p.start >= a && p.start < b && !sealed.has(submissionTag(p.start, p.seq))) mergeInto(stored, p.start, p.hist);
+        if (p.idHex === metric.idHex && p.start >= a && p.start < b && !sealed.has(submissionTag(p.start, p.seq)) && !this.superseded(p.idHex, p.start, p.seq)) mergeInto(stored, p.start, p.hist);
       }
       return stored;
     };
@@ -247,13 +287,17 @@ export class HistogramStore {
     return out;
   }
 
-  /** Every stored record of one level in [from, to), merged per period start; `seen` collects each record's submission tag. */
-  private async stored(id: Buffer, period: number, from: number, to: number, seen?: Set<string>): Promise<Map<number, Histogram>> {
+  /**
+   * Every stored record of one level in [from, to), merged per period start; `seen` collects
+   * each record's submission tag; records `skip` names (superseded by a pending set) are left out.
+   */
+  private async stored(id: Buffer, period: number, from: number, to: number, seen?: Set<string>, skip?: (start: number, seq: number) => boolean): Promise<Map<number, Histogram>> {
     const out = new Map<number, Histogram>();
     const scan = this.store.scan(CF.histogram, { gte: histogramKey(id, period, from, 0), lt: histogramKey(id, period, to, 0) });
     for await (const { key, value } of scan) {
       const { start, seq } = histogramKeyParts(key);
       seen?.add(submissionTag(start, seq));
+      if (skip?.(start, seq) === true) continue;
       mergeInto(out, start, deserializeHistogram(value));
     }
     return out;

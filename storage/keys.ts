@@ -65,6 +65,8 @@ export const STATE_KEY = {
   indexSnapshot: Buffer.from('index_snapshot'),
   /** The rebalance this node is in (actors/cluster/rebalance.ts), JSON; absent when none ever ran. */
   rebalance: Buffer.from('rebalance'),
+  /** This node's rebuild from its peers (actors/cluster/rebuild.ts), JSON; absent when none was ever asked for. */
+  rebuild: Buffer.from('rebuild'),
 } as const;
 
 /** `topology/<hash>`: a topology loaded with `POST /topology/<hash>`, as normalized JSON. */

@@ -75,6 +75,14 @@ export class NodeStorage {
     await this.store.batch().put(CF.state, STATE_KEY.rebalance, Buffer.from(json)).write();
   }
 
+  async rebuildState(): Promise<string | null> {
+    return (await this.store.get(CF.state, STATE_KEY.rebuild))?.toString('utf8') ?? null;
+  }
+
+  async storeRebuildState(json: string): Promise<void> {
+    await this.store.batch().put(CF.state, STATE_KEY.rebuild, Buffer.from(json)).write();
+  }
+
   // ---- the ingest journal ----
 
   stageJournalEntry(batch: NodeBatch, seq: number, entry: Uint8Array): void {

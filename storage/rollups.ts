@@ -21,7 +21,7 @@ import { agedCarryKey, CF, rollupAgeingKey, rollupDirtyKey, rollupDirtyPrefix, r
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
-import { ChunkEdit, hasPeriodBefore, readChunks } from './rollup-chunks.js';
+import { ChunkEdit, hasPeriodBefore, readChunks, storedPeriodStarts } from './rollup-chunks.js';
 import { chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
 import { ComputedRollups, type ComputedPeriods } from './computed-rollups.js';
 import { migrateRollups } from './rollup-migration.js';
@@ -254,6 +254,40 @@ export class RollupStore {
     }
     const edit = new ChunkEdit(this.store, metric);
     await this.rebuild(edit, touched);
+    const batch = this.store.batch();
+    edit.flush(batch);
+    await batch.write();
+  }
+
+  /** Every stored period of each level, finest first: [level period s, [start ms, accumulator][]][] (a relocation's copy). */
+  async levelRecords(metric: MetricRef): Promise<[number, [number, RollupAccumulator][]][]> {
+    const out: [number, [number, RollupAccumulator][]][] = [];
+    for (const level of this.levels) {
+      const starts: number[] = [];
+      for await (const s of storedPeriodStarts(this.store, metric, level.period)) starts.push(s);
+      if (starts.length === 0) continue;
+      const periodMs = level.period * SECOND;
+      const edit = new ChunkEdit(this.store, metric);
+      await edit.load(level.period, starts.map((s) => [s, s + periodMs] as const));
+      const records: [number, RollupAccumulator][] = [];
+      for (const s of starts) for (const acc of edit.range(level.period, s, s + periodMs)) records.push([s, acc]);
+      out.push([level.period, records]);
+    }
+    return out;
+  }
+
+  /**
+   * Sets the given periods of each level as they are, rebuilding nothing from finer levels (a
+   * relocation's copy of what the sender stored, coarse periods whose finer ones expired
+   * included). A period sent again is set to the same value: a repeated copy changes nothing.
+   */
+  async setLevels(metric: MetricRef, levels: [number, [number, RollupAccumulator][]][]): Promise<void> {
+    const edit = new ChunkEdit(this.store, metric);
+    for (const [period, records] of levels) {
+      if (!this.levels.some((l) => l.period === period)) continue; // a level this node does not keep
+      await edit.load(period, records.map(([s]) => [s, s + period * SECOND] as const));
+      for (const [s, acc] of records) edit.set(period, s - (s % (period * SECOND)), acc);
+    }
     const batch = this.store.batch();
     edit.flush(batch);
     await batch.write();

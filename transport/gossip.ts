@@ -16,6 +16,8 @@ interface Heartbeat {
   /** Sender's clock, epoch seconds. */
   time: number;
   topo: string;
+  /** The sender is rebuilding from its peers (actors/cluster/rebuild.ts): alive, but its data is incomplete. */
+  rebuilding?: true;
 }
 
 export interface GossipEntry {
@@ -32,6 +34,8 @@ export class Gossip {
   private readonly heard = new Map<string, { beat: Heartbeat; at: number }>();
   private timer: NodeJS.Timeout | null = null;
   private sub: Subscription | null = null;
+  /** This node is rebuilding: said in every heartbeat, so peers do not read from it. */
+  rebuilding = false;
 
   constructor(
     private readonly nc: NatsConnection | null,
@@ -59,7 +63,7 @@ export class Gossip {
       }
     })();
     const beat = () => {
-      this.nc!.publish(this.subject, JSON.stringify({ id: this.identity, time: Date.now() / 1000, topo: this.topology.hash }));
+      this.nc!.publish(this.subject, JSON.stringify({ id: this.identity, time: Date.now() / 1000, topo: this.topology.hash, ...(this.rebuilding ? { rebuilding: true } : {}) }));
       this.timer = setTimeout(beat, INTERVAL_MS - JITTER_MS / 2 + Math.random() * JITTER_MS);
       this.timer.unref();
     };
@@ -76,6 +80,12 @@ export class Gossip {
     if (id === this.identity) return true;
     const h = this.heard.get(id);
     return h !== undefined && this.clock.now() - h.at < ALIVE_MS;
+  }
+
+  /** True when `id` is alive and not rebuilding: its data can be read. */
+  serves(id: string): boolean {
+    if (id === this.identity) return !this.rebuilding;
+    return this.isAlive(id) && this.heard.get(id)?.beat.rebuilding !== true;
   }
 
   /** One entry per topology node; a peer never heard from has time "0" and age "-1". */

@@ -5,7 +5,8 @@
 // (`state` key `rebalance`) on every change, so a restart resumes where the node was.
 //
 // The steps, each recorded before the next begins:
-// - VOTE: passed at once (the nodes do not yet check each other's next topology);
+// - VOTE: waits until every node of both topologies has the next topology loaded (they ask
+//   each other `topology_loaded`), so none starts copying to owners another node cannot place;
 // - REHASH: new writes already go to both topologies' owners (the `started` hook,
 //   actors/cluster/replication.ts); this node sends what it holds to the owners it gains
 //   (actors/cluster/relocation.ts) and waits until they confirmed it all;
@@ -71,6 +72,8 @@ export interface RebalanceHooks {
   delivered(next: Topology): boolean;
   /** Every other node's `/rebalance/state` (null: it did not answer). */
   peerStates(next: Topology): Promise<Map<string, RebalanceReport | null>>;
+  /** Whether every other node of both topologies has `next` loaded (null: it did not answer). */
+  peersLoaded(next: Topology): Promise<Map<string, boolean | null>>;
   /** Runs the node under `next` from now on. */
   switchTo(next: Topology): Promise<void>;
   /** Deletes the metrics this node does not own under `next`; how many. */
@@ -227,10 +230,12 @@ export class Rebalance {
       try {
         switch (this.stored.state) {
           case 'TOPO_REBALANCE_VOTE':
+            if (!(await this.everyNodeLoaded(next, aborted))) return;
             await this.advance(next.hash, 'TOPO_REBALANCE_REHASH');
             break;
           case 'TOPO_REBALANCE_REHASH': {
             const figures = await hooks.relocate(next, aborted);
+            if (!aborted()) this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation sent; waiting for the new owners to confirm');
             while (!aborted() && !hooks.delivered(next)) await sleep(DELIVERY_POLL_MS);
             if (aborted()) return;
             this.relocated = figures;
@@ -289,6 +294,19 @@ export class Rebalance {
       const waiting = [...states].filter(([, r]) => !reached(r, next.hash, state)).map(([id]) => id);
       if (waiting.length === 0) return true;
       if (++asked % 50 === 0) this.log.info({ state, waiting }, 'rebalance: waiting for other nodes');
+      await sleep(VOTE_POLL_MS);
+    }
+    return false;
+  }
+
+  /** Waits until every other node of both topologies has `next` loaded (false: aborted or stopping meanwhile). */
+  private async everyNodeLoaded(next: Topology, aborted: () => boolean): Promise<boolean> {
+    let asked = 0;
+    while (!aborted()) {
+      const answers = await this.hooks!.peersLoaded(next);
+      const waiting = [...answers].filter(([, loaded]) => loaded !== true).map(([id]) => id);
+      if (waiting.length === 0) return true;
+      if (++asked % 20 === 1) this.log.info({ next: next.hash, waiting }, 'rebalance: VOTE waits for these nodes to load the next topology');
       await sleep(VOTE_POLL_MS);
     }
     return false;

@@ -1,19 +1,35 @@
-// The REHASH step of a rebalance: this node walks every metric it holds and sends its stored
-// numeric and text samples to the owners the next topology gives it that do not own it now,
-// as ordinary journal messages through the outbox. Every current holder sends: any one of
-// them may lack samples (it was down), and applying a sample twice changes nothing (one value
-// per timestamp), so the new copy becomes the union of the old ones.
+// The REHASH step of a rebalance, and a peer's part of a rebuild (actors/cluster/rebuild.ts):
+// this node walks every metric it holds and sends its stored numeric and text samples to the
+// nodes `targets` names, as ordinary journal messages through the outbox. Every holder sends:
+// any one of them may lack samples (it was down), and applying a sample twice changes nothing
+// (one value per timestamp), so the new copy becomes the union of the old ones.
 //
-// Histograms are different: merging adds them up, so a period sent by two holders would count
-// twice. Only the metric's primary owner sends them, as its finest-level periods. Still counted
-// twice on the new owner (README "Rebalance", not built: a message that sets a period): a
-// submission that arrived during the rebalance before the walk read its metric (it was also
-// copied as a new write), and everything sent again when REHASH restarts after a restart.
+// Histograms are different: merging adds them up. They are sent as *sets* of their finest
+// periods (model/ingest-record.ts `set`, storage/histograms.ts setPeriod): on the receiver a set
+// replaces what the period got before it in the receiver's journal order, and later adds count
+// on top. So a copy sent again (REHASH or a rebuild restarted after a restart) changes nothing,
+// and only one holder sends them (the primary owner in a rebalance, the first other owner in a
+// rebuild), so two holders' copies never race. The combination with writes that arrive on the
+// receiver during the copy (dual-written in a rebalance, ordinary writes in a rebuild), for
+// one add A of a period the sender S sends:
+// - A applied on the receiver before S's set, and S had applied A when it read the period: the
+//   set carries A and replaces the receiver's A: counted once. This is the common case (A was
+//   written before the walk reached the metric), and after any restart of the walk it holds for
+//   every A both nodes had applied by then.
+// - A applied after the set, and S read the period before A reached it: counted once, as an add.
+// - A in flight at the moment S reads the period (applied by one of S and the receiver before
+//   and by the other after): counted twice or not at all. Closing that needs per-submission
+//   identities across nodes (not built; README "Rebalance").
+// Numeric rollup records go too, every stored period of every level, as `nnt` journal messages
+// that set those periods as they are (storage/rollups.ts setLevels; from the same one sender).
+// Stored periods hold what raw samples do not: `/write/nnt` records and raw data aged out of its
+// retention (where rollups are also written while the raw is kept, the receiver's own rollup of
+// the raw samples it is sent recomputes the same periods).
 import { ownersOf, type Ring } from '../../model/topology/index.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { AccountId, EpochMs } from '../../model/types.js';
-import type { ListedMetric } from '../shard/messages.js';
+import type { ListedMetric, RollupLevels } from '../shard/messages.js';
 import type { ShardSet } from '../node/shards.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 
@@ -27,16 +43,22 @@ const FOREVER = 2 ** 52;
 export interface RelocationDeps {
   shards: ShardSet;
   shardCount: number;
-  identity: string;
   /** The finest histogram rollup period, seconds: histograms are sent as its periods. */
   histogramPeriod: number;
   registry: MetricRegistry;
-  current: Ring;
-  next: Ring;
-  /** Stages and publishes records for `peer`; resolves once JetStream acknowledged them. */
-  send(peer: string, records: IngestRecord<MetricInfo>[]): Promise<void>;
+  /**
+   * Where a metric this node holds goes: the peers to send it to, and whether this node sends
+   * the kinds that go as sets (histograms and rollup records: one sender, so copies never race).
+   */
+  targets(metric: MetricInfo): { peers: string[]; histograms: boolean };
+  /** Stages and publishes a metric's rollup periods for `peer` (an `nnt` message that sets them); the bytes sent. */
+  sendRollups(peer: string, metric: MetricInfo, levels: RollupLevels): Promise<number>;
+  /** Stages and publishes records for `peer`; resolves once JetStream acknowledged them, with the bytes sent. */
+  send(peer: string, records: IngestRecord<MetricInfo>[]): Promise<number>;
   /** True once the rebalance was aborted: the walk stops. */
   aborted(): boolean;
+  /** Counts into this tally as it goes (progress reports read it meanwhile). */
+  figures?: RelocationFigures;
 }
 
 export interface RelocationFigures {
@@ -45,17 +67,36 @@ export interface RelocationFigures {
   records_sent: number;
   /** Check tag updates sent to joining nodes (the node sends those after the metrics). */
   check_tag_updates_sent: number;
+  /** Bytes of journal message bodies sent. */
+  bytes_sent: number;
+}
+
+/** An empty tally. */
+export function noFigures(): RelocationFigures {
+  return { metrics_seen: 0, metrics_sent: 0, records_sent: 0, check_tag_updates_sent: 0, bytes_sent: 0 };
+}
+
+/**
+ * A rebalance's targets (`identity` holds the metric): the owners `next` gives it that do not
+ * own it under `current`. Histograms go from the primary owner alone (merging adds them up).
+ */
+export function gainingOwners(identity: string, current: Ring, next: Ring): RelocationDeps['targets'] {
+  return (metric) => {
+    const now = ownersOf(current, metric.key);
+    const ids = new Set(now.map((n) => n.id));
+    return { peers: ownersOf(next, metric.key).filter((n) => !ids.has(n.id)).map((n) => n.id), histograms: now[0]?.id === identity };
+  };
 }
 
 /** Sends what moves; resolves with what it did, or early (incomplete) when aborted. */
 export async function relocate(deps: RelocationDeps): Promise<RelocationFigures> {
-  const figures: RelocationFigures = { metrics_seen: 0, metrics_sent: 0, records_sent: 0, check_tag_updates_sent: 0 };
+  const figures = deps.figures ?? noFigures();
   const pending = new Map<string, IngestRecord<MetricInfo>[]>();
   const flush = async (peer: string) => {
     const list = pending.get(peer);
     if (list === undefined || list.length === 0) return;
     pending.delete(peer);
-    await deps.send(peer, list);
+    figures.bytes_sent += await deps.send(peer, list);
     figures.records_sent += list.length;
   };
   for (let shard = 0; shard < deps.shardCount; shard++) {
@@ -69,13 +110,15 @@ export async function relocate(deps: RelocationDeps): Promise<RelocationFigures>
         const found = deps.registry.intern(listed.accountId as AccountId, listed.uuid, listed.checkName, listed.canonical);
         if (!found.ok) continue;
         const metric = found.metric;
-        const current = ownersOf(deps.current, metric.key);
-        const now = new Set(current.map((n) => n.id));
-        const gaining = ownersOf(deps.next, metric.key).filter((n) => !now.has(n.id)).map((n) => n.id);
+        const { peers: gaining, histograms } = deps.targets(metric);
         if (gaining.length === 0) continue;
-        const primary = current[0]?.id === deps.identity;
-        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || primary));
-        if (records.length === 0) continue;
+        const records = await recordsOf(deps, metric, listed.types.filter((k) => k !== 'histogram' || histograms));
+        const rollups = histograms && listed.types.includes('numeric') ? await deps.shards.about(metric, 'rollupLevels') : [];
+        if (rollups.length > 0) {
+          for (const peer of gaining) figures.bytes_sent += await deps.sendRollups(peer, metric, rollups);
+          figures.records_sent += rollups.reduce((n, [, r]) => n + r.length, 0) * gaining.length;
+        }
+        if (records.length === 0 && rollups.length === 0) continue;
         figures.metrics_sent++;
         for (const peer of gaining) {
           let list = pending.get(peer);
@@ -98,7 +141,7 @@ async function recordsOf(deps: RelocationDeps, metric: MetricInfo, types: readon
       // One record per finest period, stamped at its start: the receiver files it under the
       // same period. Cumulative submissions are stored as their changes, so these go as plain ones.
       const rows = await deps.shards.about(metric, 'histograms', deps.histogramPeriod, 0, FOREVER);
-      for (const [ts, bytes] of rows) out.push({ kind, metric, ts: ts as EpochMs, value: Buffer.from(bytes).toString('base64') });
+      for (const [ts, bytes] of rows) out.push({ kind, metric, ts: ts as EpochMs, value: Buffer.from(bytes).toString('base64'), set: true });
       continue;
     }
     if (kind !== 'numeric' && kind !== 'text') continue;

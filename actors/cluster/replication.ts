@@ -59,6 +59,11 @@ export interface AppliedUpdate {
 export interface JournaledRollups extends PortableIdentity {
   /** [period start ms, encoded accumulator as base64]. */
   records: [number, string][];
+  /**
+   * A relocation or rebuild copy (actors/cluster/relocation.ts) instead: per level period (s),
+   * periods set as they are, nothing rebuilt from finer levels; `records` is then empty.
+   */
+  levels?: [number, [number, string][]][];
 }
 
 /** A check tag update journaled to every other node. */
@@ -251,6 +256,17 @@ export class Replication {
     this.outbox.stage(batch, peer, seq, Buffer.concat([Buffer.from([JOURNAL_OPS.indexOf(op)]), body]));
     this.pendingOf(peer).set(seq, { at: Date.now(), tries: 1, records });
     return { peer, seq, op, body, records };
+  }
+
+  /** The last sequence staged for `peer` (0: none yet). */
+  lastStaged(peer: string): number {
+    return (this.nextSeq.get(peer) ?? 1) - 1;
+  }
+
+  /** True once `peer` confirmed every message this node staged for it up to `seq`. */
+  confirmedThrough(peer: string, seq: number): boolean {
+    for (const s of this.unconfirmed.get(peer)?.keys() ?? []) if (s <= seq) return false;
+    return true;
   }
 
   /** Publishes staged entries; resolves when JetStream has acknowledged every one. */

@@ -30,10 +30,18 @@ export class ClusterRouting {
     return ids.map((id) => this.ring.topology.nodes.find((n) => n.id === id)!);
   }
 
-  /** The metric's owners, those gossip has heard from recently first. */
+  /**
+   * True when a read of `metric` is answered here: this node owns it and is not rebuilding
+   * (a rebuilding node's data is incomplete until the rebuild is done).
+   */
+  readsLocally(metric: Pick<MetricInfo, 'key'>): boolean {
+    return this.owns(metric) && this.gossip.serves(this.identity);
+  }
+
+  /** The metric's owners: those gossip has heard from recently and that are not rebuilding first. */
   liveOwners(metric: Pick<MetricInfo, 'key'>): TopologyNode[] {
     const owners = this.ownersOf(metric);
-    return [...owners.filter((o) => this.gossip.isAlive(o.id)), ...owners.filter((o) => !this.gossip.isAlive(o.id))];
+    return [...owners.filter((o) => this.gossip.serves(o.id)), ...owners.filter((o) => !this.gossip.serves(o.id))];
   }
 
   /** Asks the metric's owners in turn (live ones first), each for up to peerTimeoutMs, until one answers `op`. */

@@ -29,6 +29,8 @@ export function extensionApi(node: NodeApi, account: AccountId | null): Extensio
     async read(uuid: string, metric: string, startS: number, endS: number) {
       const found = node.registry.lookup(String(uuid), String(metric));
       if (!found.ok) throw new Error(`ferrite.read: ${found.reason}`);
+      // Local reads: a rebuilding node's data is incomplete (ferrite.fetch goes to the owners instead).
+      if (!node.gossip.serves(node.identity)) throw new Error(`ferrite.read: node ${node.identity} is rebuilding from its peers; use ferrite.fetch`);
       if (!(await node.knows(found.metric))) return [];
       const rows = await node.shards.about(found.metric, 'read', 'numeric', Number(startS) * 1000, Number(endS) * 1000);
       return rows.ts.map((ts, i) => {

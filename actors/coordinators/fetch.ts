@@ -54,11 +54,11 @@ async function foldStreams(node: NodeApi, plan: FetchPlan, reduce: ReduceSpec): 
   groups.forEach(([, members], g) => members.forEach((m) => (m.group = g)));
   const slots = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count };
   const sums = new CellSums(groups.length, plan.count);
-  const local = streams.filter((x) => node.routing.owns(x.metric));
+  const local = streams.filter((x) => node.routing.readsLocally(x.metric));
   const partials = [...node.shards.byShard(local, (x) => x.metric.partition)].map(([n, list]) =>
     node.shards.askShard(n, 'foldNumeric', list.map((x) => ({ metric: wireMetric(x.metric), transform: x.s.transform.name, group: x.group })), slots, groups.length),
   );
-  const remote = streams.filter((x) => !node.routing.owns(x.metric)).map(async (x) => ({ group: x.group, column: await streamColumn(node, plan, x.s, 'stream') }));
+  const remote = streams.filter((x) => !node.routing.readsLocally(x.metric)).map(async (x) => ({ group: x.group, column: await streamColumn(node, plan, x.s, 'stream') }));
   for (const partial of await Promise.all(partials)) sums.merge(partial);
   for (const { group, column } of await Promise.all(remote)) sums.add(group, column.values as (number | null)[]);
   const how = FOLDS[reduce.method]!;
@@ -97,7 +97,7 @@ function streamMetric(node: NodeApi, s: StreamSpec, path: string): MetricInfo {
 
 async function streamColumn(node: NodeApi, plan: FetchPlan, s: StreamSpec, path: string): Promise<Column> {
   const metric = streamMetric(node, s, path);
-  if (node.routing.owns(metric)) return localColumn(node, plan, s, metric);
+  if (node.routing.readsLocally(metric)) return localColumn(node, plan, s, metric);
   const request: StreamRequest = { plan: { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, stream: s };
   const wire = await node.routing.askOwners<WireColumn>(metric, 'stream', request);
   return columnFromWire(wire);

@@ -39,7 +39,8 @@ export async function find(node: NodeApi, request: FindRequest, localOnly: boole
   }
   const others = node.ring.topology.nodes.filter((n) => n.id !== node.identity);
   request = { ...request, encode: false };
-  const down = others.filter((n) => !node.gossip.isAlive(n.id)).map((n) => n.id);
+  // A rebuilding node (this one, or a peer by its gossip) answers for nothing: its data is incomplete.
+  const down = [...others.filter((n) => !node.gossip.serves(n.id)).map((n) => n.id), ...(node.gossip.serves(node.identity) ? [] : [node.identity])];
   const live = others.filter((n) => !down.includes(n.id));
   const asked = { ...request, down };
   const timeout = node.config.peerTimeoutMs;
@@ -58,7 +59,10 @@ function explained(ids: string[], parts: FindPart[]): [string, string][] {
 
 /** A peer's part of a search. */
 export function answerFind(node: NodeApi, payload: unknown): Promise<FindPart> {
-  return nodeFind(node, payload as FindRequest, 'first-live-owner');
+  const r = payload as FindRequest;
+  // Asked before the asker heard that this node rebuilds: it answers as if it were down.
+  const asked = node.gossip.serves(node.identity) ? r : { ...r, down: [...(r.down ?? []), node.identity] };
+  return nodeFind(node, asked, 'first-live-owner');
 }
 
 /** This node's part: its shards' parts merged (one shard's answer is passed on as it is). */

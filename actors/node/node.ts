@@ -26,7 +26,8 @@ import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
 import type { TopologyLibrary } from '../cluster/topologies.js';
 import type { Rebalance, RebalanceReport } from '../cluster/rebalance.js';
-import { relocate, type RelocationFigures } from '../cluster/relocation.js';
+import { RebuildWalks, type Rebuild, type RebuildWalkStatus } from '../cluster/rebuild.js';
+import { gainingOwners, relocate, type RelocationDeps, type RelocationFigures } from '../cluster/relocation.js';
 import { updatesOf } from '../../model/check-tags.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
 import type { NewMetric } from '../ingest/wire.js';
@@ -93,6 +94,8 @@ export interface NodeParts {
   topologies: TopologyLibrary;
   /** The rebalance this node is in, if any. */
   rebalance: Rebalance;
+  /** This node's rebuild from its peers, if one was asked for. */
+  rebuild: Rebuild;
 }
 
 export class FerriteNode implements NodeApi {
@@ -124,6 +127,10 @@ export class FerriteNode implements NodeApi {
   readonly topologies: TopologyLibrary;
   /** The rebalance this node is in, if any (`/rebalance/*`). */
   readonly rebalance: Rebalance;
+  /** This node's rebuild from its peers (`/state` `rebuild`). */
+  readonly rebuild: Rebuild;
+  /** The walks this node runs for peers that rebuild. */
+  readonly rebuildWalks: RebuildWalks;
   private nextSeq = 1;
   /** Journal entries written but not yet handed to the shards. */
   private readonly inflight = new Set<number>();
@@ -153,8 +160,10 @@ export class FerriteNode implements NodeApi {
   readonly limits: SeriesLimits;
 
   constructor(parts: NodeParts) {
-    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance } = parts;
+    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild } = parts;
     this.topologies = topologies;
+    this.rebuild = rebuild;
+    this.rebuildWalks = new RebuildWalks((target, figures, aborted) => this.walkFor(target, figures, aborted), () => this.metricCount(), log);
     this.rebalance = rebalance;
     this.config = config;
     this.storage = storage;
@@ -167,6 +176,7 @@ export class FerriteNode implements NodeApi {
     this.shards = shards;
     this.clock = config.testClock ? new AdjustableClock() : systemClock;
     this.gossip = new Gossip(nats, identity, ring.topology, this.clock);
+    this.gossip.rebuilding = rebuild.active;
     this.checkpoints = new CheckpointHealth(log);
     this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords, latencyBudgetMs: config.writeLatencyBudgetMs });
     this.checkTags = storage.checkTags;
@@ -196,10 +206,19 @@ export class FerriteNode implements NodeApi {
         this.voteRpc = null;
       },
       peerStates: (next) => this.peerRebalanceStates(next),
+      peersLoaded: (next) => this.peersLoaded(next),
       switchTo: (next) => this.switchTopology(next),
       cleanup: (next) => this.dropNotOwned(next),
       relocate: (next, aborted) => this.relocateTo(next, aborted),
       delivered: (next) => this.deliveredTo(next),
+    });
+    this.rebuild.attach({
+      peers: () => this.ring.topology.nodes.map((n) => n.id).filter((id) => id !== this.identity),
+      send: (peer, run) => this.askPeer<RebuildWalkStatus>(peer, 'rebuild_send', { target: this.identity, run }),
+      status: (peer, run) => this.askPeer<RebuildWalkStatus>(peer, 'rebuild_status', { target: this.identity, run }),
+      finished: () => {
+        this.gossip.rebuilding = false;
+      },
     });
     this.checkpointTimer = setInterval(() => void this.checkpoint(), this.config.checkpointIntervalMs);
     this.checkpointTimer.unref();
@@ -382,7 +401,9 @@ export class FerriteNode implements NodeApi {
     const j = this.journaledDoc<JournaledRollups>(body);
     if (j === null) return;
     if (this.rebalance.hasSwitched() && !this.keepsAfterSwitch(j.metric)) return;
-    await this.shards.about(j.metric, 'writeRollups', j.doc.records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]));
+    const decode = (records: [number, string][]): [number, RollupAccumulator][] => records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]);
+    if (j.doc.levels !== undefined) await this.shards.about(j.metric, 'setRollupLevels', j.doc.levels.map(([period, records]) => [period, decode(records)]));
+    else await this.shards.about(j.metric, 'writeRollups', decode(j.doc.records));
   }
 
   private async applyJournaledCheckTags(body: Uint8Array): Promise<void> {
@@ -499,13 +520,35 @@ export class FerriteNode implements NodeApi {
     // Nodes that join run under `next` and ask on its subjects; until this node switches they reach it here.
     this.voteRpc?.stop();
     this.voteRpc = new Rpc(this.nats, next.hash, this.identity);
-    this.voteRpc.serve({ rebalance_state: async () => this.rebalance.report() });
+    this.voteRpc.serve({ rebalance_state: async () => this.rebalance.report(), topology_loaded: async (p) => this.hasTopology(p) });
   }
 
   /** Sets how this node answers other nodes (boot.ts), and starts answering on the current Rpc. */
   answerRequests(serve: (rpc: Rpc) => void): void {
     this.serveRpc = serve;
     if (this.rpc !== null) serve(this.rpc);
+  }
+
+  /** `topology_loaded`: whether this node has the topology `{hash}` loaded (or runs under it). */
+  hasTopology(payload: unknown): boolean {
+    const hash = (payload as { hash?: unknown })?.hash;
+    return typeof hash === 'string' && this.topologies.get(hash) !== undefined;
+  }
+
+  /**
+   * Whether every other node of both topologies has `next` loaded (null: no answer). Nodes of
+   * the current topology are asked on its subjects (one that loaded `next` but was not activated
+   * yet does not listen on `next`'s); nodes only in `next` run under it and answer on its subjects.
+   */
+  private async peersLoaded(next: Topology): Promise<Map<string, boolean | null>> {
+    const current = new Set(this.topologies.current.nodes.map((n) => n.id));
+    const ids = [...new Set([...current, ...next.nodes.map((n) => n.id)])].filter((id) => id !== this.identity);
+    const ask = (id: string) => {
+      const rpc = current.has(id) ? this.rpc : (this.voteRpc ?? this.rpc);
+      return rpc === null ? Promise.resolve(null) : rpc.call<boolean>(id, 'topology_loaded', { hash: next.hash }, this.config.peerTimeoutMs).catch(() => null);
+    };
+    const answers = await Promise.all(ids.map(ask));
+    return new Map(ids.map((id, i) => [id, answers[i]!]));
   }
 
   /** Where every other node of both topologies is in the rebalance to `next` (null: no answer). */
@@ -538,7 +581,9 @@ export class FerriteNode implements NodeApi {
       this.serveRpc?.(rpc);
       this.rpc = rpc;
       this.gossip.stop();
+      const rebuilding = this.gossip.rebuilding;
       this.gossip = new Gossip(nats, this.identity, next, this.clock);
+      this.gossip.rebuilding = rebuilding;
       this.gossip.start();
       this.ring = ring;
       this.routing = new ClusterRouting(this.identity, ring, this.gossip, replication, rpc, this.config.peerTimeoutMs);
@@ -582,23 +627,18 @@ export class FerriteNode implements NodeApi {
     const replication = this.replication;
     if (replication === null) throw new Error('a node without cluster replication (standalone) cannot relocate data yet');
     const figures = await relocate({
-      shards: this.shards,
-      shardCount: this.config.shards,
-      identity: this.identity,
-      histogramPeriod: this.config.histogramRollups[0]!.period,
-      registry: this.registry,
-      current: this.ring,
-      next: buildRing(next),
+      ...this.relocationBase(replication),
+      targets: gainingOwners(this.identity, this.ring, buildRing(next)),
       aborted,
-      send: async (peer, records) => {
-        const batch = this.storage.batch();
-        const outgoing = replication.stage(batch, peer, 'records', encodeJournalEntry(records), records.length);
-        await batch.write();
-        await replication.publish([outgoing]);
-      },
     });
     const joining = next.nodes.map((n) => n.id).filter((id) => !this.ring.topology.nodes.some((n) => n.id === id));
     if (joining.length === 0 || aborted()) return figures;
+    await this.sendCheckTags(replication, joining, figures, aborted);
+    return figures;
+  }
+
+  /** Every check tag this node holds, to `peers`, counted into `figures`. */
+  private async sendCheckTags(replication: Replication, peers: string[], figures: RelocationFigures, aborted: () => boolean): Promise<void> {
     // Merging check tags is idempotent and order-free, so every node sending all of them is harmless.
     for await (const { scope, uuid, state } of this.checkTags.all()) {
       if (aborted()) break;
@@ -606,13 +646,77 @@ export class FerriteNode implements NodeApi {
         const doc: JournaledCheckTags = { scope, uuid, update };
         const body = Buffer.from(JSON.stringify(doc));
         const batch = this.storage.batch();
-        const outgoing = joining.map((peer) => replication.stage(batch, peer, 'checktags', body, 1));
+        const outgoing = peers.map((peer) => replication.stage(batch, peer, 'checktags', body, 1));
         await batch.write();
         await replication.publish(outgoing);
         figures.check_tag_updates_sent++;
+        figures.bytes_sent += body.length * peers.length;
       }
     }
-    return figures;
+  }
+
+  /**
+   * A peer rebuilds (actors/cluster/rebuild.ts): this node sends it every metric it holds that
+   * `target` owns under the running topology, then every check tag, and resolves once `target`
+   * confirmed all of it. Histograms go as sets of their periods, from one holder (relocation.ts).
+   */
+  private async walkFor(target: string, figures: RelocationFigures, aborted: () => boolean): Promise<void> {
+    const replication = this.replication;
+    if (replication === null) throw new Error('a node without cluster replication (standalone) cannot send a rebuild');
+    const ring = this.ring;
+    await relocate({
+      ...this.relocationBase(replication),
+      figures,
+      aborted: () => aborted() || this.stopping,
+      targets: (metric) => {
+        const owners = ownersOf(ring, metric.key).map((n) => n.id);
+        if (!owners.includes(target)) return { peers: [], histograms: false };
+        return { peers: [target], histograms: owners.find((id) => id !== target) === this.identity };
+      },
+    });
+    if (aborted()) return;
+    await this.sendCheckTags(replication, [target], figures, aborted);
+    const upTo = replication.lastStaged(target);
+    while (!aborted() && !this.stopping && !replication.confirmedThrough(target, upTo)) await new Promise((r) => setTimeout(r, 200));
+  }
+
+  /** Metrics this node holds (a rebuild walk's denominator). */
+  private async metricCount(): Promise<number> {
+    const figures = await this.shards.askAll('figures');
+    return figures.reduce((a, f) => a + (f.index.metrics ?? 0), 0);
+  }
+
+  /** A request to `peer` on the running topology's subjects. */
+  private askPeer<T>(peer: string, op: string, payload: unknown): Promise<T> {
+    if (this.rpc === null) return Promise.reject(new Error('a standalone node has no peers to ask'));
+    return this.rpc.call<T>(peer, op, payload, this.config.peerTimeoutMs);
+  }
+
+  /** What every walk of this node's metrics shares (rebalance and rebuild): where to read, how to send. */
+  private relocationBase(replication: Replication): Pick<RelocationDeps, 'shards' | 'shardCount' | 'histogramPeriod' | 'registry' | 'send' | 'sendRollups'> {
+    return {
+      shards: this.shards,
+      shardCount: this.config.shards,
+      histogramPeriod: this.config.histogramRollups[0]!.period,
+      registry: this.registry,
+      send: async (peer, records) => {
+        const body = encodeJournalEntry(records);
+        const batch = this.storage.batch();
+        const outgoing = replication.stage(batch, peer, 'records', body, records.length);
+        await batch.write();
+        await replication.publish([outgoing]);
+        return body.length;
+      },
+      sendRollups: async (peer, metric, levels) => {
+        const doc: JournaledRollups = { ...portableIdentity(metric), records: [], levels: levels.map(([period, records]) => [period, records.map(([ts, acc]) => [ts, encodeAccumulator(acc).toString('base64')])]) };
+        const body = Buffer.from(JSON.stringify(doc));
+        const batch = this.storage.batch();
+        const outgoing = replication.stage(batch, peer, 'nnt', body, doc.levels!.reduce((n, [, r]) => n + r.length, 0));
+        await batch.write();
+        await replication.publish([outgoing]);
+        return body.length;
+      },
+    };
   }
 
   /** True once nothing this node sent to a node of `next` still waits for its confirmation. */
@@ -637,6 +741,8 @@ export class FerriteNode implements NodeApi {
     if (this.stopping) return;
     this.stopping = true;
     this.rebalance.close();
+    this.rebuild.close();
+    this.rebuildWalks.close();
     this.voteRpc?.stop();
     this.gossip.stop();
     this.replication?.stop();

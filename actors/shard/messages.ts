@@ -93,6 +93,9 @@ export interface ListedMetric {
   types: string[];
 }
 
+/** Rollup periods per level: [level period s, [period start ms, accumulator][]][]. */
+export type RollupLevels = [number, [number, RollupAccumulator][]][];
+
 /** Every question a shard answers: method → (arguments) => answer. */
 export interface ShardMethods {
   knows(metric: WireMetric): boolean;
@@ -107,6 +110,10 @@ export interface ShardMethods {
   histograms(metric: WireMetric, period: number, start: number, end: number): WireHistogramRow[];
   /** Stores rollup records (/write/nnt), indexing the metric first. */
   writeRollups(metric: WireMetric, records: [number, RollupAccumulator][]): void;
+  /** Every stored rollup period of each level (a relocation's copy): [level period s, [start ms, accumulator][]][]. */
+  rollupLevels(metric: WireMetric): RollupLevels;
+  /** Sets the given periods of each level as they are (a relocation's copy), indexing the metric first. */
+  setRollupLevels(metric: WireMetric, levels: RollupLevels): void;
   deleteData(metric: WireMetric, target: DeleteTarget, before: number, seq: number, confirm: boolean, periods: number[] | null): DeleteOutcome;
   /** Every data type at every time, rollups, name record, postings, types, activity, latest flag. */
   fullDelete(metric: WireMetric, seq: number, confirm: boolean): DeleteOutcome;

@@ -1,6 +1,7 @@
 // One partition's data: open buffers per metric, sealing them into compressed blocks,
 // and reading a metric back from blocks plus buffers. Only the partition's mailbox
 // (actors/shard/partition.ts) calls this, one task at a time, so nothing here races with itself.
+import type { RollupLevels } from './messages.js';
 import { sampleCombiner, type SampleCombiner } from '../../model/conflict.js';
 import type { FerriteConfig } from '../../model/config.js';
 import type { SampleColumns } from '../../model/ingest-batch.js';
@@ -85,6 +86,7 @@ export class PartitionCore {
     if (this.deps.tombstones.size > 0 && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
     if (r.kind === 'histogram') {
       this.activity.note(r.metric.id, r.metric.idHex, r.ts);
+      if (r.set === true) return this.deps.histograms.setPeriod(r.metric, r.ts, r.value, seq);
       return this.deps.histograms.apply(r.metric, r.ts, r.value, seq, r.cumulative === true);
     }
     const state = this.open.stateOf(r.metric);
@@ -165,6 +167,14 @@ export class PartitionCore {
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
     return this.deps.rollups.write(metric, records);
+  }
+
+  rollupLevels(metric: MetricRef): Promise<RollupLevels> {
+    return this.deps.rollups.levelRecords(metric);
+  }
+
+  setRollupLevels(metric: MetricRef, levels: RollupLevels): Promise<void> {
+    return this.deps.rollups.setLevels(metric, levels);
   }
 
   /** Raw numeric data as the rollup store needs it. */

@@ -1,6 +1,7 @@
 // One partition (DESIGN.md "A metric and its partition"): its core and its mailbox. Every
 // question goes through the mailbox (actors/shard/serial-queue.ts), so no two writers ever
 // race on a metric, and a read sees every write applied before it was asked.
+import type { RollupLevels } from './messages.js';
 import type { ActivityWindow } from '../../model/activity.js';
 import type { SampleColumns } from '../../model/ingest-batch.js';
 import type { DataKind } from '../../model/ingest-record.js';
@@ -92,6 +93,14 @@ export class Partition {
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
     return this.queue.run(() => this.core.writeRollups(metric, records));
+  }
+
+  rollupLevels(metric: MetricRef): Promise<RollupLevels> {
+    return this.queue.run(() => this.core.rollupLevels(metric));
+  }
+
+  setRollupLevels(metric: MetricRef, levels: RollupLevels): Promise<void> {
+    return this.queue.run(() => this.core.setRollupLevels(metric, levels));
   }
 
   activity(metrics: MetricInfo[]): Promise<ActivityWindow[][]> {

@@ -27,7 +27,7 @@ import type { WirePart } from '../ingest/wire.js';
 import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
-import type { FoldStream, ListedMetric, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
+import type { FoldStream, ListedMetric, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
@@ -267,6 +267,21 @@ export class Shard {
     await writes.write();
     this.index.apply(staged);
     await this.partition(m.partition).writeRollups(metric, records);
+  }
+
+  async rollupLevels(m: WireMetric): Promise<RollupLevels> {
+    if (!(await this.knows(m))) return [];
+    return this.partition(m.partition).rollupLevels(this.series.resolve(m));
+  }
+
+  /** Sets rollup periods as a relocation copied them, indexing the metric first (as writeRollups). */
+  async setRollupLevels(m: WireMetric, levels: RollupLevels): Promise<void> {
+    const metric = this.series.adopt(m);
+    const writes = this.storage.batch();
+    const staged = this.index.stage(writes, [{ kind: 'numeric', metric }]);
+    await writes.write();
+    this.index.apply(staged);
+    await this.partition(m.partition).setRollupLevels(metric, levels);
   }
 
   /** A metric this shard does not index (fully deleted since it was selected, say) is `not found`. */

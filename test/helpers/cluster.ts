@@ -24,7 +24,8 @@ export interface TestCluster {
   restartNats(): Promise<void>;
   /** SIGKILL: no flush, no goodbye. */
   kill(i: number): Promise<void>;
-  start(i: number): Promise<void>;
+  /** Starts member `i` (again), with `extraArgs` added to its flags this time (e.g. `--rebuild`). */
+  start(i: number, extraArgs?: string[]): Promise<void>;
   /** Waits until no node holds unconfirmed journal messages for a peer. */
   settled(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -42,9 +43,9 @@ export async function startCluster(nodes = 3, writeCopies = 2, nodeArgs: string[
   }
   const topologyFile = path.join(root, 'topology.json');
   writeFileSync(topologyFile, JSON.stringify({ write_copies: writeCopies, nodes: members.map((m) => ({ id: m.id, address: '127.0.0.1', port: m.port, apiport: m.port, weight: 32 })) }));
-  const start = async (i: number) => {
+  const start = async (i: number, extraArgs: string[] = []) => {
     const m = members[i]!;
-    m.running = await spawnNode(m.dataDir, ['--port', String(m.port), '--node-id', m.id, '--topology', topologyFile, '--nats', nats.url, ...nodeArgs]);
+    m.running = await spawnNode(m.dataDir, ['--port', String(m.port), '--node-id', m.id, '--topology', topologyFile, '--nats', nats.url, ...nodeArgs, ...extraArgs]);
   };
   await Promise.all(members.map((_, i) => start(i)));
   await waitForGossip(members);

@@ -234,3 +234,37 @@ test('a coarse period is not rebuilt from a finer level retention has already th
     t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1).toLabelCounts()]], 'the coarse record still holds what the expired base level had');
   });
 });
+
+test('a period set replaces what earlier seqs put there, before and after sealing and rolling up; later adds count on top; a replay of the set changes nothing', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    const m = metricInfo(1);
+    submit(hs, m, T + 1_000, 5, 1); // sealed and rolled up before the set
+    await hs.seal();
+    await hs.rollUp(100, T + 10 * MIN);
+    submit(hs, m, T + 2_000, 7, 2); // sealed, not rolled up
+    await hs.seal();
+    submit(hs, m, T + 3_000, 8, 3); // pending when the set comes
+    hs.setPeriod(m, T + 4_000, b64(of(1, 2, 3, 9)), 9);
+    submit(hs, m, T + 5_000, 10, 4); // after the set: added
+    submit(hs, m, T + MIN, 9, 30); // another period: untouched
+    const expected = [
+      [T, of(1, 2, 3, 9, 4).toLabelCounts()],
+      [T + MIN, of(30).toLabelCounts()],
+    ];
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), expected, 'pending');
+    await hs.seal();
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), expected, 'sealed');
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 9, 4, 30).toLabelCounts()]], 'the coarser level');
+    // A journal replay from seq 8 on: the add of 8 and the set again, then the add of 10 (already sealed).
+    submit(hs, m, T + 3_000, 8, 3);
+    hs.setPeriod(m, T + 4_000, b64(of(1, 2, 3, 9)), 9);
+    submit(hs, m, T + 5_000, 10, 4);
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), expected, 'replayed, pending');
+    await hs.seal();
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), expected, 'replayed, sealed');
+    await hs.rollUp(100, T + 10 * MIN);
+    t.deepEqual(await rows(hs, m, 60, T, T + MIN), expected, 'rolled up');
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 9, 4, 30).toLabelCounts()]], 'the coarser level, rolled up');
+  });
+});

@@ -74,7 +74,7 @@ export async function readSamples(node: NodeApi, ref: SeriesRef, startMs: number
   const found = node.registry.lookup(ref.uuid, ref.name);
   if (!found.ok) return { ts: [], values: [] };
   const metric = found.metric;
-  if (node.routing.owns(metric)) return localSamples(node, metric, ref.kind, startMs, endMs);
+  if (node.routing.readsLocally(metric)) return localSamples(node, metric, ref.kind, startMs, endMs);
   const wire = await node.routing.askOwners<WireSamples>(metric, 'prom_samples', { uuid: ref.uuid, name: ref.name, kind: ref.kind, startMs, endMs });
   return fromWire(wire);
 }
