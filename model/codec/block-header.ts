@@ -9,8 +9,13 @@ export const BlockFormat = {
   NumericDecimal: 2,
   NumericBigint: 3,
   Text: 4,
+  /** Exact decimals m · 10^−k with the mantissas packed (integer-stream.ts); replaces 2 for new blocks. */
+  NumericPacked: 5,
 } as const;
 export type BlockFormat = (typeof BlockFormat)[keyof typeof BlockFormat];
+
+/** The most samples a block may hold (the largest `maxBlockSamples`, and merged blocks). */
+export const MAX_BLOCK_SAMPLES = 1 << 20;
 
 const FLAG_HAS_NULLS = 1;
 /** Numeric blocks: one zigzag varint generation per sample follows the null bitmap. */
@@ -46,11 +51,12 @@ export interface DecodedHeader extends BlockHeader {
 
 export function readHeader(r: ByteReader): DecodedHeader {
   const version = r.byte() as BlockFormat;
-  if (version < BlockFormat.NumericFloat || version > BlockFormat.Text) r.fail(`unknown block format ${version}`);
+  if (version < BlockFormat.NumericFloat || version > BlockFormat.NumericPacked) r.fail(`unknown block format ${version}`);
   const count = r.varint();
   if (count === 0) return { version, count, firstTs: 0, lastTs: 0, present: null, gens: null, ts: [] };
-  // Every sample costs at least one bit somewhere, which bounds a corrupt count.
-  if (count > r.buf.length * 8) r.fail(`count ${count} cannot fit in ${r.buf.length} bytes`);
+  // Before format 5 every sample cost at least one bit, which bounded a corrupt count; a packed
+  // constant block costs nothing per sample, so its count is bounded by the largest block sealed.
+  if (count > r.buf.length * 8 && (version !== BlockFormat.NumericPacked || count > MAX_BLOCK_SAMPLES)) r.fail(`count ${count} cannot fit in ${r.buf.length} bytes`);
   const firstTs = r.varint();
   const lastTs = firstTs + r.varint();
   const flags = r.byte();
