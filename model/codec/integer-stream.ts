@@ -34,15 +34,21 @@ export function writeIntegers(w: ByteWriter, ms: readonly number[]): void {
   }
   const deltas = differences(ms);
   const dods = differences(deltas);
-  // The order is chosen on the cheap codings; zstd is then tried for that order only.
-  const viaDelta = residualCoding(deltas.slice(1));
-  const viaDod = dods.length > 2 && dods.every(Number.isSafeInteger) ? residualCoding(dods.slice(2)) : null;
-  const useDod = viaDod !== null && viaDod.bytes.length + varintLength(zigzag(deltas[1]!)) < viaDelta.bytes.length;
-  const chosen = withZstd(useDod ? viaDod : viaDelta);
-  w.byte((useDod ? Order.DeltaOfDelta : Order.Delta) + 4 * chosen.packing);
+  // The order is chosen on sizes computed without writing anything; only the winner is written.
+  const viaDelta = residualStats(deltas, 1);
+  const viaDod = dods.length > 2 && dods.every((d, i) => i < 2 || Number.isSafeInteger(d)) ? residualStats(dods, 2) : null;
+  const useDod = viaDod !== null && viaDod.bytes + varintLength(zigzag(deltas[1]!)) < viaDelta.bytes;
+  const stats = useDod ? viaDod : viaDelta;
+  const residuals = useDod ? dods : deltas;
+  const varints = stats.packing === Packing.Varints ? varintStream(residuals, stats.from) : null;
+  const zstd = varints === null ? null : zstdFramed(varints, residuals.length - stats.from);
+  const packing = zstd !== null ? Packing.Zstd : stats.packing;
+  w.byte((useDod ? Order.DeltaOfDelta : Order.Delta) + 4 * packing);
   w.varint(zigzag(m0));
   if (useDod) w.varint(zigzag(deltas[1]!));
-  w.bytes(chosen.bytes);
+  if (zstd !== null) w.bytes(zstd);
+  else if (varints !== null) w.bytes(varints);
+  else writeBitPacked(w, residuals, stats);
 }
 
 export function readIntegers(r: ByteReader, n: number): number[] {
@@ -81,54 +87,61 @@ function differences(xs: readonly number[]): number[] {
   return out;
 }
 
-interface Coded {
+/** What the residuals xs[from..] would cost, and how they are best written without zstd. */
+interface Stats {
+  from: number;
+  min: number;
+  width: number;
   packing: Packing;
-  bytes: Uint8Array;
-  /** The residuals as zigzag varints (what zstd compresses). */
-  plain: Uint8Array;
-  count: number;
+  bytes: number;
 }
 
-function residualCoding(rs: readonly number[]): Coded {
-  const varints = new ByteWriter(rs.length * 2 + 8);
-  for (const x of rs) varints.varint(zigzag(x));
-  const plain = varints.finish().slice();
-  const bits = bitPacked(rs);
-  if (bits !== null && bits.length <= plain.length) return { packing: Packing.Bits, bytes: bits, plain, count: rs.length };
-  return { packing: Packing.Varints, bytes: plain, plain, count: rs.length };
+function residualStats(xs: readonly number[], from: number): Stats {
+  let min = xs[from]!;
+  let max = min;
+  let varintBytes = 0;
+  for (let i = from; i < xs.length; i++) {
+    const x = xs[i]!;
+    if (x < min) min = x;
+    if (x > max) max = x;
+    varintBytes += varintLength(zigzag(x));
+  }
+  const range = max - min;
+  if (!Number.isSafeInteger(range)) return { from, min, width: 0, packing: Packing.Varints, bytes: varintBytes };
+  const width = bitWidth(range);
+  const bitBytes = varintLength(zigzag(min)) + 1 + Math.ceil(((xs.length - from) * width) / 8);
+  return bitBytes <= varintBytes ? { from, min, width, packing: Packing.Bits, bytes: bitBytes } : { from, min, width, packing: Packing.Varints, bytes: varintBytes };
 }
 
-function withZstd(coded: Coded): Coded {
-  if (coded.count < ZSTD_MIN_RESIDUALS) return coded;
-  const packed = zstdCompressSync(coded.plain);
-  if (packed.length + 3 >= coded.bytes.length) return coded;
+function varintStream(xs: readonly number[], from: number): Uint8Array {
+  const w = new ByteWriter((xs.length - from) * 3 + 8);
+  for (let i = from; i < xs.length; i++) w.varint(zigzag(xs[i]!));
+  return w.finish();
+}
+
+/**
+ * zstd is tried only when bit-packing lost to varints, i.e. when a few residuals are much wider
+ * than the rest: on evenly spread residuals it never beat the bit width in bench:raw-bytes, and
+ * compressing every block made sealing several times dearer. Returns the framed stream when smaller.
+ */
+function zstdFramed(varints: Uint8Array, count: number): Uint8Array | null {
+  if (count < ZSTD_MIN_RESIDUALS) return null;
+  const packed = zstdCompressSync(varints);
+  if (packed.length + varintLength(packed.length) >= varints.length) return null;
   const framed = new ByteWriter(packed.length + 4);
   framed.varint(packed.length);
   framed.bytes(packed);
-  const bytes = framed.finish().slice();
-  return bytes.length < coded.bytes.length ? { ...coded, packing: Packing.Zstd, bytes } : coded;
+  return framed.finish();
 }
 
 /** zigzag(min), the width byte, then each residual − min in `width` bits, MSB first. */
-function bitPacked(rs: readonly number[]): Uint8Array | null {
-  let min = rs[0]!;
-  let max = min;
-  for (const x of rs) {
-    if (x < min) min = x;
-    if (x > max) max = x;
-  }
-  const range = max - min;
-  if (!Number.isSafeInteger(range)) return null;
-  const width = bitWidth(range);
-  const w = new ByteWriter(Math.ceil((rs.length * width) / 8) + 10);
+function writeBitPacked(w: ByteWriter, xs: readonly number[], { from, min, width }: Stats): void {
   w.varint(zigzag(min));
   w.byte(width);
-  if (width > 0) {
-    const bits = new BitWriter();
-    for (const x of rs) writeBits(bits, x - min, width);
-    w.bytes(bits.finish());
-  }
-  return w.finish().slice();
+  if (width === 0) return;
+  const bits = new BitWriter(Math.ceil(((xs.length - from) * width) / 8) + 8);
+  for (let i = from; i < xs.length; i++) writeBits(bits, xs[i]! - min, width);
+  w.bytes(bits.finish());
 }
 
 function readResiduals(r: ByteReader, packing: Packing, count: number): number[] {
@@ -191,6 +204,9 @@ function bitWidth(range: number): number {
 }
 
 function varintLength(n: number): number {
+  if (n < 0x80) return 1;
+  if (n < 0x4000) return 2;
+  if (n < 0x200000) return 3;
   let length = 1;
   while (n >= 128) {
     n = Math.floor(n / 128);
