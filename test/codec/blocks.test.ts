@@ -36,6 +36,26 @@ test('exact bytes: constant and constant-step blocks cost a few bytes in all', (
   t.true(encodeNumericBlock({ ts: day, values: day.map((_, i) => 5 + i * 0.25) }).length < 32);
 });
 
+test('timestamps in whole seconds are counted in seconds, and come back in ms', (t) => {
+  const ts = [1_700_000_000_000, 1_700_000_010_000, 1_700_000_020_000];
+  const b = encodeNumericBlock({ ts, values: [1, 2, 3] });
+  t.is(hex(b.subarray(0, 10)), '0503' + '80e2cfaa06' + '14' + '04' + '28', 'first 1 700 000 000 s, span 20 s, flag 4, step 10 s');
+  t.deepEqual(decodeNumericBlock(b), { ts, values: [1, 2, 3] });
+  t.deepEqual(blockHeader(b), { version: 5, count: 3, firstTs: ts[0], lastTs: ts[2] });
+  t.is(encodeNumericBlock({ ts: [...ts.slice(0, 2), ts[2]! + 1], values: [1, 2, 3] })[8]! & 4, 0, 'one timestamp off the second: in ms');
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 200 }).chain((n) => fc.tuple(sortedTs(n), fc.array(fc.oneof(fc.double(), fc.integer(), fc.constant(null)), { minLength: n, maxLength: n }))), ([secs, values]) => {
+      const stamps = secs.map((x) => (x % 2 ** 40) * 1000).sort((a, b) => a - b);
+      const back = decodeNumericBlock(encodeNumericBlock({ ts: stamps, values }));
+      t.deepEqual(back.ts, stamps);
+      values.forEach((v, i) => {
+        if (!Object.is(back.values[i], v)) throw new Error(`value ${i}`);
+      });
+    }),
+    { numRuns: 200 },
+  );
+});
+
 /** Values as the fixture writes them: JSON numbers, or strings for what JSON cannot say. */
 function fixtureValue(v: number | string | null): NumericValue {
   if (typeof v !== 'string') return v;
