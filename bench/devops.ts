@@ -13,13 +13,14 @@ import { Command } from 'commander';
 import { ALL_COLUMN_FAMILIES, CF, type ColumnFamilyName } from '../storage/keys.js';
 import { Store } from '../storage/rocks.js';
 import { UUID } from './dataset.js';
-import { diskBytes, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
+import { diskByKindLine, diskBytes, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
 import { FIELDS, prng, series } from './devops-data.js';
 import { recordFigure } from './summary.js';
 
 interface Options {
   hosts: number;
   stepS: number;
+  points?: number;
   vm: boolean;
 }
 
@@ -130,16 +131,17 @@ async function main(): Promise<void> {
   const o = new Command('bench-devops')
     .option('--hosts <n>', 'hosts (24 series each)', (v) => Number(v), 5)
     .option('--step-s <n>', 'seconds between samples', (v) => Number(v), 10)
+    .option('--points <n>', 'points per series (default: one day); e.g. --hosts 417 --points 100 for short series', (v) => Number(v))
     .option('--no-vm', 'skip VictoriaMetrics')
     .parse()
     .opts<Options>();
   const start = (Math.floor(Date.now() / 1000 / DAY_S) - 2) * DAY_S;
-  const points = DAY_S / o.stepS;
+  const points = o.points ?? DAY_S / o.stepS;
   const hosts = hostsOf(o.hosts);
   const rand = prng(42);
   const values = hosts.flatMap(() => FIELDS.map(([, kind]) => series(kind, points, rand)));
   const samples = values.length * points;
-  console.log(`bench/devops: ${o.hosts} hosts × ${FIELDS.length} series × 1 day at ${o.stepS} s = ${samples} samples`);
+  console.log(`bench/devops: ${o.hosts} hosts × ${FIELDS.length} series × ${points} points at ${o.stepS} s = ${samples} samples`);
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-devops-'));
   const withVm = o.vm && victoriaMetricsAvailable();
   try {
@@ -149,6 +151,7 @@ async function main(): Promise<void> {
     await ferrite.stop();
     ferrite = await startFerrite(ferriteDir);
     await waitRolledUp(ferrite.url, hosts, start, points);
+    console.log(await diskByKindLine(ferrite.url));
     await ferrite.stop();
     const f = await ferriteSizes(ferriteDir);
     const cf = (name: ColumnFamilyName) => f.logical.get(name) ?? 0;
@@ -169,7 +172,7 @@ async function main(): Promise<void> {
       vmDisk = diskBytes(vm.dataDir);
       console.log(`| victoria-metrics | ${mb(vmIndex)} | ${mb(vmData)} | ${mb(vmData)} | – | ${mb(vmDisk)} | ${perSample(vmDisk, samples)} |`);
     }
-    recordFigure({ bench: 'devops', measure: `bytes on disk per sample, ${o.hosts} hosts × 1 day`, unit: 'B', ferrite: f.disk / samples, peer: vmDisk === null ? null : vmDisk / samples, better: 'lower' });
+    recordFigure({ bench: 'devops', measure: `bytes on disk per sample, ${o.hosts} hosts × ${o.points === undefined ? '1 day' : `${points} points`}`, unit: 'B', ferrite: f.disk / samples, peer: vmDisk === null ? null : vmDisk / samples, better: 'lower' });
   } finally {
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });
