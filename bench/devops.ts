@@ -6,7 +6,7 @@
 // a restart (ferrite rolls the day up), compactions (ferrite: every column family;
 // VictoriaMetrics: force_merge), a graceful stop. Sizes are split into index and data
 // (ferrite's data into raw blocks and rollup chunks).
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -87,20 +87,24 @@ async function waitRolledUp(url: string, hosts: Host[], start: number, want: num
   }
 }
 
-/** Keys plus values of each column family (what its SST files hold before block overhead). */
+/** Keys plus values of each column family (what its SST files hold before block overhead), over the node's and every shard's store. */
 async function ferriteSizes(dir: string): Promise<{ logical: Map<ColumnFamilyName, number>; disk: number }> {
-  const store = await Store.open(dir);
   const logical = new Map<ColumnFamilyName, number>();
-  try {
-    for (const cf of ALL_COLUMN_FAMILIES) await store.compact(cf);
-    for (const cf of ALL_COLUMN_FAMILIES) {
-      let bytes = 0;
-      for await (const { key, value } of store.scan(cf, { capacity: 4096 })) bytes += key.length + value.length;
-      logical.set(cf, bytes);
+  const shards = path.join(dir, 'shards');
+  const stores = [dir, ...(existsSync(shards) ? readdirSync(shards).filter((s) => /^\d+$/.test(s)).map((s) => path.join(shards, s)) : [])];
+  for (const storeDir of stores) {
+    const store = await Store.open(storeDir);
+    try {
+      for (const cf of ALL_COLUMN_FAMILIES) await store.compact(cf);
+      for (const cf of ALL_COLUMN_FAMILIES) {
+        let bytes = 0;
+        for await (const { key, value } of store.scan(cf, { capacity: 4096 })) bytes += key.length + value.length;
+        logical.set(cf, (logical.get(cf) ?? 0) + bytes);
+      }
+      await store.flushAll();
+    } finally {
+      await store.close();
     }
-    await store.flushAll();
-  } finally {
-    await store.close();
   }
   return { logical, disk: diskBytes(dir) };
 }
