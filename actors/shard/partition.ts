@@ -61,8 +61,14 @@ export class Partition {
     return this.queue.run(async () => {
       await this.core.sealDue();
       await this.core.rollUp(journalCut);
+      await this.core.mergeBlocks();
       return this.core.lowWater();
     });
+  }
+
+  /** Windows whose blocks this partition merged since start. */
+  get blocksMerged(): number {
+    return this.core.blocksMerged;
   }
 
   /** Seals every open buffer; the journal low water mark. */
