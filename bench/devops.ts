@@ -6,69 +6,26 @@
 // a restart (ferrite rolls the day up), compactions (ferrite: every column family;
 // VictoriaMetrics: force_merge), a graceful stop. Sizes are split into index and data
 // (ferrite's data into raw blocks and rollup chunks).
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { ALL_COLUMN_FAMILIES, CF, type ColumnFamilyName } from '../storage/keys.js';
 import { Store } from '../storage/rocks.js';
 import { UUID } from './dataset.js';
-import { diskBytes, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
+import { diskByKindLine, diskBytes, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
+import { FIELDS, prng, series } from './devops-data.js';
 import { recordFigure } from './summary.js';
 
 interface Options {
   hosts: number;
   stepS: number;
+  points?: number;
   vm: boolean;
 }
 
 const DAY_S = 86_400;
 const CHECK = `devops.example\`devops\`c_1_1::devops\`${UUID}`;
-
-type Kind = 'percent' | 'bytes' | 'counter';
-const FIELDS: [string, Kind][] = [
-  ...['user', 'system', 'idle', 'nice', 'iowait', 'irq', 'softirq', 'steal', 'guest', 'guest_nice'].map((f): [string, Kind] => [`cpu_usage_${f}`, 'percent']),
-  ['mem_used_percent', 'percent'],
-  ['mem_free', 'bytes'],
-  ['mem_used', 'bytes'],
-  ['mem_cached', 'bytes'],
-  ['mem_buffered', 'bytes'],
-  ['disk_used_percent', 'percent'],
-  ['disk_free', 'bytes'],
-  ['disk_used', 'bytes'],
-  ['diskio_reads', 'counter'],
-  ['diskio_writes', 'counter'],
-  ['diskio_read_bytes', 'counter'],
-  ['diskio_write_bytes', 'counter'],
-  ['net_bytes_recv', 'counter'],
-  ['net_bytes_sent', 'counter'],
-];
-
-/** mulberry32: a small seeded PRNG, so every run (and both systems) see the same data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** One series' values: a random walk clamped to its range, or a counter's running total. */
-function series(kind: Kind, points: number, rand: () => number): Float64Array {
-  const out = new Float64Array(points);
-  const GiB = 2 ** 30;
-  let v = kind === 'percent' ? rand() * 100 : kind === 'bytes' ? (4 + rand() * 28) * GiB : Math.floor(rand() * 1e9);
-  for (let i = 0; i < points; i++) {
-    if (kind === 'percent') v = Math.round(Math.min(100, Math.max(0, v + (rand() - 0.5) * 2)) * 100) / 100;
-    else if (kind === 'bytes') v = Math.round(Math.min(32 * GiB, Math.max(0, v + (rand() - 0.5) * 64 * 2 ** 20)));
-    else v += Math.floor(rand() * 4096);
-    out[i] = v;
-  }
-  return out;
-}
 
 interface Host {
   name: string;
@@ -130,20 +87,24 @@ async function waitRolledUp(url: string, hosts: Host[], start: number, want: num
   }
 }
 
-/** Keys plus values of each column family (what its SST files hold before block overhead). */
+/** Keys plus values of each column family (what its SST files hold before block overhead), over the node's and every shard's store. */
 async function ferriteSizes(dir: string): Promise<{ logical: Map<ColumnFamilyName, number>; disk: number }> {
-  const store = await Store.open(dir);
   const logical = new Map<ColumnFamilyName, number>();
-  try {
-    for (const cf of ALL_COLUMN_FAMILIES) await store.compact(cf);
-    for (const cf of ALL_COLUMN_FAMILIES) {
-      let bytes = 0;
-      for await (const { key, value } of store.scan(cf, { capacity: 4096 })) bytes += key.length + value.length;
-      logical.set(cf, bytes);
+  const shards = path.join(dir, 'shards');
+  const stores = [dir, ...(existsSync(shards) ? readdirSync(shards).filter((s) => /^\d+$/.test(s)).map((s) => path.join(shards, s)) : [])];
+  for (const storeDir of stores) {
+    const store = await Store.open(storeDir);
+    try {
+      for (const cf of ALL_COLUMN_FAMILIES) await store.compact(cf);
+      for (const cf of ALL_COLUMN_FAMILIES) {
+        let bytes = 0;
+        for await (const { key, value } of store.scan(cf, { capacity: 4096 })) bytes += key.length + value.length;
+        logical.set(cf, (logical.get(cf) ?? 0) + bytes);
+      }
+      await store.flushAll();
+    } finally {
+      await store.close();
     }
-    await store.flushAll();
-  } finally {
-    await store.close();
   }
   return { logical, disk: diskBytes(dir) };
 }
@@ -174,16 +135,17 @@ async function main(): Promise<void> {
   const o = new Command('bench-devops')
     .option('--hosts <n>', 'hosts (24 series each)', (v) => Number(v), 5)
     .option('--step-s <n>', 'seconds between samples', (v) => Number(v), 10)
+    .option('--points <n>', 'points per series (default: one day); e.g. --hosts 417 --points 100 for short series', (v) => Number(v))
     .option('--no-vm', 'skip VictoriaMetrics')
     .parse()
     .opts<Options>();
   const start = (Math.floor(Date.now() / 1000 / DAY_S) - 2) * DAY_S;
-  const points = DAY_S / o.stepS;
+  const points = o.points ?? DAY_S / o.stepS;
   const hosts = hostsOf(o.hosts);
   const rand = prng(42);
   const values = hosts.flatMap(() => FIELDS.map(([, kind]) => series(kind, points, rand)));
   const samples = values.length * points;
-  console.log(`bench/devops: ${o.hosts} hosts × ${FIELDS.length} series × 1 day at ${o.stepS} s = ${samples} samples`);
+  console.log(`bench/devops: ${o.hosts} hosts × ${FIELDS.length} series × ${points} points at ${o.stepS} s = ${samples} samples`);
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-devops-'));
   const withVm = o.vm && victoriaMetricsAvailable();
   try {
@@ -193,6 +155,7 @@ async function main(): Promise<void> {
     await ferrite.stop();
     ferrite = await startFerrite(ferriteDir);
     await waitRolledUp(ferrite.url, hosts, start, points);
+    console.log(await diskByKindLine(ferrite.url));
     await ferrite.stop();
     const f = await ferriteSizes(ferriteDir);
     const cf = (name: ColumnFamilyName) => f.logical.get(name) ?? 0;
@@ -213,7 +176,7 @@ async function main(): Promise<void> {
       vmDisk = diskBytes(vm.dataDir);
       console.log(`| victoria-metrics | ${mb(vmIndex)} | ${mb(vmData)} | ${mb(vmData)} | – | ${mb(vmDisk)} | ${perSample(vmDisk, samples)} |`);
     }
-    recordFigure({ bench: 'devops', measure: `bytes on disk per sample, ${o.hosts} hosts × 1 day`, unit: 'B', ferrite: f.disk / samples, peer: vmDisk === null ? null : vmDisk / samples, better: 'lower' });
+    recordFigure({ bench: 'devops', measure: `bytes on disk per sample, ${o.hosts} hosts × ${o.points === undefined ? '1 day' : `${points} points`}`, unit: 'B', ferrite: f.disk / samples, peer: vmDisk === null ? null : vmDisk / samples, better: 'lower' });
   } finally {
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });

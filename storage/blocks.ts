@@ -6,7 +6,7 @@ import { blockHeader, decodeNumericBlock, encodeNumericBlock } from '../model/co
 import { BlockFormatError } from '../model/codec/errors.js';
 import { decodeTextBlock, encodeTextBlock } from '../model/codec/text-block.js';
 import type { DataKind } from '../model/ingest-record.js';
-import type { Series } from '../model/series.js';
+import { concatSeries, type Series } from '../model/series.js';
 import type { BufferValue, NumericValue } from '../model/types.js';
 import { blockKey, blockKeyFloor, blockWindowOf, CF, decodeU64, encodeU64, sealSeqKey, type ColumnFamilyName } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
@@ -127,6 +127,41 @@ export class BlockStore {
     for await (const { value } of this.store.scan(layout.cf, range)) parts.push(layout.decode(value));
     if (parts.length > 0) batch.deleteRange(layout.cf, range.gte, range.lt);
     return parts;
+  }
+
+  /** True when the window holds a sealed block of `kind` (a seal into it makes the window a merge candidate). */
+  async windowHasBlock(metric: BlockOwner, kind: DataKind, window: number, spanMs: number): Promise<boolean> {
+    if (metric.unsealed === true) return false;
+    for await (const _ of this.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, window), lt: blockKeyFloor(metric.id, window + spanMs), limit: 1 })) return true;
+    return false;
+  }
+
+  /**
+   * Merges a window's sealed blocks into one: their samples in seal order, `normalize`d as a read
+   * does, written under the newest part's key (so blocks sealed later still sort after it) with the
+   * other parts deleted, in one batch: after a crash either the parts or the merged block exist,
+   * and both read the same. False when the window has fewer than two blocks or more than
+   * `maxSamples` samples (then it is left as it is).
+   */
+  async mergeWindow(metric: BlockOwner, kind: DataKind, window: number, spanMs: number, normalize: (s: Series<BufferValue>) => Series<BufferValue>, maxSamples: number): Promise<boolean> {
+    if (metric.unsealed === true) return false;
+    const layout = LAYOUT[kind];
+    const keys: Buffer[] = [];
+    const parts: Series<BufferValue>[] = [];
+    let samples = 0;
+    for await (const { key, value } of this.store.scan(layout.cf, { gte: blockKeyFloor(metric.id, window), lt: blockKeyFloor(metric.id, window + spanMs) })) {
+      samples += blockHeader(value).count;
+      if (samples > maxSamples) return false;
+      keys.push(Buffer.from(key));
+      parts.push(layout.decode(value));
+    }
+    if (parts.length < 2) return false;
+    const merged = normalize(concatSeries(parts));
+    const batch = this.store.batch();
+    for (const key of keys.slice(0, -1)) batch.delete(layout.cf, key);
+    batch.put(layout.cf, keys[keys.length - 1]!, layout.encode(merged));
+    await batch.write();
+    return true;
   }
 
   /** The sequences a seal of `count` blocks takes (committed with `stageSeal`'s batch by `sealed`). */

@@ -55,6 +55,8 @@ export interface ShardFigures {
   index: Record<string, number>;
   /** Metrics the shard has taken samples of since it started. */
   series: number;
+  /** Windows whose raw blocks were merged into one since the shard started. */
+  blocksMerged: number;
   /** The shard worker's V8 heap in use, bytes. */
   heapUsed: number;
   /** Bytes of the shard worker's ArrayBuffers (outside the V8 heap). */

@@ -17,6 +17,7 @@ import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
 import type { WindowBuffer } from './window-buffer.js';
 import { OpenBuffers, type MetricState } from './open-buffers.js';
+import { BlockMerges } from './block-merges.js';
 import { activitySlice } from '../../model/activity.js';
 
 /** A partition's stores (storage/), opened by its shard. */
@@ -39,6 +40,8 @@ export class PartitionCore {
   private readonly open: OpenBuffers;
   private readonly combine: SampleCombiner;
   readonly activity: ActivityTracker;
+  /** Windows sealed into more than once, merged a few per checkpoint (actors/shard/block-merges.ts). */
+  private readonly merges = new BlockMerges();
 
   constructor(private readonly deps: PartitionDeps) {
     this.activity = deps.activity;
@@ -320,9 +323,20 @@ export class PartitionCore {
     return normalizeLastWins(s);
   }
 
+  /** Windows whose blocks were merged since start. */
+  get blocksMerged(): number {
+    return this.merges.total;
+  }
+
+  /** Merges a few windows that were sealed into more than once (bounded work; issue 31). */
+  async mergeBlocks(): Promise<number> {
+    return this.merges.step(this.deps.blocks, this.span, (s) => this.normalize('numeric', s));
+  }
+
   /** Writes each buffer as a block, in one batch, then closes them. */
   private async seal(buffers: { state: MetricState; buffer: WindowBuffer }[]): Promise<void> {
     if (buffers.length === 0) return;
+    for (const { state, buffer } of buffers) if (buffer.kind === 'numeric') await this.merges.noteSeal(this.deps.blocks, state.info, buffer.windowStart, this.span);
     const batch = this.deps.blocks.batch();
     const seqs = this.deps.blocks.nextSeqs(buffers.length);
     try {

@@ -62,6 +62,7 @@ export class Partition {
     return this.queue.run(async () => {
       await this.core.sealDue();
       await this.core.rollUp(journalCut);
+      await this.core.mergeBlocks();
       return this.core.lowWater();
     });
   }
@@ -69,6 +70,11 @@ export class Partition {
   /** Ages the metrics' raw numeric data before `to` into rollups (one mailbox turn for the lot); samples aged. */
   age(metrics: readonly MetricInfo[], to: number): Promise<number> {
     return this.queue.run(() => this.core.age(metrics, to));
+  }
+
+  /** Windows whose blocks this partition merged since start. */
+  get blocksMerged(): number {
+    return this.core.blocksMerged;
   }
 
   /** Seals every open buffer; the journal low water mark. */

@@ -395,7 +395,7 @@ export class Shard {
   }
 
   async figures(): Promise<ShardFigures> {
-    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, heapUsed: process.memoryUsage().heapUsed, arrayBuffers: process.memoryUsage().arrayBuffers };
+    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, blocksMerged: [...this.partitions.values()].reduce((n, p) => n + p.blocksMerged, 0), heapUsed: process.memoryUsage().heapUsed, arrayBuffers: process.memoryUsage().arrayBuffers };
   }
 
   /** Seals every buffer, leaves only SST files behind, and closes the store. */

@@ -3,8 +3,12 @@
 import { BlockFormatError } from './errors.js';
 
 export class BitWriter {
-  private buf = new Uint8Array(64);
+  private buf: Uint8Array;
   private bit = 0;
+
+  constructor(capacity = 64) {
+    this.buf = new Uint8Array(capacity);
+  }
 
   /** Writes the low `n` bits (0..32) of `v`, most significant first. */
   write(v: number, n: number): void {

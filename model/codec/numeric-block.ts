@@ -1,10 +1,12 @@
 // Numeric blocks: header + timestamps (block-header.ts), then the non-null values in one
-// of three encodings chosen per block (docs/format/blocks.md).
+// of three encodings chosen per block (docs/format/blocks.md). Decimal values are written as
+// packed integers (format 5); format 2, their coding before, is still read.
 import type { NumericValue } from '../types.js';
 import { BitReader, BitWriter } from './bitstream.js';
 import { BlockFormat, peekHeader, readHeader, writeHeader, type BlockHeader } from './block-header.js';
 import { BlockFormatError } from './errors.js';
 import { bigUnzigzag, bigZigzag, ByteReader, ByteWriter, unzigzag, zigzag } from './bytes.js';
+import { readIntegers, writeIntegers } from './integer-stream.js';
 
 export interface NumericSamples {
   ts: number[];
@@ -36,11 +38,11 @@ export function encodeNumericBlock(samples: NumericSamples): Uint8Array {
     if (typeof v === 'bigint') anyBig = true;
   }
   const scaled = anyBig ? null : decimalScaled(defined as number[]);
-  const format = anyBig ? BlockFormat.NumericBigint : scaled ? BlockFormat.NumericDecimal : BlockFormat.NumericFloat;
+  const format = anyBig ? BlockFormat.NumericBigint : scaled ? BlockFormat.NumericPacked : BlockFormat.NumericFloat;
   const w = new ByteWriter(16 + ts.length * 2);
   writeHeader(w, format, ts, present, samples.gens ?? null);
   if (format === BlockFormat.NumericFloat) w.bytes(encodeXor(defined as number[]));
-  else if (format === BlockFormat.NumericDecimal) writeDecimals(w, scaled!);
+  else if (format === BlockFormat.NumericPacked) writePacked(w, scaled!);
   else writeBigDeltas(w, defined);
   return w.finish().slice();
 }
@@ -52,6 +54,7 @@ export function decodeNumericBlock(bytes: Uint8Array): NumericSamples {
   const n = head.present === null ? head.count : head.present.filter(Boolean).length;
   let defined: (number | bigint)[];
   if (head.version === BlockFormat.NumericFloat) defined = decodeXor(new BitReader(bytes.subarray(r.pos), r.pos), n);
+  else if (head.version === BlockFormat.NumericPacked) defined = readPacked(r, n);
   else if (head.version === BlockFormat.NumericDecimal) defined = readDecimals(r, n);
   else defined = readBigDeltas(r, n);
   let values: NumericValue[] = defined;
@@ -90,6 +93,12 @@ function decimalScaled(values: number[]): Scaled | null {
     if (!exactAt(v, scale)) return null;
     mantissas[i] = Math.round(v * p);
   }
+  // Common trailing zeros (byte counts in KiB, round thresholds) leave the mantissas: a
+  // negative scale multiplies back, exactly, since every product is an integer v.
+  while (scale > -MAX_SCALE && mantissas.length > 0 && mantissas.every((m) => m % 10 === 0)) {
+    for (let i = 0; i < mantissas.length; i++) mantissas[i] = mantissas[i]! / 10;
+    scale--;
+  }
   return { scale, mantissas };
 }
 
@@ -100,15 +109,27 @@ function exactAt(v: number, scale: number): boolean {
   return Math.abs(m) <= INT_LIMIT && Object.is(m / p, v);
 }
 
-function writeDecimals(w: ByteWriter, { scale, mantissas }: Scaled): void {
-  w.byte(scale);
-  let prev = 0;
-  for (const m of mantissas) {
-    w.varint(zigzag(m - prev));
-    prev = m;
-  }
+/** Format 5: zigzag(scale) (v = m / 10^scale; negative: m · 10^−scale), then the mantissas packed. */
+function writePacked(w: ByteWriter, { scale, mantissas }: Scaled): void {
+  w.varint(zigzag(scale));
+  writeIntegers(w, mantissas);
 }
 
+function readPacked(r: ByteReader, n: number): number[] {
+  const scale = unzigzag(r.varint());
+  if (Math.abs(scale) > MAX_SCALE) r.fail(`decimal scale ${scale} exceeds ±${MAX_SCALE}`);
+  const out = readIntegers(r, n);
+  if (scale >= 0) {
+    const p = POW10[scale]!;
+    for (let i = 0; i < n; i++) out[i] = out[i]! / p;
+  } else {
+    const p = POW10[-scale]!;
+    for (let i = 0; i < n; i++) out[i] = out[i]! * p;
+  }
+  return out;
+}
+
+/** Format 2 (written before format 5): one byte scale, then zigzag deltas of the mantissas. */
 function readDecimals(r: ByteReader, n: number): number[] {
   const scale = r.byte();
   if (scale > MAX_SCALE) r.fail(`decimal scale ${scale} exceeds ${MAX_SCALE}`);

@@ -2,6 +2,7 @@
 // keep to their range, deletes cut at window boundaries, and the seal sequence survives a restart.
 import test from 'ava';
 import { BlockStore } from '../../storage/blocks.js';
+import { BlockMerges } from '../../actors/shard/block-merges.js';
 import type { BufferValue } from '../../model/types.js';
 import type { Series } from '../../model/series.js';
 import { metricId, withStore } from './store.js';
@@ -80,5 +81,55 @@ test('the seal sequence survives a restart, so a new block never overwrites an o
     await seal(blocks, id, 'numeric', [[0, series([2], [2])]]);
     t.deepEqual((await blocks.read({ id }, 'numeric', 0, SPAN, SPAN)).map((s) => s.values), [[1], [2]]);
     t.deepEqual((await BlockStore.open(open.store, 4)).nextSeqs(1), [1], 'each partition numbers its own seals');
+  });
+});
+
+test("a window's blocks merge into one under the newest part's key, read the same, and later seals still win", async (t) => {
+  await withStore(async ({ store }) => {
+    const blocks = await BlockStore.open(store, 0);
+    const id = metricId(1);
+    // Last one wins on a shared timestamp, as the partition's normalize does with its resolver.
+    const lastWins = (s: Series<BufferValue>): Series<BufferValue> => {
+      const byTs = new Map<number, BufferValue>();
+      s.ts.forEach((ts, i) => byTs.set(ts, s.values[i]!));
+      const ts = [...byTs.keys()].sort((a, b) => a - b);
+      return { ts, values: ts.map((x) => byTs.get(x)!) };
+    };
+    await seal(blocks, id, 'numeric', [[0, series([1_000, 2_000], [1, 2])]]);
+    await seal(blocks, id, 'numeric', [[0, series([1_500, 2_000], [1.5, 20])]]);
+    await seal(blocks, id, 'numeric', [[SPAN, series([SPAN], [3])]]);
+    t.true(await blocks.windowHasBlock({ id }, 'numeric', 0, SPAN));
+    t.false(await blocks.windowHasBlock({ id }, 'numeric', 2 * SPAN, SPAN));
+    const before = lastWins((await blocks.read({ id }, 'numeric', 0, SPAN, SPAN)).reduce((a, b) => ({ ts: [...a.ts, ...b.ts], values: [...a.values, ...b.values] })));
+    t.false(await blocks.mergeWindow({ id }, 'numeric', 0, SPAN, lastWins, 3), 'more samples than a merged block may hold: left alone');
+    t.true(await blocks.mergeWindow({ id }, 'numeric', 0, SPAN, lastWins, 8192));
+    const after = await blocks.read({ id }, 'numeric', 0, SPAN, SPAN);
+    t.is(after.length, 1, 'one block left in the window');
+    t.deepEqual(after[0], before);
+    t.deepEqual(after[0]!.values, [1, 1.5, 20]);
+    t.false(await blocks.mergeWindow({ id }, 'numeric', 0, SPAN, lastWins, 8192), 'one block: nothing to merge');
+    t.false(await blocks.mergeWindow({ id }, 'numeric', SPAN, SPAN, lastWins, 8192), 'the next window is its own');
+    await seal(blocks, id, 'numeric', [[0, series([2_000], [200])]]);
+    const parts = await blocks.read({ id }, 'numeric', 0, SPAN, SPAN);
+    t.deepEqual(parts.map((p) => p.values), [[1, 1.5, 20], [200]], 'a block sealed after the merge sorts after it');
+  });
+});
+
+test('the partition notes a window sealed into again and merges it in its next step; a first seal is not noted', async (t) => {
+  await withStore(async ({ store }) => {
+    const blocks = await BlockStore.open(store, 0);
+    const merges = new BlockMerges();
+    const owner = { id: metricId(1), idHex: metricId(1).toString('hex') };
+    const same = (s: Series<BufferValue>) => s;
+    await merges.noteSeal(blocks, owner, 0, SPAN);
+    await seal(blocks, owner.id, 'numeric', [[0, series([1_000], [1])]]);
+    t.is(merges.size, 0, 'the first block of a window is no merge candidate');
+    await merges.noteSeal(blocks, owner, 0, SPAN);
+    await seal(blocks, owner.id, 'numeric', [[0, series([2_000], [2])]]);
+    await merges.noteSeal(blocks, { ...owner, unsealed: true }, SPAN, SPAN);
+    t.is(merges.size, 1);
+    t.is(await merges.step(blocks, SPAN, same), 1);
+    t.is(merges.size, 0);
+    t.deepEqual(await blocks.read(owner, 'numeric', 0, SPAN, SPAN), [series([1_000, 2_000], [1, 2])]);
   });
 });

@@ -1,0 +1,216 @@
+// Integer sequences for packed numeric blocks (format 5, docs/format/blocks.md): a block's scaled
+// decimal mantissas as a constant, or as deltas / deltas of deltas whose residuals are written
+// frame-of-reference bit-packed, as zigzag varints, or as zstd of those varints — whichever is
+// smallest for this block. Random-walk gauges and counters have residuals spread evenly over a
+// range, which a fixed bit width codes near their entropy (a varint wastes up to 7 bits in 8);
+// zstd wins when a few residuals are far larger than the rest.
+import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { BitReader, BitWriter } from './bitstream.js';
+import { ByteReader, ByteWriter, unzigzag, zigzag } from './bytes.js';
+import { BlockFormatError } from './errors.js';
+
+/** How the mantissas are predicted (low 2 bits of the mode byte). */
+const Order = { Constant: 0, Delta: 1, DeltaOfDelta: 2 } as const;
+type Order = (typeof Order)[keyof typeof Order];
+/** How the residuals are written (the mode byte's upper bits, times 4). */
+const Packing = { Bits: 0, Varints: 1, Zstd: 2 } as const;
+type Packing = (typeof Packing)[keyof typeof Packing];
+
+/** Widest residual range a bit-packed stream holds: ranges stay exact safe integers. */
+const MAX_WIDTH = 53;
+/** zstd's frame costs ~10 bytes; below this many residuals it never pays. */
+const ZSTD_MIN_RESIDUALS = 32;
+/** A zigzag varint of a safe integer takes at most 8 bytes. */
+const MAX_VARINT_BYTES = 8;
+
+/** Writes `ms` (safe integers, |m| ≤ 2^51) in the smallest of the codings above. */
+export function writeIntegers(w: ByteWriter, ms: readonly number[]): void {
+  if (ms.length === 0) return;
+  const m0 = ms[0]!;
+  if (ms.every((m) => m === m0)) {
+    w.byte(Order.Constant);
+    w.varint(zigzag(m0));
+    return;
+  }
+  const deltas = differences(ms);
+  const dods = differences(deltas);
+  // The order is chosen on sizes computed without writing anything; only the winner is written.
+  const viaDelta = residualStats(deltas, 1);
+  const viaDod = dods.length > 2 && dods.every((d, i) => i < 2 || Number.isSafeInteger(d)) ? residualStats(dods, 2) : null;
+  const useDod = viaDod !== null && viaDod.bytes + varintLength(zigzag(deltas[1]!)) < viaDelta.bytes;
+  const stats = useDod ? viaDod : viaDelta;
+  const residuals = useDod ? dods : deltas;
+  const varints = stats.packing === Packing.Varints ? varintStream(residuals, stats.from) : null;
+  const zstd = varints === null ? null : zstdFramed(varints, residuals.length - stats.from);
+  const packing = zstd !== null ? Packing.Zstd : stats.packing;
+  w.byte((useDod ? Order.DeltaOfDelta : Order.Delta) + 4 * packing);
+  w.varint(zigzag(m0));
+  if (useDod) w.varint(zigzag(deltas[1]!));
+  if (zstd !== null) w.bytes(zstd);
+  else if (varints !== null) w.bytes(varints);
+  else writeBitPacked(w, residuals, stats);
+}
+
+export function readIntegers(r: ByteReader, n: number): number[] {
+  const out = new Array<number>(n);
+  if (n === 0) return out;
+  const mode = r.byte();
+  const order = (mode & 3) as Order;
+  const packing = (mode >>> 2) as Packing;
+  out[0] = unzigzag(r.varint());
+  if (order === Order.Constant) {
+    if (packing !== 0) r.fail(`constant block with packing ${packing}`);
+    out.fill(out[0]);
+    return out;
+  }
+  if (order === Order.Delta) {
+    const deltas = readResiduals(r, packing, n - 1);
+    for (let i = 1; i < n; i++) out[i] = out[i - 1]! + deltas[i - 1]!;
+    return out;
+  }
+  if (order !== Order.DeltaOfDelta || n < 3) r.fail(`unknown integer order ${order} for ${n} values`);
+  let delta = unzigzag(r.varint());
+  out[1] = out[0] + delta;
+  const dods = readResiduals(r, packing, n - 2);
+  for (let i = 2; i < n; i++) {
+    delta += dods[i - 2]!;
+    out[i] = out[i - 1]! + delta;
+  }
+  return out;
+}
+
+/** d[0] = xs[0], d[i] = xs[i] − xs[i−1]: index i of the result predicts from index i − 1. */
+function differences(xs: readonly number[]): number[] {
+  const out = new Array<number>(xs.length);
+  out[0] = xs[0]!;
+  for (let i = 1; i < xs.length; i++) out[i] = xs[i]! - xs[i - 1]!;
+  return out;
+}
+
+/** What the residuals xs[from..] would cost, and how they are best written without zstd. */
+interface Stats {
+  from: number;
+  min: number;
+  width: number;
+  packing: Packing;
+  bytes: number;
+}
+
+function residualStats(xs: readonly number[], from: number): Stats {
+  let min = xs[from]!;
+  let max = min;
+  let varintBytes = 0;
+  for (let i = from; i < xs.length; i++) {
+    const x = xs[i]!;
+    if (x < min) min = x;
+    if (x > max) max = x;
+    varintBytes += varintLength(zigzag(x));
+  }
+  const range = max - min;
+  if (!Number.isSafeInteger(range)) return { from, min, width: 0, packing: Packing.Varints, bytes: varintBytes };
+  const width = bitWidth(range);
+  const bitBytes = varintLength(zigzag(min)) + 1 + Math.ceil(((xs.length - from) * width) / 8);
+  return bitBytes <= varintBytes ? { from, min, width, packing: Packing.Bits, bytes: bitBytes } : { from, min, width, packing: Packing.Varints, bytes: varintBytes };
+}
+
+function varintStream(xs: readonly number[], from: number): Uint8Array {
+  const w = new ByteWriter((xs.length - from) * 3 + 8);
+  for (let i = from; i < xs.length; i++) w.varint(zigzag(xs[i]!));
+  return w.finish();
+}
+
+/**
+ * zstd is tried only when bit-packing lost to varints, i.e. when a few residuals are much wider
+ * than the rest: on evenly spread residuals it never beat the bit width in bench:raw-bytes, and
+ * compressing every block made sealing several times dearer. Returns the framed stream when smaller.
+ */
+function zstdFramed(varints: Uint8Array, count: number): Uint8Array | null {
+  if (count < ZSTD_MIN_RESIDUALS) return null;
+  const packed = zstdCompressSync(varints);
+  if (packed.length + varintLength(packed.length) >= varints.length) return null;
+  const framed = new ByteWriter(packed.length + 4);
+  framed.varint(packed.length);
+  framed.bytes(packed);
+  return framed.finish();
+}
+
+/** zigzag(min), the width byte, then each residual − min in `width` bits, MSB first. */
+function writeBitPacked(w: ByteWriter, xs: readonly number[], { from, min, width }: Stats): void {
+  w.varint(zigzag(min));
+  w.byte(width);
+  if (width === 0) return;
+  const bits = new BitWriter(Math.ceil(((xs.length - from) * width) / 8) + 8);
+  for (let i = from; i < xs.length; i++) writeBits(bits, xs[i]! - min, width);
+  w.bytes(bits.finish());
+}
+
+function readResiduals(r: ByteReader, packing: Packing, count: number): number[] {
+  if (packing === Packing.Bits) return readBitPacked(r, count);
+  if (packing === Packing.Varints) return readVarints(r, count);
+  if (packing === Packing.Zstd) {
+    const at = r.pos;
+    const packed = r.bytes(r.varint());
+    let plain: Uint8Array;
+    try {
+      plain = zstdDecompressSync(packed, { maxOutputLength: Math.max(1, count * MAX_VARINT_BYTES) });
+    } catch (error) {
+      throw new BlockFormatError(at, `zstd residuals do not decompress: ${(error as Error).message}`);
+    }
+    const inner = new ByteReader(plain);
+    const out = readVarints(inner, count);
+    if (inner.pos !== plain.length) r.fail('zstd residuals hold more than the block counts');
+    return out;
+  }
+  return r.fail(`unknown residual packing ${packing as number}`);
+}
+
+function readVarints(r: ByteReader, count: number): number[] {
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) out[i] = unzigzag(r.varint());
+  return out;
+}
+
+function readBitPacked(r: ByteReader, count: number): number[] {
+  const min = unzigzag(r.varint());
+  const width = r.byte();
+  if (width > MAX_WIDTH) r.fail(`bit width ${width} exceeds ${MAX_WIDTH}`);
+  const out = new Array<number>(count);
+  if (width === 0) return out.fill(min);
+  const at = r.pos;
+  const bits = new BitReader(r.bytes(Math.ceil((count * width) / 8)), at);
+  for (let i = 0; i < count; i++) out[i] = min + readBits(bits, width);
+  return out;
+}
+
+function writeBits(bits: BitWriter, x: number, width: number): void {
+  if (width <= 32) bits.write(x, width);
+  else {
+    bits.write(Math.floor(x / 2 ** 32), width - 32);
+    bits.write(x % 2 ** 32, 32);
+  }
+}
+
+function readBits(bits: BitReader, width: number): number {
+  if (width <= 32) return bits.read(width);
+  const hi = bits.read(width - 32);
+  return hi * 2 ** 32 + bits.read(32);
+}
+
+/** Bits needed to write 0..range. */
+function bitWidth(range: number): number {
+  let width = 0;
+  while (width < MAX_WIDTH && 2 ** width <= range) width++;
+  return width;
+}
+
+function varintLength(n: number): number {
+  if (n < 0x80) return 1;
+  if (n < 0x4000) return 2;
+  if (n < 0x200000) return 3;
+  let length = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    length++;
+  }
+  return length;
+}
