@@ -3,10 +3,11 @@
 // 2 decimals), mem (used_percent, 2 decimals; free/used/cached/buffered bytes), disk
 // (used_percent; free/used bytes) as bounded random walks, and diskio/net counters that only
 // grow — one day at 10 s. Both systems take the same samples, then settle: a graceful stop,
-// a restart (ferrite rolls the day up), compactions (ferrite: every column family;
-// VictoriaMetrics: force_merge), a graceful stop. Sizes are split into index and data
-// (ferrite's data into raw blocks and rollup chunks).
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+// a restart, compactions (ferrite: every column family; VictoriaMetrics: force_merge), a
+// graceful stop. ferrite is measured twice: with the day raw (within the raw retention, as
+// VictoriaMetrics keeps it) and once the day is aged into rollups (a restart with a raw
+// retention of an hour). Sizes are split into index and data (raw blocks and rollup chunks).
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -153,18 +154,26 @@ async function main(): Promise<void> {
     let ferrite = await startFerrite(ferriteDir);
     await sendAll(`${ferrite.url}/raw`, bodies(hosts, values, start, o.stepS, 5000, ferriteLine), 4, 'PUT');
     await ferrite.stop();
+    // Within the raw retention the day stays raw (rollups are written when raw data ages out).
     ferrite = await startFerrite(ferriteDir);
-    await waitRolledUp(ferrite.url, hosts, start, points);
     console.log(await diskByKindLine(ferrite.url));
     await ferrite.stop();
     const f = await ferriteSizes(ferriteDir);
-    const cf = (name: ColumnFamilyName) => f.logical.get(name) ?? 0;
-    const index = cf(CF.index) + cf(CF.metrics);
-    console.log('\nferrite, logical bytes (keys + values) per column family after compaction:');
-    for (const [name, bytes] of f.logical) if (bytes > 0) console.log(`  ${name}: ${bytes} (${perSample(bytes, samples)} bytes/sample)`);
+    // Then the same day aged into rollups (a raw retention of an hour, swept at once).
+    const agedConfig = path.join(root, 'aged.json');
+    writeFileSync(agedConfig, JSON.stringify({ rawRetention: 3600, retentionSweepIntervalMs: 200 }));
+    ferrite = await startFerrite(ferriteDir, ['--config', agedConfig]);
+    await waitRolledUp(ferrite.url, hosts, start, points);
+    console.log(await diskByKindLine(ferrite.url));
+    await ferrite.stop();
+    const aged = await ferriteSizes(ferriteDir);
     console.log('\n| system | index MiB | data MiB | of which raw | of which rollups | total on disk MiB | bytes/sample on disk |');
     console.log('|---|---|---|---|---|---|---|');
-    console.log(`| ferrite (logical) | ${mb(index)} | ${mb(cf(CF.numeric) + cf(CF.rollup))} | ${mb(cf(CF.numeric))} | ${mb(cf(CF.rollup))} | ${mb(f.disk)} | ${perSample(f.disk, samples)} |`);
+    for (const [label, sizes] of [['ferrite (logical), raw kept', f], ['ferrite (logical), aged into rollups', aged]] as const) {
+      const cf = (name: ColumnFamilyName) => sizes.logical.get(name) ?? 0;
+      const index = cf(CF.index) + cf(CF.metrics);
+      console.log(`| ${label} | ${mb(index)} | ${mb(cf(CF.numeric) + cf(CF.rollup))} | ${mb(cf(CF.numeric))} | ${mb(cf(CF.rollup))} | ${mb(sizes.disk)} | ${perSample(sizes.disk, samples)} |`);
+    }
     let vmDisk: number | null = null;
     if (withVm) {
       let vm = await startVictoriaMetrics(path.join(root, 'vm'));
