@@ -5,9 +5,11 @@
 import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import type { Moments, RollupAccumulator } from './accumulator.js';
 import { BlockFormatError } from '../codec/errors.js';
-import { ColumnScheme, decodeColumn, encodeColumn } from './column-codec.js';
+import { ColumnScheme, decodeColumn, encodeColumnV3 } from './column-codec.js';
 
-export const CHUNK_FORMAT_VERSION = 2;
+export const CHUNK_FORMAT_VERSION = 3;
+/** Chunks of format v2 (deflate, no near-decimal columns) still read; they are rewritten as v3 when next written. */
+export const READABLE_VERSIONS: readonly number[] = [2, 3];
 /** Periods per chunk at every level: a day at 60 s, 5 days at 300 s, 30 days at 1800 s... */
 export const CHUNK_PERIODS = 1440;
 
@@ -47,7 +49,7 @@ export function encodeChunk(periods: ChunkPeriods): Uint8Array[] {
   return columns.map((column, c) => {
     const bytes = Buffer.from(column.buffer);
     const same = columns.findIndex((earlier, e) => e < c && Buffer.from(earlier.buffer).equals(bytes));
-    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumn(column);
+    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumnV3(column);
     const record = new Uint8Array(header.length + coded.length);
     record.set(header);
     record.set(coded, header.length);
@@ -120,7 +122,7 @@ export class RollupChunk {
       if (c >= COLUMNS) throw new Error(`BUG: rollup chunk column ${c}`);
       const r = new ByteReader(record);
       const version = r.byte();
-      if (version !== CHUNK_FORMAT_VERSION) r.fail(`rollup chunk of version ${version}`);
+      if (!READABLE_VERSIONS.includes(version)) r.fail(`rollup chunk of version ${version}`);
       if (r.varint() !== CHUNK_PERIODS) r.fail('rollup chunk of an unknown number of periods');
       const count = r.varint();
       if (count > CHUNK_PERIODS) r.fail(`${count} periods in a chunk of ${CHUNK_PERIODS}`);
