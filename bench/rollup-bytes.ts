@@ -15,6 +15,7 @@ interface Options {
   hosts: number;
   days: number;
   stepS: number;
+  kind?: string;
 }
 
 /** Periods of every level, by level period, by period start (ms). */
@@ -53,19 +54,22 @@ function main(): void {
     .option('--hosts <n>', 'hosts (24 series each)', (v) => Number(v), 5)
     .option('--days <n>', 'days of data', (v) => Number(v), 1)
     .option('--step-s <n>', 'seconds between samples', (v) => Number(v), 10)
+    .option('--kind <kind>', 'only series of this kind: percent, bytes or counter')
     .parse()
     .opts<Options>();
   const points = (o.days * DAY_S) / o.stepS;
   const start = 20_000 * DAY_S * 1000;
   const ts = Array.from({ length: points }, (_, i) => start + i * o.stepS * 1000);
   const rand = prng(42);
-  const seriesCount = o.hosts * FIELDS.length;
+  const fields = FIELDS.filter(([, kind]) => o.kind === undefined || kind === o.kind);
+  const seriesCount = o.hosts * fields.length;
   const periods60 = seriesCount * (o.days * DAY_S) / 60;
   const bytes = new Map(LEVELS.map((l) => [l, new Float64Array(COLUMNS)]));
   const chunkCount = new Map(LEVELS.map((l) => [l, 0]));
   for (let h = 0; h < o.hosts; h++) {
     for (const [, kind] of FIELDS) {
       const values = series(kind, points, rand);
+      if (o.kind !== undefined && kind !== o.kind) continue;
       for (const [period, periods] of levelsOf(ts, values)) {
         for (const chunk of chunksOf(periods, period)) {
           encodeChunk(chunk).forEach((record, c) => (bytes.get(period)![c] += record.length));

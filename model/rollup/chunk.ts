@@ -5,7 +5,7 @@
 import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import type { Moments, RollupAccumulator } from './accumulator.js';
 import { BlockFormatError } from '../codec/errors.js';
-import { ColumnScheme, decodeColumn, encodeColumnV3 } from './column-codec.js';
+import { ColumnScheme, decodeColumn, encodeColumnV3, isPredicted } from './column-codec.js';
 
 export const CHUNK_FORMAT_VERSION = 3;
 /** Chunks of format v2 (deflate, no near-decimal columns) still read; they are rewritten as v3 when next written. */
@@ -49,12 +49,25 @@ export function encodeChunk(periods: ChunkPeriods): Uint8Array[] {
   return columns.map((column, c) => {
     const bytes = Buffer.from(column.buffer);
     const same = columns.findIndex((earlier, e) => e < c && Buffer.from(earlier.buffer).equals(bytes));
-    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumnV3(column);
+    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumnV3(column, c % 3 === 2 ? squaresPrediction(columns[c - 2]!, columns[c - 1]!) : null);
     const record = new Uint8Array(header.length + coded.length);
     record.set(header);
     record.set(coded, header.length);
     return record;
   });
+}
+
+const SUMSQ = 2;
+
+/**
+ * The prediction a Σx² column is coded against: (Σx)²/n per period, from the n and Σx columns
+ * of the same quantity (Σx² − (Σx)²/n is n times the variance, small beside Σx² for most data).
+ * Reader and writer compute it alike, so the column decodes to its exact bits.
+ */
+function squaresPrediction(n: Float64Array, sum: Float64Array): Float64Array {
+  const out = new Float64Array(n.length);
+  for (let i = 0; i < n.length; i++) out[i] = n[i]! > 0 ? (sum[i]! * sum[i]!) / n[i]! : 0;
+  return out;
 }
 
 /** Slots (ascending) as runs: count, then per run the gap before it and its length. */
@@ -139,12 +152,22 @@ export class RollupChunk {
     this.slots = slots ?? new Int32Array(0);
   }
 
-  /** Columns that given ones copy but that were not given: read them too (`with`). */
+  /**
+   * Columns that given ones need but that were not given: the columns they copy, and the n and
+   * Σx columns a predicted Σx² column is coded against. Read them too (`with`).
+   */
   copiedColumns(): number[] {
     const out = new Set<number>();
+    const need = (c: number) => {
+      if (this.records[c] === undefined) out.add(c);
+    };
     for (let c = 0; c < COLUMNS; c++) {
       const body = this.body(c);
-      if (body?.[0] === ColumnScheme.copy && body[1] !== undefined && this.records[body[1]] === undefined) out.add(body[1]);
+      if (body?.[0] === ColumnScheme.copy && body[1] !== undefined) need(body[1]);
+      if (body !== undefined && body.length > 0 && c % 3 === SUMSQ && isPredicted(body[0]!)) {
+        need(c - 2);
+        need(c - 1);
+      }
     }
     return [...out];
   }
@@ -184,6 +207,9 @@ export class RollupChunk {
       const of = bytes[1] ?? COLUMNS;
       if (of >= c || bytes.length !== 2) throw new BlockFormatError(this.headerLength, `column ${c} copies column ${of}`);
       values = this.columnAt(of);
+    } else if (bytes.length > 0 && isPredicted(bytes[0]!)) {
+      if (c % 3 !== SUMSQ) throw new BlockFormatError(this.headerLength, `column ${c} is coded against a prediction`);
+      values = decodeColumn(bytes, this.slots.length, squaresPrediction(this.columnAt(c - 2), this.columnAt(c - 1)));
     } else {
       values = decodeColumn(bytes, this.slots.length);
     }

@@ -23,7 +23,21 @@ export const ColumnScheme = {
    * ulps off the decimal), or an escape and the value's 8 bytes.
    */
   nearDecimal: 5,
+  /**
+   * Near-decimal against a prediction (format v3, Σx² columns: the prediction is (Σx)²/n from the
+   * chunk's n and Σx columns of the same quantity): as scheme 5, but each d is coded as its
+   * difference from round(prediction · 10^k) instead of from the previous d.
+   */
+  predictedDecimal: 6,
+  /** Each value's ulp distance from the prediction, or an escape and its 8 bytes (format v3). */
+  predictedUlps: 7,
 } as const;
+
+/** Schemes whose reader needs the prediction. */
+export const isPredicted = (head: number): boolean => {
+  const scheme = head & SCHEME_MASK;
+  return (head & DEFLATED) === 0 && (scheme === ColumnScheme.predictedDecimal || scheme === ColumnScheme.predictedUlps);
+};
 
 const DEFLATED = 0x80;
 /** The rest is compressed with zstd (format v3 chunks; 0x80 is then clear). */
@@ -165,11 +179,12 @@ function maybeDeflate(coded: Uint8Array): Uint8Array {
 }
 
 /** Decodes `count` values (throws BlockFormatError on damage). */
-export function decodeColumn(bytes: Uint8Array, count: number): Float64Array {
+export function decodeColumn(bytes: Uint8Array, count: number, predicted: Float64Array | null = null): Float64Array {
   const out = new Float64Array(count);
   const r0 = new ByteReader(bytes);
   const head = r0.byte();
-  if (head & ZSTD) return decodeV3(r0, head, bytes, out);
+  if (isPredicted(head) && predicted?.length !== count) r0.fail('a predicted column without its prediction');
+  if (head & ZSTD) return decodeV3(r0, head, bytes, out, predicted);
   const scheme = head & ~DEFLATED;
   if (scheme === ColumnScheme.zeros) return out;
   if (scheme === ColumnScheme.xorPlanes) {
@@ -199,8 +214,13 @@ export function decodeColumn(bytes: Uint8Array, count: number): Float64Array {
       break;
     }
     case ColumnScheme.nearDecimal:
+    case ColumnScheme.predictedDecimal:
       if (head & DEFLATED) r0.fail('a deflated near-decimal column');
-      readNearDecimal(r, out);
+      readNearDecimal(r, out, scheme === ColumnScheme.nearDecimal ? null : predicted);
+      break;
+    case ColumnScheme.predictedUlps:
+      if (head & DEFLATED) r0.fail('a deflated predicted column');
+      readPredictedUlps(r, out, predicted!);
       break;
     default:
       r0.fail(`unknown column scheme ${scheme}`);
@@ -257,10 +277,11 @@ interface NearDecimal {
   bytes: number;
 }
 
-function nearDecimalAt(xs: Float64Array, k: number): NearDecimal {
+function nearDecimalAt(xs: Float64Array, k: number, predicted: Float64Array | null): NearDecimal {
   const p = POW10[k]!;
   const out: NearDecimal = { k, ints: [], codes: [], escaped: [], bytes: 2 };
   let prev = 0;
+  const base = (i: number): number => (predicted === null ? prev : predictedInt(predicted[i]!, p));
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i]!;
     // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
@@ -273,7 +294,7 @@ function nearDecimalAt(xs: Float64Array, k: number): NearDecimal {
       out.bytes += 10;
       continue;
     }
-    const delta = zigzag(d - prev);
+    const delta = zigzag(d - base(i));
     prev = d;
     const code = zigzag(ulps) + 1;
     out.ints.push(delta);
@@ -283,15 +304,21 @@ function nearDecimalAt(xs: Float64Array, k: number): NearDecimal {
   return out;
 }
 
-function encodeNearDecimal(xs: Float64Array): Uint8Array | null {
+/** round(prediction · 10^k), or 0 where that is no safe integer (the reader computes the same). */
+function predictedInt(x: number, p: number): number {
+  const d = Math.round(x * p);
+  return Number.isFinite(d) && Math.abs(d) <= MAX_INT ? d + 0 : 0;
+}
+
+function encodeNearDecimal(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array | null {
   let best: NearDecimal | null = null;
   for (let k = 0; k <= MAX_DECIMALS; k++) {
-    const c = nearDecimalAt(xs, k);
+    const c = nearDecimalAt(xs, k, predicted);
     if (best === null || c.bytes < best.bytes) best = c;
   }
   if (best === null || best.escaped.length * 4 > xs.length) return null;
   const w = new ByteWriter(best.bytes + 8);
-  w.byte(ColumnScheme.nearDecimal);
+  w.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
   w.byte(best.k);
   for (const n of best.ints) w.varint(n);
   for (const n of best.codes) w.varint(n);
@@ -318,8 +345,30 @@ function encodeXorPlanesV3(xs: Float64Array): Uint8Array {
   return zstd(w.finish());
 }
 
-/** The column's bytes in format v3: the smallest of the v2 schemes (zstd for deflate) and near-decimal. */
-export function encodeColumnV3(xs: Float64Array): Uint8Array {
+/** Each value's ulps from the prediction (escaped where too far), or null when most are. */
+function encodePredictedUlps(xs: Float64Array, predicted: Float64Array): Uint8Array | null {
+  const w = new ByteWriter(xs.length * 5 + 8);
+  w.byte(ColumnScheme.predictedUlps);
+  const escaped: number[] = [];
+  for (let i = 0; i < xs.length; i++) {
+    const ulps = Number.isFinite(predicted[i]!) ? ulpsFrom(xs[i]!, predicted[i]!) : null;
+    if (ulps === null || Object.is(xs[i], -0) !== Object.is(predicted[i], -0)) {
+      w.varint(0);
+      escaped.push(xs[i]!);
+    } else {
+      w.varint(zigzag(ulps) + 1);
+    }
+  }
+  if (escaped.length * 4 > xs.length) return null;
+  w.bytes(new Uint8Array(new Float64Array(escaped).buffer));
+  return w.finish();
+}
+
+/**
+ * The column's bytes in format v3: the smallest of the v2 schemes (zstd for deflate),
+ * near-decimal, and, given a prediction of each value (Σx² columns), the predicted schemes.
+ */
+export function encodeColumnV3(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array {
   if (xs.every((x) => x === 0 && !Object.is(x, -0))) return Uint8Array.of(ColumnScheme.zeros);
   const k = decimalsOf(xs);
   if (k >= 0) {
@@ -332,14 +381,18 @@ export function encodeColumnV3(xs: Float64Array): Uint8Array {
     writeDeltas(w, xs, POW10[k]!);
     return zstd(w.finish());
   }
-  const xor = encodeXorPlanesV3(xs);
-  const near = encodeNearDecimal(xs);
-  if (near === null) return xor;
-  const packed = zstd(near);
-  return packed.length < xor.length ? packed : xor;
+  let best = encodeXorPlanesV3(xs);
+  const candidates = [encodeNearDecimal(xs)];
+  if (predicted !== null) candidates.push(encodeNearDecimal(xs, predicted), encodePredictedUlps(xs, predicted));
+  for (const c of candidates) {
+    if (c === null) continue;
+    const packed = zstd(c);
+    if (packed.length < best.length) best = packed;
+  }
+  return best;
 }
 
-function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64Array): Float64Array {
+function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64Array, predicted: Float64Array | null): Float64Array {
   const scheme = head & SCHEME_MASK;
   if (head & DEFLATED) r0.fail(`column scheme byte ${head}`);
   let body: Uint8Array;
@@ -364,7 +417,13 @@ function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64A
       fromXorPlanes(r.bytes(count * 8), out);
       break;
     case ColumnScheme.nearDecimal:
-      readNearDecimal(r, out);
+      readNearDecimal(r, out, null);
+      break;
+    case ColumnScheme.predictedDecimal:
+      readNearDecimal(r, out, predicted);
+      break;
+    case ColumnScheme.predictedUlps:
+      readPredictedUlps(r, out, predicted!);
       break;
     default:
       r0.fail(`unknown column scheme ${scheme}`);
@@ -372,12 +431,13 @@ function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64A
   return out;
 }
 
-function readNearDecimal(r: ByteReader, out: Float64Array): void {
+function readNearDecimal(r: ByteReader, out: Float64Array, predicted: Float64Array | null): void {
   const k = r.byte();
   if (k > MAX_DECIMALS) r.fail(`decimal exponent ${k}`);
   const p = POW10[k]!;
   const ints = new Float64Array(out.length);
-  readDeltas(r, ints, 1);
+  if (predicted === null) readDeltas(r, ints, 1);
+  else for (let i = 0; i < ints.length; i++) ints[i] = predictedInt(predicted[i]!, p) + unzigzag(r.varint());
   let escapes = 0;
   for (let i = 0; i < out.length; i++) {
     const code = r.varint();
@@ -390,8 +450,29 @@ function readNearDecimal(r: ByteReader, out: Float64Array): void {
     if (x === null) r.fail('near-decimal value out of range');
     out[i] = x;
   }
+  fillEscapes(r, out, escapes);
+}
+
+/** The escaped values (8 bytes each, little-endian) into the slots marked NaN. */
+function fillEscapes(r: ByteReader, out: Float64Array, escapes: number): void {
   if (escapes === 0) return;
   const raw = r.bytes(escapes * 8);
   const escaped = new Float64Array(raw.slice().buffer);
   for (let i = 0, e = 0; i < out.length; i++) if (Number.isNaN(out[i]!) && e < escapes) out[i] = escaped[e++]!;
+}
+
+function readPredictedUlps(r: ByteReader, out: Float64Array, predicted: Float64Array): void {
+  let escapes = 0;
+  for (let i = 0; i < out.length; i++) {
+    const code = r.varint();
+    if (code === 0) {
+      out[i] = NaN;
+      escapes++;
+      continue;
+    }
+    const x = atUlps(predicted[i]!, unzigzag(code - 1));
+    if (x === null) r.fail('predicted value out of range');
+    out[i] = x;
+  }
+  fillEscapes(r, out, escapes);
 }

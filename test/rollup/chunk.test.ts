@@ -114,6 +114,25 @@ test('chunks round-trip every period and column; an empty chunk too', (t) => {
   t.throws(() => new RollupChunk([Uint8Array.of(1, 0)]), { message: /version 1/ });
 });
 
+test('v3: Σx² columns are coded against (Σx)²/n, and a read of Σx² alone is given n and Σx', (t) => {
+  // Byte-sized gauges (integers near 2^34): Σx² is far past 2^53, but within a few 1e-6 of (Σx)²/n.
+  let x = 11;
+  const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const samples = { ts: Array.from({ length: 3600 }, (_, i) => i * 10_000), values: [] as number[] };
+  let v = 2 ** 34;
+  for (let i = 0; i < 3600; i++) samples.values.push((v += Math.round((next() - 0.5) * 2 ** 26)));
+  const periods: ChunkPeriods = new Map([...accumulate(samples, 60_000, null).periods].map(([s, acc]) => [s / 60_000, acc]));
+  const records = encodeChunk(periods);
+  const sumsq = 2;
+  const chunk = new RollupChunk(records);
+  t.deepEqual(chunk.periods(), periods);
+  const alone = new RollupChunk(records.map((r, c) => (c === sumsq ? r : undefined)));
+  t.deepEqual(alone.copiedColumns().sort(), [0, 1]);
+  t.deepEqual(alone.with(records).column('value', 'sumsq'), chunk.column('value', 'sumsq'));
+  const v2Bytes = encodeColumn(chunk.column('value', 'sumsq')).length;
+  t.true(records[sumsq]!.length < v2Bytes * 0.85, `Σx² in ${records[sumsq]!.length} bytes, ${v2Bytes} in v2`);
+});
+
 test('a chunk of format v2 (written before v3) reads back its periods', (t) => {
   const periods = randomPeriods(4);
   // A v2 chunk: the same header with version 2, and the v2 column codec (deflate, no near-decimal).
