@@ -457,7 +457,7 @@ function readNearDecimal(r: ByteReader, out: Float64Array, predicted: Float64Arr
 function fillEscapes(r: ByteReader, out: Float64Array, escapes: number): void {
   if (escapes === 0) return;
   const raw = r.bytes(escapes * 8);
-  const escaped = new Float64Array(raw.slice().buffer);
+  const escaped = new Float64Array(new Uint8Array(raw).buffer); // a copy: raw may be an unaligned view into a Buffer
   for (let i = 0, e = 0; i < out.length; i++) if (Number.isNaN(out[i]!) && e < escapes) out[i] = escaped[e++]!;
 }
 
