@@ -1,4 +1,4 @@
-// A rollup chunk (format v2, docs/format/rollup-chunk.md): every period of one metric and
+// A rollup chunk (format v3, docs/format/rollup-chunk.md; v2 chunks still read): every period of one metric and
 // rollup level within one chunk span (1440 periods: a day at 60 s), stored as one RocksDB
 // record per column (each accumulator part), so a metric-day is a multi-get of the columns a
 // read needs (an average: value n and Σ, about a tenth of the chunk) and one decode each.

@@ -3,6 +3,9 @@
 // integers (counts), decimal fixed point (values with few decimals become integers), or
 // the bits XORed with the previous value and split into byte planes. A general-purpose
 // pass (deflate, from node:zlib) runs on top when it saves at least an eighth.
+// Format v3 (encodeColumnV3) adds near-decimal columns (each value as a short decimal and its
+// distance in ulps from it: floating-point sums of decimals), Σx² columns coded against
+// (Σx)²/n, and zstd in place of deflate; decodeColumn reads both.
 import { deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync, constants as zlib } from 'node:zlib';
 import { ByteReader, ByteWriter, unzigzag, zigzag } from '../codec/bytes.js';
 
