@@ -280,6 +280,25 @@ interface NearDecimal {
   bytes: number;
 }
 
+/** Bytes of the near-decimal coding at k (escapes at 10), or Infinity once past `limit`. */
+function nearDecimalCost(xs: Float64Array, k: number, predicted: Float64Array | null, limit: number): number {
+  const p = POW10[k]!;
+  let bytes = 2;
+  let prev = 0;
+  for (let i = 0; i < xs.length && bytes <= limit; i++) {
+    const x = xs[i]!;
+    const d = Math.round(x * p) + 0;
+    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT && !Object.is(x, -0) ? ulpsFrom(x, d / p) : null;
+    if (ulps === null) {
+      bytes += 10;
+      continue;
+    }
+    bytes += varintLength(zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p)))) + varintLength(zigzag(ulps) + 1);
+    prev = d;
+  }
+  return bytes <= limit ? bytes : Infinity;
+}
+
 function nearDecimalAt(xs: Float64Array, k: number, predicted: Float64Array | null): NearDecimal {
   const p = POW10[k]!;
   const out: NearDecimal = { k, ints: [], codes: [], escaped: [], bytes: 2 };
@@ -314,12 +333,19 @@ function predictedInt(x: number, p: number): number {
 }
 
 function encodeNearDecimal(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array | null {
-  let best: NearDecimal | null = null;
+  // The cheapest k, by coded length before compression (a cost past the best so far stops early).
+  let bestK = -1;
+  let bestBytes = Infinity;
   for (let k = 0; k <= MAX_DECIMALS; k++) {
-    const c = nearDecimalAt(xs, k, predicted);
-    if (best === null || c.bytes < best.bytes) best = c;
+    const bytes = nearDecimalCost(xs, k, predicted, bestBytes);
+    if (bytes < bestBytes) {
+      bestBytes = bytes;
+      bestK = k;
+    }
   }
-  if (best === null || best.escaped.length * 4 > xs.length) return null;
+  if (bestK < 0) return null;
+  const best = nearDecimalAt(xs, bestK, predicted);
+  if (best.escaped.length * 4 > xs.length) return null;
   const w = new ByteWriter(best.bytes + 8);
   w.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
   w.byte(best.k);
@@ -384,6 +410,7 @@ export function encodeColumnV3(xs: Float64Array, predicted: Float64Array | null 
     writeDeltas(w, xs, POW10[k]!);
     return zstd(w.finish());
   }
+  // Every candidate is compressed: its length before zstd does not tell which is shortest after.
   let best = encodeXorPlanesV3(xs);
   const candidates = [encodeNearDecimal(xs)];
   if (predicted !== null) candidates.push(encodeNearDecimal(xs, predicted), encodePredictedUlps(xs, predicted));
