@@ -1,7 +1,7 @@
-// The devops data set of bench/devops (and bench/raw-bytes): per host 24 series — cpu usage_*
-// (10 gauges in [0, 100], 2 decimals), mem/disk used_percent (2 decimals), mem/disk bytes as
-// bounded random walks, and diskio/net counters that only grow. Seeded, so every run and every
-// system see the same samples.
+// The devops data set of bench/devops (also bench/raw-bytes and bench/rollup-bytes): per host 24
+// series — cpu usage_* (10 gauges in [0, 100], 2 decimals), mem/disk used_percent (2 decimals),
+// mem/disk bytes as bounded random walks, and diskio/net counters that only grow. Seeded, so
+// every run and every system see the same samples.
 
 export type Kind = 'percent' | 'bytes' | 'counter';
 export const FIELDS: [string, Kind][] = [

@@ -61,8 +61,8 @@ test('v1 rollup records are migrated to chunks at open and read back unchanged',
   try {
     const versions = new Set<number>();
     for await (const { value } of after.scan(CF.rollup, {})) versions.add(value[0]!);
-    t.deepEqual([...versions], [2], 'only v2 chunks remain');
-    t.deepEqual([...((await after.get(CF.state, STATE_KEY.rollupFormat)) ?? [])], [2]);
+    t.deepEqual([...versions], [3], 'only chunks of the current format (v3) remain');
+    t.deepEqual([...((await after.get(CF.state, STATE_KEY.rollupFormat)) ?? [])], [3]);
   } finally {
     await after.close();
   }

@@ -1,13 +1,15 @@
-// A rollup chunk (format v2, docs/format/rollup-chunk.md): every period of one metric and
+// A rollup chunk (format v3, docs/format/rollup-chunk.md; v2 chunks still read): every period of one metric and
 // rollup level within one chunk span (1440 periods: a day at 60 s), stored as one RocksDB
 // record per column (each accumulator part), so a metric-day is a multi-get of the columns a
 // read needs (an average: value n and Σ, about a tenth of the chunk) and one decode each.
 import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import type { Moments, RollupAccumulator } from './accumulator.js';
 import { BlockFormatError } from '../codec/errors.js';
-import { ColumnScheme, decodeColumn, encodeColumn } from './column-codec.js';
+import { ColumnScheme, decodeColumn, encodeColumnV3, isPredicted } from './column-codec.js';
 
-export const CHUNK_FORMAT_VERSION = 2;
+export const CHUNK_FORMAT_VERSION = 3;
+/** Chunks of format v2 (deflate, no near-decimal columns) still read; they are rewritten as v3 when next written. */
+export const READABLE_VERSIONS: readonly number[] = [2, 3];
 /** Periods per chunk at every level: a day at 60 s, 5 days at 300 s, 30 days at 1800 s... */
 export const CHUNK_PERIODS = 1440;
 
@@ -47,12 +49,25 @@ export function encodeChunk(periods: ChunkPeriods): Uint8Array[] {
   return columns.map((column, c) => {
     const bytes = Buffer.from(column.buffer);
     const same = columns.findIndex((earlier, e) => e < c && Buffer.from(earlier.buffer).equals(bytes));
-    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumn(column);
+    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumnV3(column, c % 3 === 2 ? squaresPrediction(columns[c - 2]!, columns[c - 1]!) : null);
     const record = new Uint8Array(header.length + coded.length);
     record.set(header);
     record.set(coded, header.length);
     return record;
   });
+}
+
+const SUMSQ = 2;
+
+/**
+ * The prediction a Σx² column is coded against: (Σx)²/n per period, from the n and Σx columns
+ * of the same quantity (Σx² − (Σx)²/n is n times the variance, small beside Σx² for most data).
+ * Reader and writer compute it alike, so the column decodes to its exact bits.
+ */
+function squaresPrediction(n: Float64Array, sum: Float64Array): Float64Array {
+  const out = new Float64Array(n.length);
+  for (let i = 0; i < n.length; i++) out[i] = n[i]! > 0 ? (sum[i]! * sum[i]!) / n[i]! : 0;
+  return out;
 }
 
 /** Slots (ascending) as runs: count, then per run the gap before it and its length. */
@@ -120,7 +135,7 @@ export class RollupChunk {
       if (c >= COLUMNS) throw new Error(`BUG: rollup chunk column ${c}`);
       const r = new ByteReader(record);
       const version = r.byte();
-      if (version !== CHUNK_FORMAT_VERSION) r.fail(`rollup chunk of version ${version}`);
+      if (!READABLE_VERSIONS.includes(version)) r.fail(`rollup chunk of version ${version}`);
       if (r.varint() !== CHUNK_PERIODS) r.fail('rollup chunk of an unknown number of periods');
       const count = r.varint();
       if (count > CHUNK_PERIODS) r.fail(`${count} periods in a chunk of ${CHUNK_PERIODS}`);
@@ -137,12 +152,22 @@ export class RollupChunk {
     this.slots = slots ?? new Int32Array(0);
   }
 
-  /** Columns that given ones copy but that were not given: read them too (`with`). */
+  /**
+   * Columns that given ones need but that were not given: the columns they copy, and the n and
+   * Σx columns a predicted Σx² column is coded against. Read them too (`with`).
+   */
   copiedColumns(): number[] {
     const out = new Set<number>();
+    const need = (c: number) => {
+      if (this.records[c] === undefined) out.add(c);
+    };
     for (let c = 0; c < COLUMNS; c++) {
       const body = this.body(c);
-      if (body?.[0] === ColumnScheme.copy && body[1] !== undefined && this.records[body[1]] === undefined) out.add(body[1]);
+      if (body?.[0] === ColumnScheme.copy && body[1] !== undefined) need(body[1]);
+      if (body !== undefined && body.length > 0 && c % 3 === SUMSQ && isPredicted(body[0]!)) {
+        need(c - 2);
+        need(c - 1);
+      }
     }
     return [...out];
   }
@@ -182,6 +207,9 @@ export class RollupChunk {
       const of = bytes[1] ?? COLUMNS;
       if (of >= c || bytes.length !== 2) throw new BlockFormatError(this.headerLength, `column ${c} copies column ${of}`);
       values = this.columnAt(of);
+    } else if (bytes.length > 0 && isPredicted(bytes[0]!)) {
+      if (c % 3 !== SUMSQ) throw new BlockFormatError(this.headerLength, `column ${c} is coded against a prediction`);
+      values = decodeColumn(bytes, this.slots.length, squaresPrediction(this.columnAt(c - 2), this.columnAt(c - 1)));
     } else {
       values = decodeColumn(bytes, this.slots.length);
     }

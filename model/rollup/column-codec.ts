@@ -3,7 +3,10 @@
 // integers (counts), decimal fixed point (values with few decimals become integers), or
 // the bits XORed with the previous value and split into byte planes. A general-purpose
 // pass (deflate, from node:zlib) runs on top when it saves at least an eighth.
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+// Format v3 (encodeColumnV3) adds near-decimal columns (each value as a short decimal and its
+// distance in ulps from it: floating-point sums of decimals), Σx² columns coded against
+// (Σx)²/n, and zstd in place of deflate; decodeColumn reads both.
+import { deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync, constants as zlib } from 'node:zlib';
 import { ByteReader, ByteWriter, unzigzag, zigzag } from '../codec/bytes.js';
 
 /** Scheme byte of a column; the high bit says the rest is deflated. */
@@ -17,9 +20,32 @@ export const ColumnScheme = {
   xorPlanes: 3,
   /** The same values as an earlier column of the chunk, whose index is the next byte (model/rollup/chunk.ts). */
   copy: 4,
+  /**
+   * Near-decimal (format v3): u8 k, m deltas of d = round(x·10^k) as zigzag varints, then per
+   * value its distance in ulps from d / 10^k (a sum of decimals in floating point lands a few
+   * ulps off the decimal), or an escape and the value's 8 bytes.
+   */
+  nearDecimal: 5,
+  /**
+   * Near-decimal against a prediction (format v3, Σx² columns: the prediction is (Σx)²/n from the
+   * chunk's n and Σx columns of the same quantity): as scheme 5, but each d is coded as its
+   * difference from round(prediction · 10^k) instead of from the previous d.
+   */
+  predictedDecimal: 6,
+  /** Each value's ulp distance from the prediction, or an escape and its 8 bytes (format v3). */
+  predictedUlps: 7,
 } as const;
 
+/** Schemes whose reader needs the prediction. */
+export const isPredicted = (head: number): boolean => {
+  const scheme = head & SCHEME_MASK;
+  return (head & DEFLATED) === 0 && (scheme === ColumnScheme.predictedDecimal || scheme === ColumnScheme.predictedUlps);
+};
+
 const DEFLATED = 0x80;
+/** The rest is compressed with zstd (format v3 chunks; 0x80 is then clear). */
+const ZSTD = 0x40;
+const SCHEME_MASK = 0x3f;
 /** Integers this large could overflow a delta's zigzag past 2^53. */
 const MAX_INT = 2 ** 50;
 const MAX_DECIMALS = 9;
@@ -107,7 +133,7 @@ function fromXorPlanes(planes: Uint8Array, out: Float64Array): void {
   }
 }
 
-/** The column's bytes (its length is stored by the caller, like the value count). */
+/** The column's bytes (its length is stored by the caller, like the value count): format v2. */
 export function encodeColumn(xs: Float64Array): Uint8Array {
   if (xs.every((x) => x === 0 && !Object.is(x, -0))) return Uint8Array.of(ColumnScheme.zeros);
   const k = decimalsOf(xs);
@@ -156,10 +182,12 @@ function maybeDeflate(coded: Uint8Array): Uint8Array {
 }
 
 /** Decodes `count` values (throws BlockFormatError on damage). */
-export function decodeColumn(bytes: Uint8Array, count: number): Float64Array {
+export function decodeColumn(bytes: Uint8Array, count: number, predicted: Float64Array | null = null): Float64Array {
   const out = new Float64Array(count);
   const r0 = new ByteReader(bytes);
   const head = r0.byte();
+  if (isPredicted(head) && predicted?.length !== count) r0.fail('a predicted column without its prediction');
+  if (head & ZSTD) return decodeV3(r0, head, bytes, out, predicted);
   const scheme = head & ~DEFLATED;
   if (scheme === ColumnScheme.zeros) return out;
   if (scheme === ColumnScheme.xorPlanes) {
@@ -188,8 +216,293 @@ export function decodeColumn(bytes: Uint8Array, count: number): Float64Array {
       readDeltas(r, out, POW10[k]!);
       break;
     }
+    case ColumnScheme.nearDecimal:
+    case ColumnScheme.predictedDecimal:
+      if (head & DEFLATED) r0.fail('a deflated near-decimal column');
+      readNearDecimal(r, out, scheme === ColumnScheme.nearDecimal ? null : predicted);
+      break;
+    case ColumnScheme.predictedUlps:
+      if (head & DEFLATED) r0.fail('a deflated predicted column');
+      readPredictedUlps(r, out, predicted!);
+      break;
     default:
       r0.fail(`unknown column scheme ${scheme}`);
   }
   return out;
+}
+
+// ---- Format v3 (docs/format/rollup-chunk.md): zstd instead of deflate, and near-decimal columns.
+
+/** Columns shorter than this are stored uncompressed. */
+const ZSTD_MIN_BYTES = 24;
+/** Ulp distances are kept below this, so the 64-bit arithmetic on two 32-bit halves stays exact in doubles. */
+const MAX_ULPS = 2 ** 44;
+const TWO32 = 2 ** 32;
+const f64 = new Float64Array(1);
+const u32 = new Uint32Array(f64.buffer);
+
+/** x's ulp distance from y (same sign, both finite), or null when too far or of another sign. */
+function ulpsFrom(x: number, y: number): number | null {
+  f64[0] = y;
+  const yl = u32[0]!;
+  const yh = u32[1]!;
+  f64[0] = x;
+  const xl = u32[0]!;
+  const xh = u32[1]!;
+  if ((xh ^ yh) >>> 31 !== 0) return null;
+  const hi = (xh & 0x7fffffff) - (yh & 0x7fffffff);
+  if (hi > 2 ** 13 || hi < -(2 ** 13)) return null;
+  const d = hi * TWO32 + (xl - yl);
+  return Math.abs(d) < MAX_ULPS ? d : null;
+}
+
+/** The double `ulps` away from y in magnitude, keeping y's sign (null when that is not a finite double). */
+function atUlps(y: number, ulps: number): number | null {
+  f64[0] = y;
+  const sign = u32[1]! & 0x80000000;
+  const t = u32[0]! + ulps;
+  const lo = ((t % TWO32) + TWO32) % TWO32;
+  const hi = (u32[1]! & 0x7fffffff) + (t - lo) / TWO32;
+  if (hi < 0 || hi >= 0x7ff00000) return null;
+  u32[0] = lo;
+  u32[1] = (hi | sign) >>> 0;
+  return f64[0];
+}
+
+const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : Math.ceil(Math.log2(n + 1) / 7));
+
+interface NearDecimal {
+  k: number;
+  ints: number[];
+  /** zigzag(ulps) + 1, or 0: an escaped value. */
+  codes: number[];
+  escaped: number[];
+  bytes: number;
+}
+
+/** Bytes of the near-decimal coding at k (escapes at 10), or Infinity once past `limit`. */
+function nearDecimalCost(xs: Float64Array, k: number, predicted: Float64Array | null, limit: number): number {
+  const p = POW10[k]!;
+  let bytes = 2;
+  let prev = 0;
+  for (let i = 0; i < xs.length && bytes <= limit; i++) {
+    const x = xs[i]!;
+    const d = Math.round(x * p) + 0;
+    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT && !Object.is(x, -0) ? ulpsFrom(x, d / p) : null;
+    if (ulps === null) {
+      bytes += 10;
+      continue;
+    }
+    bytes += varintLength(zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p)))) + varintLength(zigzag(ulps) + 1);
+    prev = d;
+  }
+  return bytes <= limit ? bytes : Infinity;
+}
+
+function nearDecimalAt(xs: Float64Array, k: number, predicted: Float64Array | null): NearDecimal {
+  const p = POW10[k]!;
+  const out: NearDecimal = { k, ints: [], codes: [], escaped: [], bytes: 2 };
+  let prev = 0;
+  const base = (i: number): number => (predicted === null ? prev : predictedInt(predicted[i]!, p));
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i]!;
+    // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
+    const d = Math.round(x * p) + 0;
+    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT ? ulpsFrom(x, d / p) : null;
+    if (ulps === null || Object.is(x, -0)) {
+      out.ints.push(0);
+      out.codes.push(0);
+      out.escaped.push(x);
+      out.bytes += 10;
+      continue;
+    }
+    const delta = zigzag(d - base(i));
+    prev = d;
+    const code = zigzag(ulps) + 1;
+    out.ints.push(delta);
+    out.codes.push(code);
+    out.bytes += varintLength(delta) + varintLength(code);
+  }
+  return out;
+}
+
+/** round(prediction · 10^k), or 0 where that is no safe integer (the reader computes the same). */
+function predictedInt(x: number, p: number): number {
+  const d = Math.round(x * p);
+  return Number.isFinite(d) && Math.abs(d) <= MAX_INT ? d + 0 : 0;
+}
+
+function encodeNearDecimal(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array | null {
+  // The cheapest k, by coded length before compression (a cost past the best so far stops early).
+  let bestK = -1;
+  let bestBytes = Infinity;
+  for (let k = 0; k <= MAX_DECIMALS; k++) {
+    const bytes = nearDecimalCost(xs, k, predicted, bestBytes);
+    if (bytes < bestBytes) {
+      bestBytes = bytes;
+      bestK = k;
+    }
+  }
+  if (bestK < 0) return null;
+  const best = nearDecimalAt(xs, bestK, predicted);
+  if (best.escaped.length * 4 > xs.length) return null;
+  const w = new ByteWriter(best.bytes + 8);
+  w.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
+  w.byte(best.k);
+  for (const n of best.ints) w.varint(n);
+  for (const n of best.codes) w.varint(n);
+  const raw = new Float64Array(best.escaped);
+  w.bytes(new Uint8Array(raw.buffer));
+  return w.finish();
+}
+
+function zstd(coded: Uint8Array): Uint8Array {
+  if (coded.length < ZSTD_MIN_BYTES) return coded.slice();
+  const packed = zstdCompressSync(coded.subarray(1), { params: { [zlib.ZSTD_c_compressionLevel]: 3 } });
+  if (packed.length + 1 >= coded.length) return coded.slice();
+  const out = new Uint8Array(packed.length + 1);
+  out[0] = coded[0]! | ZSTD;
+  out.set(packed, 1);
+  return out;
+}
+
+/** Byte planes of XORed values, all of them zstd-compressed (format v3). */
+function encodeXorPlanesV3(xs: Float64Array): Uint8Array {
+  const w = new ByteWriter(xs.length * 8 + 1);
+  w.byte(ColumnScheme.xorPlanes);
+  w.bytes(xorPlanes(xs));
+  return zstd(w.finish());
+}
+
+/** Each value's ulps from the prediction (escaped where too far), or null when most are. */
+function encodePredictedUlps(xs: Float64Array, predicted: Float64Array): Uint8Array | null {
+  const w = new ByteWriter(xs.length * 5 + 8);
+  w.byte(ColumnScheme.predictedUlps);
+  const escaped: number[] = [];
+  for (let i = 0; i < xs.length; i++) {
+    const ulps = Number.isFinite(predicted[i]!) ? ulpsFrom(xs[i]!, predicted[i]!) : null;
+    if (ulps === null || Object.is(xs[i], -0) !== Object.is(predicted[i], -0)) {
+      w.varint(0);
+      escaped.push(xs[i]!);
+    } else {
+      w.varint(zigzag(ulps) + 1);
+    }
+  }
+  if (escaped.length * 4 > xs.length) return null;
+  w.bytes(new Uint8Array(new Float64Array(escaped).buffer));
+  return w.finish();
+}
+
+/**
+ * The column's bytes in format v3: the smallest of the v2 schemes (zstd for deflate),
+ * near-decimal, and, given a prediction of each value (Σx² columns), the predicted schemes.
+ */
+export function encodeColumnV3(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array {
+  if (xs.every((x) => x === 0 && !Object.is(x, -0))) return Uint8Array.of(ColumnScheme.zeros);
+  const k = decimalsOf(xs);
+  if (k >= 0) {
+    const w = new ByteWriter(xs.length * 2 + 8);
+    if (k === 0) w.byte(ColumnScheme.integers);
+    else {
+      w.byte(ColumnScheme.decimal);
+      w.byte(k);
+    }
+    writeDeltas(w, xs, POW10[k]!);
+    return zstd(w.finish());
+  }
+  // Every candidate is compressed: its length before zstd does not tell which is shortest after.
+  let best = encodeXorPlanesV3(xs);
+  const candidates = [encodeNearDecimal(xs)];
+  if (predicted !== null) candidates.push(encodeNearDecimal(xs, predicted), encodePredictedUlps(xs, predicted));
+  for (const c of candidates) {
+    if (c === null) continue;
+    const packed = zstd(c);
+    if (packed.length < best.length) best = packed;
+  }
+  return best;
+}
+
+function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64Array, predicted: Float64Array | null): Float64Array {
+  const scheme = head & SCHEME_MASK;
+  if (head & DEFLATED) r0.fail(`column scheme byte ${head}`);
+  let body: Uint8Array;
+  try {
+    body = zstdDecompressSync(bytes.subarray(1));
+  } catch {
+    r0.fail('column does not decompress');
+  }
+  const r = new ByteReader(body);
+  const count = out.length;
+  switch (scheme) {
+    case ColumnScheme.integers:
+      readDeltas(r, out, 1);
+      break;
+    case ColumnScheme.decimal: {
+      const k = r.byte();
+      if (k > MAX_DECIMALS) r.fail(`decimal exponent ${k}`);
+      readDeltas(r, out, POW10[k]!);
+      break;
+    }
+    case ColumnScheme.xorPlanes:
+      fromXorPlanes(r.bytes(count * 8), out);
+      break;
+    case ColumnScheme.nearDecimal:
+      readNearDecimal(r, out, null);
+      break;
+    case ColumnScheme.predictedDecimal:
+      readNearDecimal(r, out, predicted);
+      break;
+    case ColumnScheme.predictedUlps:
+      readPredictedUlps(r, out, predicted!);
+      break;
+    default:
+      r0.fail(`unknown column scheme ${scheme}`);
+  }
+  return out;
+}
+
+function readNearDecimal(r: ByteReader, out: Float64Array, predicted: Float64Array | null): void {
+  const k = r.byte();
+  if (k > MAX_DECIMALS) r.fail(`decimal exponent ${k}`);
+  const p = POW10[k]!;
+  const ints = new Float64Array(out.length);
+  if (predicted === null) readDeltas(r, ints, 1);
+  else for (let i = 0; i < ints.length; i++) ints[i] = predictedInt(predicted[i]!, p) + unzigzag(r.varint());
+  let escapes = 0;
+  for (let i = 0; i < out.length; i++) {
+    const code = r.varint();
+    if (code === 0) {
+      out[i] = NaN;
+      escapes++;
+      continue;
+    }
+    const x = atUlps(ints[i]! / p, unzigzag(code - 1));
+    if (x === null) r.fail('near-decimal value out of range');
+    out[i] = x;
+  }
+  fillEscapes(r, out, escapes);
+}
+
+/** The escaped values (8 bytes each, little-endian) into the slots marked NaN. */
+function fillEscapes(r: ByteReader, out: Float64Array, escapes: number): void {
+  if (escapes === 0) return;
+  const raw = r.bytes(escapes * 8);
+  const escaped = new Float64Array(new Uint8Array(raw).buffer); // a copy: raw may be an unaligned view into a Buffer
+  for (let i = 0, e = 0; i < out.length; i++) if (Number.isNaN(out[i]!) && e < escapes) out[i] = escaped[e++]!;
+}
+
+function readPredictedUlps(r: ByteReader, out: Float64Array, predicted: Float64Array): void {
+  let escapes = 0;
+  for (let i = 0; i < out.length; i++) {
+    const code = r.varint();
+    if (code === 0) {
+      out[i] = NaN;
+      escapes++;
+      continue;
+    }
+    const x = atUlps(predicted[i]!, unzigzag(code - 1));
+    if (x === null) r.fail('predicted value out of range');
+    out[i] = x;
+  }
+  fillEscapes(r, out, escapes);
 }

@@ -1,10 +1,10 @@
-// Rollup chunk format v2: column codecs pinned by hex and round-tripped on random input,
+// Rollup chunk formats v2 and v3: column codecs pinned by hex and round-tripped on random input,
 // whole chunks round-tripped, and reads summing chunk periods into slots.
 import test from 'ava';
 import fc from 'fast-check';
 import { accumulate, emptyAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { CHUNK_PERIODS, chunkStartOf, encodeChunk, PARTS, QUANTITIES, RollupChunk, type ChunkPeriods } from '../../model/rollup/chunk.js';
-import { ColumnScheme, decimalsOf, decodeColumn, encodeColumn } from '../../model/rollup/column-codec.js';
+import { ColumnScheme, decimalsOf, decodeColumn, encodeColumn, encodeColumnV3 } from '../../model/rollup/column-codec.js';
 import { RollupSlots } from '../../model/rollup/slots.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -52,6 +52,39 @@ test('columns round-trip any doubles exactly', (t) => {
   t.pass();
 });
 
+test('v3 columns round-trip any doubles exactly', (t) => {
+  const special = fc.constantFrom(0, -0, NaN, Infinity, -Infinity, Number.MAX_VALUE, Number.MIN_VALUE, 2 ** 53, -(2 ** 60), 0.1, 1e-9, 0.1 + 0.2, -1e-17);
+  const decimal = fc.integer({ min: -1e9, max: 1e9 }).chain((n) => fc.constantFrom(n, n / 10, n / 1000, n / 1e6, n / 10 + 0.2, n * 1e9 + 0.1));
+  const v3 = (xs: number[]) => Array.from(decodeColumn(encodeColumnV3(Float64Array.from(xs)), xs.length));
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.double(), special, decimal, decimal, decimal), { maxLength: 300 }), (xs) => {
+      const back = v3(xs);
+      return back.length === xs.length && xs.every((x, i) => Object.is(back[i], x));
+    }),
+    { numRuns: 2000 },
+  );
+  t.pass();
+});
+
+test('v3: floating-point sums of decimals code as near-decimal, each value its ulps from the decimal', (t) => {
+  // Sums of six 2-decimal values, as an accumulator adds them: most land a few ulps off the decimal.
+  let x = 7;
+  const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const sums = Float64Array.from({ length: 1440 }, () => {
+    let s = 0;
+    for (let i = 0; i < 6; i++) s += Math.round(next() * 10000) / 100;
+    return s;
+  });
+  t.is(decimalsOf(sums), -1, 'not exact decimals');
+  const coded = encodeColumnV3(sums);
+  t.is(coded[0]! & 0x3f, ColumnScheme.nearDecimal);
+  t.is(coded[0]! & 0x40, 0x40, 'zstd');
+  t.true(coded.length < encodeColumn(sums).length / 2, `${coded.length} bytes in v3, ${encodeColumn(sums).length} in v2`);
+  t.deepEqual(decodeColumn(coded, sums.length), sums);
+  // Short: stored uncompressed; 0.1 + 0.2 is 0.3 and 1 ulp.
+  t.is(hex(encodeColumnV3(Float64Array.of(0.1 + 0.2))), '05010603'); // k 1, d 3 (zigzag 6), 1 ulp (zigzag 2, + 1)
+});
+
 test('a damaged column is a format error, not a wrong answer', (t) => {
   t.throws(() => decodeColumn(Uint8Array.of(0x09), 1), { message: /unknown column scheme/ });
   t.throws(() => decodeColumn(Uint8Array.of(ColumnScheme.integers, 0x80), 2), { message: /end of block/ });
@@ -79,6 +112,43 @@ test('chunks round-trip every period and column; an empty chunk too', (t) => {
   }
   t.is(new RollupChunk(encodeChunk(new Map())).slots.length, 0);
   t.throws(() => new RollupChunk([Uint8Array.of(1, 0)]), { message: /version 1/ });
+});
+
+test('v3: Σx² columns are coded against (Σx)²/n, and a read of Σx² alone is given n and Σx', (t) => {
+  // Byte-sized gauges (integers near 2^34): Σx² is far past 2^53, but within a few 1e-6 of (Σx)²/n.
+  let x = 11;
+  const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const samples = { ts: Array.from({ length: 3600 }, (_, i) => i * 10_000), values: [] as number[] };
+  let v = 2 ** 34;
+  for (let i = 0; i < 3600; i++) samples.values.push((v += Math.round((next() - 0.5) * 2 ** 26)));
+  const periods: ChunkPeriods = new Map([...accumulate(samples, 60_000, null).periods].map(([s, acc]) => [s / 60_000, acc]));
+  const records = encodeChunk(periods);
+  const sumsq = 2;
+  const chunk = new RollupChunk(records);
+  t.deepEqual(chunk.periods(), periods);
+  const alone = new RollupChunk(records.map((r, c) => (c === sumsq ? r : undefined)));
+  t.deepEqual(alone.copiedColumns().sort(), [0, 1]);
+  t.deepEqual(alone.with(records).column('value', 'sumsq'), chunk.column('value', 'sumsq'));
+  const v2Bytes = encodeColumn(chunk.column('value', 'sumsq')).length;
+  t.true(records[sumsq]!.length < v2Bytes * 0.85, `Σx² in ${records[sumsq]!.length} bytes, ${v2Bytes} in v2`);
+});
+
+test('a chunk of format v2 (written before v3) reads back its periods', (t) => {
+  const periods = randomPeriods(4);
+  // A v2 chunk: the same header with version 2, and the v2 column codec (deflate, no near-decimal).
+  const v3 = encodeChunk(periods);
+  const headerLength = v3[0]!.length - encodeColumnV3(new RollupChunk(v3).column('value', 'n')).length;
+  const v2 = v3.map((record, c) => {
+    const column = new RollupChunk(v3).column(QUANTITIES[Math.floor(c / 3)]!, PARTS[c % 3]!);
+    const body = encodeColumn(column);
+    const out = new Uint8Array(headerLength + body.length);
+    out.set(record.subarray(0, headerLength));
+    out[0] = 2;
+    out.set(body, headerLength);
+    return out;
+  });
+  t.is(v3[0]![0], 3);
+  t.deepEqual(new RollupChunk(v2).periods(), periods);
 });
 
 test('slots sum the periods of a finer level and take recalculated ones over stored ones', (t) => {

@@ -1,5 +1,5 @@
 // storage/rollup-migration.ts on a real RocksDB: v1 records (one 101-byte accumulator per
-// period) become v2 chunks holding the same accumulators, grouped by metric, level and chunk;
+// period) become chunks (now format v3) holding the same accumulators, grouped by metric, level and chunk;
 // no v1 record is left and the format is recorded, after which migration is a no-op; a store
 // half migrated (some chunks already v2) finishes; an unknown record stops the open.
 import test from 'ava';
@@ -55,14 +55,14 @@ test('v1 records become chunks with the same accumulators, per metric, level and
     t.deepEqual(await storedPeriods(store, ref(2), 60, 0, CHUNK60), [[60_000, acc(1, 99)]]);
     t.is((await keyKinds(store)).v1, 0, 'no v1 record left');
     t.is((await keyKinds(store)).v2, 4 * 15, '4 chunks of 15 columns');
-    t.deepEqual([...((await store.get(CF.state, STATE_KEY.rollupFormat)) ?? [])], [2]);
+    t.deepEqual([...((await store.get(CF.state, STATE_KEY.rollupFormat)) ?? [])], [3]);
   });
 });
 
 test('once the format is recorded, migration reads nothing more', async (t) => {
   await withStore(async ({ store }) => {
     await migrateRollups(store);
-    t.deepEqual([...((await store.get(CF.state, STATE_KEY.rollupFormat)) ?? [])], [2], 'an empty store is marked migrated');
+    t.deepEqual([...((await store.get(CF.state, STATE_KEY.rollupFormat)) ?? [])], [3], 'an empty store is marked migrated');
     // A record that would stop a migration (not v1, not v2) is never looked at again.
     await store.batch().put(CF.rollup, rollupKey(metricId(1), 60, 0), Buffer.from([9, 9, 9])).write();
     await t.notThrowsAsync(migrateRollups(store));
