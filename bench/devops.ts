@@ -17,7 +17,6 @@ import { UUID } from './dataset.js';
 import { diskByKindLine, diskBytes, startFerrite, startVictoriaMetrics, victoriaMetricsAvailable, type Running } from './peers.js';
 import { FIELDS, prng, series } from './devops-data.js';
 import { recordFigure } from './summary.js';
-import { FIELDS, prng, series } from './devops-data.js';
 
 interface Options {
   hosts: number;
