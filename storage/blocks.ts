@@ -169,10 +169,14 @@ export class BlockStore {
     return Array.from({ length: count }, (_, i) => this.sealed + 1 + i);
   }
 
-  /** Stages one block, numbered by a sequence from `nextSeqs`, and the partition's seal sequence. */
+  /** Stages one block, numbered by a sequence from `nextSeqs` (stage the seal sequence too: `stageSealSeq`). */
   stageBlock(batch: StoreBatch, metric: BlockOwner, kind: DataKind, windowStart: number, seq: number, samples: Series<BufferValue>): void {
     const layout = LAYOUT[kind];
     batch.put(layout.cf, blockKey(metric.id, windowStart, seq), layout.encode(samples));
+  }
+
+  /** Stages the partition's seal sequence, once per batch of blocks: the highest `seq` staged. */
+  stageSealSeq(batch: StoreBatch, seq: number): void {
     batch.put(CF.state, sealSeqKey(this.partition), encodeU64(seq));
   }
 

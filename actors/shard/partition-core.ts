@@ -120,7 +120,7 @@ export class PartitionCore {
   }
 
   async sealAll(): Promise<void> {
-    await this.seal([...this.open.all()]);
+    await this.seal([...this.open.all()], false);
     await this.deps.histograms.seal();
     await this.activity.flushAll();
   }
@@ -305,6 +305,7 @@ export class PartitionCore {
     metric.unsealed = false;
     const [seq] = this.deps.blocks.nextSeqs(1) as [number];
     this.deps.blocks.stageBlock(batch, metric, kind, window, seq, kept);
+    this.deps.blocks.stageSealSeq(batch, seq);
     return seq;
   }
 
@@ -333,10 +334,13 @@ export class PartitionCore {
     return this.merges.step(this.deps.blocks, this.span, (s) => this.normalize('numeric', s));
   }
 
-  /** Writes each buffer as a block, in one batch, then closes them. */
-  private async seal(buffers: { state: MetricState; buffer: WindowBuffer }[]): Promise<void> {
+  /**
+   * Writes each buffer as a block, in one batch, then closes them. `noteMerges`: windows sealed
+   * into again are noted for a merge (not at a stop: the notes live in this process only).
+   */
+  private async seal(buffers: { state: MetricState; buffer: WindowBuffer }[], noteMerges = true): Promise<void> {
     if (buffers.length === 0) return;
-    for (const { state, buffer } of buffers) if (buffer.kind === 'numeric') await this.merges.noteSeal(this.deps.blocks, state.info, buffer.windowStart, this.span);
+    if (noteMerges) for (const { state, buffer } of buffers) if (buffer.kind === 'numeric') await this.merges.noteSeal(this.deps.blocks, state.info, buffer.windowStart, this.span);
     const batch = this.deps.blocks.batch();
     const seqs = this.deps.blocks.nextSeqs(buffers.length);
     try {
@@ -346,6 +350,7 @@ export class PartitionCore {
         this.deps.blocks.stageBlock(batch, state.info, buffer.kind, buffer.windowStart, seqs[i]!, samples);
         if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, state.info.idHex, buffer.windowStart);
       });
+      this.deps.blocks.stageSealSeq(batch, seqs[seqs.length - 1]!);
     } catch (error) {
       batch.discard();
       throw error;
