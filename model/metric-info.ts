@@ -19,16 +19,23 @@ export interface MetricInfo extends MetricIdentity {
    * cleared by the partition before it seals the first block.
    */
   unsealed: boolean;
+  /**
+   * The shard's first open buffer of the metric (actors/shard/open-buffers.ts), -1 when none:
+   * its buffers are found without a map lookup.
+   */
+  openHead: number;
+  /** Activity slice of the last sample the shard noted for the metric (it notes each slice once). */
+  lastSlice: number;
 }
 
 /** A metric not yet seen by the index; every MetricInfo is built here, so all share one shape. */
 export function newMetricInfo(identity: MetricIdentity, id: Buffer, idHex: string, partition: number): MetricInfo {
   const { key, accountId, uuid, checkName, name } = identity;
-  return { key, accountId, uuid, checkName, name, id, idHex, partition, indexId: -1, unsealed: false };
+  return { key, accountId, uuid, checkName, name, id, idHex, partition, indexId: -1, unsealed: false, openHead: -1, lastSlice: -1 };
 }
 
 /** Enough of a metric to find its data: what rollup markers on disk can rebuild. */
-export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'> & Partial<Pick<MetricInfo, 'unsealed'>>;
+export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'> & Partial<Pick<MetricInfo, 'unsealed' | 'openHead'>>;
 
 /** The fields that name a metric on every node (storage ids and partitions are node-local). */
 export interface PortableIdentity {

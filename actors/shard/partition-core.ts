@@ -15,8 +15,7 @@ import type { RawSource, RollupEngine, RollupSlots, RollupStore } from '../../st
 import type { Tombstone, Tombstones } from '../../storage/tombstones.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
-import type { WindowBuffer } from './window-buffer.js';
-import { OpenBuffers, type MetricState } from './open-buffers.js';
+import { OpenBuffers, type BufferId } from './open-buffers.js';
 import { BlockMerges } from './block-merges.js';
 import { activitySlice } from '../../model/activity.js';
 
@@ -31,6 +30,8 @@ export interface PartitionDeps {
   /** Shared by the shard's partitions (one JS thread); see storage/tombstones.ts. */
   tombstones: Tombstones;
   now: () => number;
+  /** The shard's MetricInfo of a metric id, if it has one (actors/shard/series-table.ts). */
+  series?: (idHex: string) => MetricInfo | undefined;
 }
 
 /** Most scheduled buffers one checkpoint seals (full ones are always sealed). */
@@ -47,7 +48,7 @@ export class PartitionCore {
     this.activity = deps.activity;
     this.combine = sampleCombiner(deps.config.conflictResolver);
     const c = deps.config;
-    this.open = new OpenBuffers({ spanMs: c.blockSpanMs, maxBlockSamples: c.maxBlockSamples, sealQuietMs: c.sealQuietMs, maxBufferAgeMs: c.maxBufferAgeMs });
+    this.open = new OpenBuffers({ spanMs: c.blockSpanMs, maxBlockSamples: c.maxBlockSamples, sealQuietMs: c.sealQuietMs, maxBufferAgeMs: c.maxBufferAgeMs }, deps.series);
   }
 
   get span(): number {
@@ -62,21 +63,16 @@ export class PartitionCore {
     const stones = this.deps.tombstones;
     let full = false;
     const { metrics, ts, values } = samples;
-    let metric: MetricInfo | null = null;
-    let state: MetricState | null = null;
+    const table = this.open.table;
     for (let i = 0; i < samples.length; i++) {
       const t = ts[i]!;
       const m = metrics[i]!;
       if (stones.size > 0 && stones.drops(m.idHex, 'numeric', t, seq)) continue;
-      if (m !== metric) {
-        metric = m;
-        state = this.open.stateOf(m);
-      }
-      this.noteActivity(state!, t);
-      const buffer = this.open.bufferFor(state!, 'numeric', t - (t % span), seq, now);
-      buffer.append(t, values[i]!, now, 0);
-      if (buffer.size === max) {
-        this.open.filled(state!, buffer);
+      this.noteActivity(m, t);
+      const buffer = this.open.bufferFor(m, 'numeric', t - (t % span), seq, now);
+      table.append(buffer, t, values[i]!, now, 0);
+      if (table.size(buffer) === max) {
+        this.open.filled(buffer);
         full = true;
       }
     }
@@ -92,12 +88,11 @@ export class PartitionCore {
       if (r.set === true) return this.deps.histograms.setPeriod(r.metric, r.ts, r.value, seq);
       return this.deps.histograms.apply(r.metric, r.ts, r.value, seq, r.cumulative === true);
     }
-    const state = this.open.stateOf(r.metric);
-    this.noteActivity(state, r.ts);
-    const buffer = this.open.bufferFor(state, r.kind, r.ts - (r.ts % this.span), seq, now);
-    buffer.append(r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
-    if (buffer.size !== this.deps.config.maxBlockSamples) return false;
-    this.open.filled(state, buffer);
+    this.noteActivity(r.metric, r.ts);
+    const buffer = this.open.bufferFor(r.metric, r.kind, r.ts - (r.ts % this.span), seq, now);
+    this.open.table.append(buffer, r.ts, r.value as BufferValue, now, r.kind === 'numeric' ? (r.generation ?? 0) : 0);
+    if (this.open.table.size(buffer) !== this.deps.config.maxBlockSamples) return false;
+    this.open.filled(buffer);
     return true;
   }
 
@@ -105,11 +100,11 @@ export class PartitionCore {
    * Activity is noted once per metric and 5-minute slice, not once per sample (a slice
    * noted once is in the stored windows after the next flush, so noting it again adds nothing).
    */
-  private noteActivity(state: MetricState, ts: number): void {
+  private noteActivity(metric: MetricInfo, ts: number): void {
     const slice = activitySlice(ts);
-    if (slice === state.lastSlice) return;
-    state.lastSlice = slice;
-    this.activity.note(state.info.id, state.info.idHex, ts);
+    if (slice === metric.lastSlice) return;
+    metric.lastSlice = slice;
+    this.activity.note(metric.id, metric.idHex, ts);
   }
 
   /** Seals the buffers that are due (full, window ended and quiet, or too old). */
@@ -120,7 +115,7 @@ export class PartitionCore {
   }
 
   async sealAll(): Promise<void> {
-    await this.seal([...this.open.all()], false);
+    await this.seal(this.open.all(), false);
     await this.deps.histograms.seal();
     await this.activity.flushAll();
   }
@@ -194,7 +189,7 @@ export class PartitionCore {
       const older = await this.readBackwards(metric, 'numeric', before, (s) => enough(concatSeries([s, same])));
       return concatSeries([older, same]) as Series<NumericValue>;
     },
-    openWindows: (metric) => this.open.get(metric.idHex)?.buffers.numericWindows() ?? [],
+    openWindows: (metric) => this.open.numericWindows(metric),
   };
 
   readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {
@@ -209,8 +204,7 @@ export class PartitionCore {
   /** Every sample of `kind` with start <= ts < end, one per timestamp, in time order. */
   async read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
     const parts = await this.deps.blocks.read(metric, kind, start, end, this.span);
-    const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, start, end, this.span) ?? [];
-    for (const b of open.sort((x, y) => x.windowStart - y.windowStart)) parts.push(b.series());
+    for (const b of this.open.overlapping(metric, kind, start, end)) parts.push(this.open.table.series(b));
     return sliceSeries(this.normalize(kind, concatSeries(parts)), start, end);
   }
 
@@ -226,18 +220,13 @@ export class PartitionCore {
     enough: (s: Series<BufferValue>) => boolean,
   ): Promise<Series<BufferValue>> {
     const limit = before - (before % this.span);
-    const open = (this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, limit, this.span) ?? []).sort(
-      (x, y) => y.windowStart - x.windowStart,
-    );
+    const open = this.open.overlapping(metric, kind, 0, limit).reverse();
     const windows: Series<BufferValue>[] = [];
     let upper = limit;
     // Adds everything from window `from` up to the last one added, and says if that suffices.
     const addDownTo = (from: number, sealed: Series<BufferValue>[]): boolean => {
       const parts = [...sealed];
-      while (open.length > 0 && open[0]!.windowStart >= from) {
-        const b = open.shift()!;
-        parts.push(b.series());
-      }
+      while (open.length > 0 && this.open.table.windowStart(open[0]!) >= from) parts.push(this.open.table.series(open.shift()!));
       upper = from;
       if (parts.length > 0) windows.unshift(this.normalize(kind, concatSeries(parts)));
       return enough(this.normalize(kind, concatSeries(windows)));
@@ -266,8 +255,7 @@ export class PartitionCore {
   /** True when the metric has `kind` data stamped before `before` (histograms: in the given levels). */
   async hasDataBefore(metric: MetricInfo, kind: DataKind, before: number, periods: readonly number[] | null): Promise<boolean> {
     if (kind === 'histogram') return this.deps.histograms.hasDataBefore(metric, before, periods);
-    const open = this.open.get(metric.idHex)?.buffers.overlapping(kind, 0, before, this.span) ?? [];
-    if (open.some((b) => b.hasBefore(before))) return true;
+    if (this.open.overlapping(metric, kind, 0, before).some((b) => this.open.table.hasBefore(b, before))) return true;
     return this.deps.blocks.anyBefore(metric, kind, before, this.span);
   }
 
@@ -284,10 +272,9 @@ export class PartitionCore {
     await batch.write();
     if (kind === 'numeric') this.deps.rollups.rawChanged(metric.idHex);
     if (rewritten !== null) this.deps.blocks.committed(rewritten);
-    const state = this.open.get(metric.idHex);
-    for (const b of state?.buffers.overlapping(kind, 0, before, this.span) ?? []) {
-      b.dropBefore(before);
-      if (b.size === 0) this.open.close(state!, b);
+    for (const b of this.open.overlapping(metric, kind, 0, before)) {
+      this.open.table.dropBefore(b, before);
+      if (this.open.table.size(b) === 0) this.open.close(b);
     }
   }
 
@@ -315,7 +302,7 @@ export class PartitionCore {
     this.deps.rollups.deleteAll(batch, metric);
     this.deps.histograms.forgetCumulative(batch, metric);
     await batch.write();
-    this.open.drop(metric.idHex);
+    this.open.drop(metric);
     await this.activity.drop(metric.id, metric.idHex);
   }
 
@@ -338,17 +325,20 @@ export class PartitionCore {
    * Writes each buffer as a block, in one batch, then closes them. `noteMerges`: windows sealed
    * into again are noted for a merge (not at a stop: the notes live in this process only).
    */
-  private async seal(buffers: { state: MetricState; buffer: WindowBuffer }[], noteMerges = true): Promise<void> {
+  private async seal(buffers: BufferId[], noteMerges = true): Promise<void> {
     if (buffers.length === 0) return;
-    if (noteMerges) for (const { state, buffer } of buffers) if (buffer.kind === 'numeric') await this.merges.noteSeal(this.deps.blocks, state.info, buffer.windowStart, this.span);
+    const t = this.open.table;
+    if (noteMerges) for (const b of buffers) if (t.kind(b) === 'numeric') await this.merges.noteSeal(this.deps.blocks, t.owner(b), t.windowStart(b), this.span);
     const batch = this.deps.blocks.batch();
     const seqs = this.deps.blocks.nextSeqs(buffers.length);
     try {
-      buffers.forEach(({ state, buffer }, i) => {
-        const samples = this.normalize(buffer.kind, buffer.series());
-        state.info.unsealed = false; // before the block exists: a read must look for it from now on
-        this.deps.blocks.stageBlock(batch, state.info, buffer.kind, buffer.windowStart, seqs[i]!, samples);
-        if (buffer.kind === 'numeric') this.deps.rollups.markSealed(batch, state.info.idHex, buffer.windowStart);
+      buffers.forEach((b, i) => {
+        const metric = t.owner(b);
+        const kind = t.kind(b);
+        const samples = this.normalize(kind, t.series(b));
+        metric.unsealed = false; // before the block exists: a read must look for it from now on
+        this.deps.blocks.stageBlock(batch, metric, kind, t.windowStart(b), seqs[i]!, samples);
+        if (kind === 'numeric') this.deps.rollups.markSealed(batch, metric.idHex, t.windowStart(b));
       });
       this.deps.blocks.stageSealSeq(batch, seqs[seqs.length - 1]!);
     } catch (error) {
@@ -357,9 +347,12 @@ export class PartitionCore {
     }
     await batch.write();
     this.deps.blocks.committed(seqs[seqs.length - 1]!);
-    for (const { state, buffer } of buffers) {
-      this.open.close(state, buffer);
-      if (buffer.kind === 'numeric') this.deps.rollups.note(state.info.idHex, buffer.windowStart);
+    for (const b of buffers) {
+      const numeric = t.kind(b) === 'numeric';
+      const idHex = t.owner(b).idHex;
+      const window = t.windowStart(b);
+      this.open.close(b);
+      if (numeric) this.deps.rollups.note(idHex, window);
     }
   }
 }

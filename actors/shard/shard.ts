@@ -77,7 +77,7 @@ export class Shard {
     this.index = storage.index;
     const hooks: PartitionHooks = { onFault: (p, e) => events.fault(p, e) };
     for (const [p, stores] of storage.partitions) {
-      this.partitions.set(p, new Partition(p, { index: p, config: setup.config, ...stores, tombstones: storage.tombstones, now: Date.now }, hooks));
+      this.partitions.set(p, new Partition(p, { index: p, config: setup.config, ...stores, tombstones: storage.tombstones, now: Date.now, series: (idHex) => this.series.find(idHex) }, hooks));
     }
   }
 
@@ -309,7 +309,7 @@ export class Shard {
     await batch.write();
     this.index.removed(metric.id);
     metric.indexId = -1;
-    this.series.forget(m.key);
+    this.series.forget(m.idHex);
     return 'deleted';
   }
 

@@ -1,192 +1,238 @@
-// The open, not-yet-sealed samples of one metric, one data kind and one block window.
-// With a million active series an open buffer is mostly overhead, so a buffer of plain
-// doubles keeps its samples interleaved (ts, value, ts, value…) in one small Float64Array,
-// and switches to plain arrays only for other values (text, null, 64-bit integers).
+// The open, not-yet-sealed samples of every (metric, data kind, block window) of a partition,
+// as a table of columns indexed by buffer id (issue 30: with a million active series an open
+// buffer must not be a handful of V8 objects). Plain doubles go as (ts, value) pairs into chunks
+// of pooled typed memory (actors/shard/sample-chunks.ts); a buffer switches to plain arrays only
+// once another value arrives (text, null, 64-bit integers) or a sample carries a generation.
 import type { DataKind } from '../../model/ingest-record.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import type { Series } from '../../model/series.js';
 import type { BufferValue } from '../../model/types.js';
+import { CHUNK_PAIRS, NO_CHUNK, SampleChunks } from './sample-chunks.js';
 
 export type { BufferValue };
 
-/** Pairs a new buffer has room for: most series get one sample per window at a time. */
-const INITIAL_PAIRS = 2;
+/** An open buffer's row in its table; ids of closed buffers are reused. */
+export type BufferId = number;
+export const NO_BUFFER: BufferId = -1;
 
-export class WindowBuffer {
-  /** (ts, value) pairs while every value is a double; null once one is not. */
-  private pairs: Float64Array | null;
-  private ts: number[] | null = null;
-  private values: BufferValue[] | null = null;
-  /** Generations, kept only once a sample with a non-zero one arrives. */
-  private gens: number[] | null = null;
-  private n = 0;
-  /** Journal sequence of the oldest sample here: the journal must be kept from it on. */
-  readonly firstSeq: number;
-  /** Wall-clock ms when the buffer was opened and last appended to. */
-  readonly openedAt: number;
-  lastAppendAt: number;
-  /** Sealed or emptied: no longer among its metric's open buffers. */
-  closed = false;
+const KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
+const KIND_CODE: Record<DataKind, number> = { numeric: 0, text: 1, histogram: 2 };
 
-  constructor(
-    readonly kind: DataKind,
-    readonly windowStart: number,
-    seq: number,
-    now: number,
-  ) {
-    this.firstSeq = seq;
-    this.openedAt = now;
-    this.lastAppendAt = now;
-    this.pairs = kind === 'numeric' ? new Float64Array(INITIAL_PAIRS * 2) : null;
-    if (this.pairs === null) this.toArrays();
+/** A buffer's samples once they are not all plain doubles. */
+interface ArraySamples {
+  ts: number[];
+  values: BufferValue[];
+  /** Kept only once a sample with a non-zero generation arrives. */
+  gens: number[] | null;
+}
+
+export class BufferTable {
+  private readonly chunks = new SampleChunks();
+  private rows = 0;
+  private kinds = new Uint8Array(0);
+  private sizes = new Uint32Array(0);
+  /** First and last chunk of a buffer in pair form; NO_CHUNK in array form or when empty. */
+  private heads = new Int32Array(0);
+  private tails = new Int32Array(0);
+  /** The next open buffer of the same metric (OpenBuffers keeps each metric's as a list). */
+  private nexts = new Int32Array(0);
+  private windowStarts = new Float64Array(0);
+  private firstSeqs = new Float64Array(0);
+  private openedAts = new Float64Array(0);
+  private lastAppendAts = new Float64Array(0);
+  /** The metric of each open buffer; undefined for a free row. */
+  private readonly owners: (MetricInfo | undefined)[] = [];
+  private readonly arrays = new Map<BufferId, ArraySamples>();
+  private readonly freeRows: BufferId[] = [];
+  private used = 0;
+
+  /** A new empty buffer. */
+  create(owner: MetricInfo, kind: DataKind, windowStart: number, seq: number, now: number): BufferId {
+    const b = this.freeRows.pop() ?? this.newRow();
+    this.owners[b] = owner;
+    this.kinds[b] = KIND_CODE[kind];
+    this.sizes[b] = 0;
+    this.heads[b] = NO_CHUNK;
+    this.tails[b] = NO_CHUNK;
+    this.nexts[b] = NO_BUFFER;
+    this.windowStarts[b] = windowStart;
+    this.firstSeqs[b] = seq;
+    this.openedAts[b] = now;
+    this.lastAppendAts[b] = now;
+    if (kind !== 'numeric') this.arrays.set(b, { ts: [], values: [], gens: null });
+    this.used++;
+    return b;
   }
 
-  append(ts: number, value: BufferValue, now: number, generation = 0): void {
-    this.lastAppendAt = now;
-    if (this.pairs !== null && typeof value === 'number' && generation === 0) {
-      if (this.n * 2 === this.pairs.length) this.growPairs();
-      this.pairs[this.n * 2] = ts;
-      this.pairs[this.n * 2 + 1] = value;
-      this.n++;
-      return;
+  /** Lets go of a buffer's samples and its row. */
+  free(b: BufferId): void {
+    this.chunks.freeChain(this.heads[b]!);
+    this.arrays.delete(b);
+    this.owners[b] = undefined;
+    this.freeRows.push(b);
+    this.used--;
+  }
+
+  append(b: BufferId, ts: number, value: BufferValue, now: number, generation = 0): void {
+    this.lastAppendAts[b] = now;
+    const n = this.sizes[b]!;
+    const arrays = this.arrays.get(b) ?? (typeof value === 'number' && generation === 0 ? undefined : this.toArrays(b));
+    this.sizes[b] = n + 1;
+    if (arrays === undefined) return this.appendPair(b, n, ts, value as number);
+    if (generation !== 0 && arrays.gens === null) arrays.gens = new Array<number>(n).fill(0);
+    arrays.ts.push(ts);
+    arrays.values.push(value);
+    arrays.gens?.push(generation);
+  }
+
+  /** The samples as appended (not normalised), in arrays a caller may keep. */
+  series(b: BufferId): Series<BufferValue> {
+    const arrays = this.arrays.get(b);
+    if (arrays !== undefined) {
+      const out: Series<BufferValue> = { ts: arrays.ts.slice(), values: arrays.values.slice() };
+      if (arrays.gens !== null) out.gens = arrays.gens.slice();
+      return out;
     }
-    if (this.pairs !== null) this.toArrays();
-    if (generation !== 0 && this.gens === null) this.gens = new Array<number>(this.n).fill(0);
-    this.ts!.push(ts);
-    this.values!.push(value);
-    this.gens?.push(generation);
-    this.n++;
+    return this.pairs(b);
   }
 
-  /**
-   * Drops the samples of a buffer that was sealed or emptied. The seal schedule may hold on to a
-   * closed buffer until its window's due time (minutes), and a full buffer's samples are the
-   * bulk of a shard's memory under steady ingest.
-   */
-  release(): void {
-    this.pairs = null;
-    this.ts = [];
-    this.values = [];
-    this.gens = null;
-    this.n = 0;
-  }
-
-  /** The samples as appended (not normalised); arrays a caller may keep. */
-  series(): Series<BufferValue> {
-    if (this.pairs !== null) {
-      const ts = new Array<number>(this.n);
-      const values = new Array<BufferValue>(this.n);
-      for (let i = 0; i < this.n; i++) {
-        ts[i] = this.pairs[i * 2]!;
-        values[i] = this.pairs[i * 2 + 1]!;
+  /** A buffer's pairs (in pair form), copied out. */
+  private pairs(b: BufferId): { ts: number[]; values: BufferValue[] } {
+    const n = this.sizes[b]!;
+    const ts = new Array<number>(n);
+    const values = new Array<BufferValue>(n);
+    let i = 0;
+    for (let c = this.heads[b]!; c !== NO_CHUNK; c = this.chunks.next(c)) {
+      const slab = this.chunks.slab(c);
+      const base = this.chunks.offset(c);
+      for (let k = 0; k < CHUNK_PAIRS && i < n; k++, i++) {
+        ts[i] = slab[base + 2 * k]!;
+        values[i] = slab[base + 2 * k + 1]!;
       }
-      return { ts, values };
     }
-    return this.gens === null ? { ts: this.ts!.slice(), values: this.values!.slice() } : { ts: this.ts!.slice(), values: this.values!.slice(), gens: this.gens.slice() };
-  }
-
-  get size(): number {
-    return this.n;
+    return { ts, values };
   }
 
   /** True when a sample is stamped before `ts`. */
-  hasBefore(ts: number): boolean {
-    for (let i = 0; i < this.n; i++) if (this.tsAt(i) < ts) return true;
-    return false;
+  hasBefore(b: BufferId, ts: number): boolean {
+    return this.series(b).ts.some((t) => t < ts);
   }
 
   /** Removes samples stamped before `ts` (a delete); appended order is kept. */
-  dropBefore(ts: number): void {
-    this.toArrays();
-    const t = this.ts!;
-    const v = this.values!;
+  dropBefore(b: BufferId, ts: number): void {
+    const arrays = this.toArrays(b);
     let w = 0;
-    for (let i = 0; i < this.n; i++) {
-      if (t[i]! < ts) continue;
-      t[w] = t[i]!;
-      if (this.gens !== null) this.gens[w] = this.gens[i]!;
-      v[w++] = v[i]!;
+    for (let i = 0; i < arrays.ts.length; i++) {
+      if (arrays.ts[i]! < ts) continue;
+      arrays.ts[w] = arrays.ts[i]!;
+      if (arrays.gens !== null) arrays.gens[w] = arrays.gens[i]!;
+      arrays.values[w++] = arrays.values[i]!;
     }
-    this.n = w;
-    t.length = w;
-    v.length = w;
-    if (this.gens !== null) this.gens.length = w;
+    arrays.ts.length = w;
+    arrays.values.length = w;
+    if (arrays.gens !== null) arrays.gens.length = w;
+    this.sizes[b] = w;
   }
 
-  private tsAt(i: number): number {
-    return this.pairs !== null ? this.pairs[i * 2]! : this.ts![i]!;
+  size(b: BufferId): number {
+    return this.sizes[b]!;
   }
 
-  private growPairs(): void {
-    const next = new Float64Array(this.pairs!.length * 2);
-    next.set(this.pairs!);
-    this.pairs = next;
+  kind(b: BufferId): DataKind {
+    return KINDS[this.kinds[b]!]!;
   }
 
-  /** Leaves the compact form (a value that is not a double arrived, or a delete trims). */
-  private toArrays(): void {
-    if (this.ts !== null) return;
-    const { ts, values } = this.pairs === null ? { ts: [], values: [] } : this.series();
-    this.ts = ts;
-    this.values = values;
-    this.pairs = null;
-  }
-}
-
-/**
- * All open buffers of one metric. Nearly always a single numeric window is open, so that
- * one is held directly and a map is made only for more.
- */
-export class MetricBuffers {
-  private first: WindowBuffer | null = null;
-  private more: Map<string, WindowBuffer> | null = null;
-
-  bufferFor(kind: DataKind, windowStart: number, seq: number, now: number): WindowBuffer {
-    const f = this.first;
-    if (f !== null && f.windowStart === windowStart && f.kind === kind) return f;
-    const key = `${kind}:${windowStart}`;
-    let buffer = this.more?.get(key);
-    if (buffer === undefined) {
-      buffer = new WindowBuffer(kind, windowStart, seq, now);
-      if (this.first === null) this.first = buffer;
-      else (this.more ??= new Map()).set(key, buffer);
-    }
-    return buffer;
+  windowStart(b: BufferId): number {
+    return this.windowStarts[b]!;
   }
 
-  remove(buffer: WindowBuffer): void {
-    if (this.first === buffer) {
-      this.first = null;
-      // Promote one of the others so the common lookup stays direct.
-      const next = this.more?.entries().next();
-      if (next !== undefined && !next.done) {
-        this.more!.delete(next.value[0]);
-        this.first = next.value[1];
-      }
-    } else this.more?.delete(`${buffer.kind}:${buffer.windowStart}`);
-    if (this.more?.size === 0) this.more = null;
+  /** Journal sequence of the oldest sample here: the journal must be kept from it on. */
+  firstSeq(b: BufferId): number {
+    return this.firstSeqs[b]!;
+  }
+
+  /** Wall-clock ms when the buffer was opened and last appended to. */
+  openedAt(b: BufferId): number {
+    return this.openedAts[b]!;
+  }
+
+  lastAppendAt(b: BufferId): number {
+    return this.lastAppendAts[b]!;
+  }
+
+  owner(b: BufferId): MetricInfo {
+    return this.owners[b]!;
+  }
+
+  isOpen(b: BufferId): boolean {
+    return b >= 0 && b < this.rows && this.owners[b] !== undefined;
+  }
+
+  next(b: BufferId): BufferId {
+    return this.nexts[b]!;
+  }
+
+  setNext(b: BufferId, next: BufferId): void {
+    this.nexts[b] = next;
   }
 
   /** Every open buffer. */
-  *windows(): Generator<WindowBuffer> {
-    if (this.first !== null) yield this.first;
-    if (this.more !== null) yield* this.more.values();
+  *open(): Generator<BufferId> {
+    for (let b = 0; b < this.rows; b++) if (this.owners[b] !== undefined) yield b;
   }
 
-  get size(): number {
-    return (this.first === null ? 0 : 1) + (this.more?.size ?? 0);
+  /** Open buffers, and bytes of pooled sample memory (allocated, holding samples). */
+  get figures(): { buffers: number; bytes: { allocated: number; used: number } } {
+    return { buffers: this.used, bytes: this.chunks.bytes };
   }
 
-  /** Open buffers of `kind` whose window may hold samples in [start, end). */
-  overlapping(kind: DataKind, start: number, end: number, span: number): WindowBuffer[] {
-    const out: WindowBuffer[] = [];
-    for (const b of this.windows()) if (b.kind === kind && b.windowStart < end && b.windowStart + span > start) out.push(b);
-    return out;
+  private appendPair(b: BufferId, n: number, ts: number, value: number): void {
+    const k = n % CHUNK_PAIRS;
+    if (k === 0) {
+      const c = this.chunks.alloc();
+      if (this.tails[b] === NO_CHUNK) this.heads[b] = c;
+      else this.chunks.link(this.tails[b]!, c);
+      this.tails[b] = c;
+    }
+    const c = this.tails[b]!;
+    const slab = this.chunks.slab(c);
+    const at = this.chunks.offset(c) + 2 * k;
+    slab[at] = ts;
+    slab[at + 1] = value;
   }
 
-  /** Window starts of the open numeric buffers. */
-  numericWindows(): number[] {
-    const out: number[] = [];
-    for (const b of this.windows()) if (b.kind === 'numeric') out.push(b.windowStart);
-    return out;
+  /** The buffer in array form, its pairs moved there. */
+  private toArrays(b: BufferId): ArraySamples {
+    let arrays = this.arrays.get(b);
+    if (arrays !== undefined) return arrays;
+    arrays = { ...this.pairs(b), gens: null };
+    this.chunks.freeChain(this.heads[b]!);
+    this.heads[b] = NO_CHUNK;
+    this.tails[b] = NO_CHUNK;
+    this.arrays.set(b, arrays);
+    return arrays;
+  }
+
+  private newRow(): BufferId {
+    const b = this.rows++;
+    if (b >= this.kinds.length) this.grow(Math.max(64, this.kinds.length * 2));
+    return b;
+  }
+
+  private grow(cap: number): void {
+    const widen = <T extends Uint8Array | Uint32Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+      const out = make(cap);
+      out.set(a);
+      return out;
+    };
+    this.kinds = widen(this.kinds, (n) => new Uint8Array(n));
+    this.sizes = widen(this.sizes, (n) => new Uint32Array(n));
+    this.heads = widen(this.heads, (n) => new Int32Array(n));
+    this.tails = widen(this.tails, (n) => new Int32Array(n));
+    this.nexts = widen(this.nexts, (n) => new Int32Array(n));
+    this.windowStarts = widen(this.windowStarts, (n) => new Float64Array(n));
+    this.firstSeqs = widen(this.firstSeqs, (n) => new Float64Array(n));
+    this.openedAts = widen(this.openedAts, (n) => new Float64Array(n));
+    this.lastAppendAts = widen(this.lastAppendAts, (n) => new Float64Array(n));
   }
 }

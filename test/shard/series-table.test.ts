@@ -48,6 +48,6 @@ test('resolve describes an unknown metric without keeping it; forget drops a kno
   t.is(table.size, 0);
   const a = table.adopt(wire(5));
   t.is(table.resolve(wire(5)), a);
-  table.forget(a.key);
+  table.forget(a.idHex);
   t.not(table.adopt(wire(5)), a, 'data written after a full delete starts a fresh metric');
 });

@@ -1,45 +1,67 @@
-// actors/shard/window-buffer.ts: an open window keeps samples as appended, in its compact form
-// for plain doubles and in arrays once another value or a generation arrives, and trims on delete.
+// actors/shard/window-buffer.ts: an open window keeps samples as appended, in pooled pairs for
+// plain doubles and in arrays once another value or a generation arrives, and trims on delete.
 import test from 'ava';
-import { MetricBuffers, WindowBuffer } from '../../actors/shard/window-buffer.js';
+import { BufferTable } from '../../actors/shard/window-buffer.js';
+import { newMetricInfo } from '../../model/metric-info.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
 
-test('doubles are kept as appended, past the initial room', (t) => {
-  const b = new WindowBuffer('numeric', 0, 1, 0);
-  for (let i = 0; i < 9; i++) b.append(i * 10, i / 2, 0);
-  t.is(b.size, 9);
-  t.deepEqual(b.series(), { ts: [0, 10, 20, 30, 40, 50, 60, 70, 80], values: [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4] });
+const owner = newMetricInfo({ key: 'u-m' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: { name: 'm', tags: [], canonical: 'm' } }, Buffer.alloc(16), '00'.repeat(16), 0);
+
+test('doubles are kept as appended, across chunks', (t) => {
+  const table = new BufferTable();
+  const b = table.create(owner, 'numeric', 0, 1, 0);
+  for (let i = 0; i < 9; i++) table.append(b, i * 10, i / 2, 0);
+  t.is(table.size(b), 9);
+  t.deepEqual(table.series(b), { ts: [0, 10, 20, 30, 40, 50, 60, 70, 80], values: [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4] });
+  t.is(table.figures.bytes.used, 3 * 64, 'three chunks of four pairs');
+});
+
+test('buffers interleaved in time keep their own samples; freed chunks are reused', (t) => {
+  const table = new BufferTable();
+  const [a, b] = [table.create(owner, 'numeric', 0, 1, 0), table.create(owner, 'numeric', 0, 1, 0)];
+  for (let i = 0; i < 6; i++) {
+    table.append(a, i, i, 0);
+    table.append(b, i, -i, 0);
+  }
+  t.deepEqual(table.series(a).values, [0, 1, 2, 3, 4, 5]);
+  t.deepEqual(table.series(b).values, [-0, -1, -2, -3, -4, -5]);
+  const before = table.figures.bytes.allocated;
+  table.free(a);
+  const c = table.create(owner, 'numeric', 0, 2, 0);
+  for (let i = 0; i < 6; i++) table.append(c, i, 10 + i, 0);
+  t.deepEqual(table.series(c).values, [10, 11, 12, 13, 14, 15]);
+  t.deepEqual(table.series(b).values, [-0, -1, -2, -3, -4, -5], 'the other buffer is untouched');
+  t.is(table.figures.bytes.allocated, before, 'no new slab');
 });
 
 test('a null, a 64-bit integer or a generation switches to arrays without losing what came before', (t) => {
-  const b = new WindowBuffer('numeric', 0, 1, 0);
-  b.append(1, 1.5, 0);
-  b.append(2, null, 0);
-  b.append(3, 2n ** 63n, 0);
-  b.append(4, 7, 0, 3);
-  t.deepEqual(b.series(), { ts: [1, 2, 3, 4], values: [1.5, null, 2n ** 63n, 7], gens: [0, 0, 0, 3] });
+  const table = new BufferTable();
+  const b = table.create(owner, 'numeric', 0, 1, 0);
+  for (let i = 0; i < 5; i++) table.append(b, i, i + 0.5, 0);
+  table.append(b, 5, null, 0);
+  table.append(b, 6, 2n ** 63n, 0);
+  table.append(b, 7, 7, 0, 3);
+  t.deepEqual(table.series(b), { ts: [0, 1, 2, 3, 4, 5, 6, 7], values: [0.5, 1.5, 2.5, 3.5, 4.5, null, 2n ** 63n, 7], gens: [0, 0, 0, 0, 0, 0, 0, 3] });
+  t.is(table.figures.bytes.used, 0, 'its chunks went back to the pool');
+});
+
+test('text is kept in arrays', (t) => {
+  const table = new BufferTable();
+  const b = table.create(owner, 'text', 0, 1, 0);
+  table.append(b, 1, 'a', 0);
+  table.append(b, 2, 'b', 0);
+  t.deepEqual(table.series(b), { ts: [1, 2], values: ['a', 'b'] });
+  t.is(table.kind(b), 'text');
 });
 
 test('a delete drops samples stamped before its time, whatever their order', (t) => {
-  const b = new WindowBuffer('numeric', 0, 1, 0);
-  for (const ts of [50, 10, 40, 20]) b.append(ts, ts, 0);
-  t.true(b.hasBefore(11));
-  t.false(b.hasBefore(10));
-  b.dropBefore(30);
-  t.deepEqual(b.series(), { ts: [50, 40], values: [50, 40] });
-  t.false(b.hasBefore(40));
-});
-
-test("a metric's buffers: one per kind and window, the first held directly, any removed", (t) => {
-  const m = new MetricBuffers();
-  const a = m.bufferFor('numeric', 0, 1, 0);
-  t.is(m.bufferFor('numeric', 0, 2, 0), a, 'the same window is the same buffer');
-  const b = m.bufferFor('numeric', 60_000, 3, 0);
-  const c = m.bufferFor('text', 0, 4, 0);
-  t.is(m.size, 3);
-  t.deepEqual(m.numericWindows().sort((x, y) => x - y), [0, 60_000]);
-  t.deepEqual(m.overlapping('numeric', 30_000, 61_000, 60_000), [a, b]);
-  m.remove(a);
-  t.is(m.size, 2);
-  t.is(m.bufferFor('text', 0, 5, 0), c, 'the others are still found after the first is removed');
-  t.is(m.bufferFor('numeric', 60_000, 5, 0), b);
+  const table = new BufferTable();
+  const b = table.create(owner, 'numeric', 0, 1, 0);
+  for (const ts of [50, 10, 40, 20]) table.append(b, ts, ts, 0);
+  t.true(table.hasBefore(b, 11));
+  t.false(table.hasBefore(b, 10));
+  table.dropBefore(b, 30);
+  t.deepEqual(table.series(b), { ts: [50, 40], values: [50, 40] });
+  t.false(table.hasBefore(b, 40));
+  t.is(table.size(b), 2);
 });
