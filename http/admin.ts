@@ -48,14 +48,14 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
     });
   }
 
-  // Operators finding what a node's memory holds: the main thread's or one shard worker's V8 heap, written into the data directory.
-  app.post('/admin/heap-snapshot', { schema: { tags: [TAG.admin], summary: "Writes a V8 heap snapshot of the main thread (`?of=main`) or of one shard's worker (`?of=<shard>`) into the data directory; answers its path" } }, async (req) => {
+  // Operators finding what a node's memory holds: the main thread's, one shard worker's or one parse worker's V8 heap, written into the data directory.
+  app.post('/admin/heap-snapshot', { schema: { tags: [TAG.admin], summary: "Writes a V8 heap snapshot of the main thread (`?of=main`), of one shard's worker (`?of=<shard>`) or of one parse worker (`?of=parse<n>`) into the data directory; answers its path" } }, async (req) => {
     const of = (req.query as { of?: string }).of ?? 'main';
-    const shard = Number(of);
-    if (of !== 'main' && !(Number.isSafeInteger(shard) && shard >= 0 && shard < node.shards.count)) throw ferr('FER_ERR_BAD_PARAM', 'of', `must be main or a shard number below ${node.shards.count}`);
+    const snapshot = heapSource(node, of);
+    if (snapshot === null) throw ferr('FER_ERR_BAD_PARAM', 'of', `must be main, a shard number below ${node.shards.count}, or parse<n> with n below ${node.ingestPool.workers}`);
     const file = path.join(node.config.dataDir, `heap-${of}-${Date.now()}.heapsnapshot`);
-    if (of === 'main') writeHeapSnapshot(file);
-    else await pipeline(await node.shards.heapSnapshot(shard), createWriteStream(file));
+    if (snapshot === 'main') writeHeapSnapshot(file);
+    else await pipeline(await snapshot(), createWriteStream(file));
     return { path: file, bytes: statSync(file).size };
   });
 
@@ -121,4 +121,13 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       application: 'ferrite',
     };
   });
+}
+
+/** Where `?of=` takes a heap snapshot: the main thread, a shard worker or a parse worker; null when it names none. */
+function heapSource(node: FerriteNode, of: string): 'main' | (() => Promise<NodeJS.ReadableStream>) | null {
+  if (of === 'main') return 'main';
+  const n = Number(of.startsWith('parse') ? of.slice(5) : of);
+  if (!Number.isSafeInteger(n) || n < 0 || of === '' || of === 'parse') return null;
+  if (of.startsWith('parse')) return n < node.ingestPool.workers ? () => node.ingestPool.heapSnapshot(n) : null;
+  return n < node.shards.count ? () => node.shards.heapSnapshot(n) : null;
 }

@@ -24,7 +24,7 @@ export interface MetricInfo extends MetricIdentity {
    * its buffers are found without a map lookup.
    */
   openHead: number;
-  /** Activity slice of the last sample the shard noted for the metric (it notes each slice once). */
+  /** Activity slice number of the last sample the shard noted for the metric (it notes each slice once). */
   lastSlice: number;
 }
 

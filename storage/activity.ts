@@ -8,8 +8,12 @@ import type { Store } from './rocks.js';
 
 /** Most metrics one flush writes. */
 const FLUSH_CHUNK = 20_000;
-/** Past this many cached metrics the cache starts over (it is only a shortcut). */
-const MAX_CACHED = 200_000;
+/**
+ * Past this many cached metrics the cache starts over (it is only a shortcut). Small: a partition
+ * of a million-series node would otherwise keep a few hundred bytes per series (issue 30), and a
+ * flush reads what is not cached in one multi-get anyway.
+ */
+const MAX_CACHED = 4096;
 
 export class ActivityTracker {
   /** Slices seen since the last flush, per metric (usually one: a small array beats a Set). */

@@ -157,6 +157,16 @@ export class IngestPool {
     return batch;
   }
 
+  /** Parse workers running. */
+  get workers(): number {
+    return this.lanes.length;
+  }
+
+  /** A V8 heap snapshot of parse worker `n` (for finding what its memory holds). */
+  heapSnapshot(n: number): Promise<NodeJS.ReadableStream> {
+    return this.lanes[n]!.worker.getHeapSnapshot();
+  }
+
   /** Takes note of the metrics a result names for the first time, before anyone awaits it. */
   private learn(lane: Lane, r: ParseResult): void {
     if (r.epoch !== lane.epoch) {

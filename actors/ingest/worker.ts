@@ -8,21 +8,42 @@ import type { MetricResolution } from '../../model/ingest-record.js';
 import { decodeMetricList, MetricListFormatError } from '../../model/metric-list/decode.js';
 import { metricListRecords } from '../../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
-import { canonicalizeMetricName } from '../../model/metric-name.js';
+import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
+import { Interner } from '../../model/interner.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
-import type { AccountId } from '../../model/types.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
 import type { LaneVerdict, NewMetric, ParseJob, ParseResult, SeriesCandidate, WirePart } from './wire.js';
 
-interface WorkerMetric extends Placed {
-  sid: number;
+/**
+ * A metric this worker has named, by its sid. A worker of a million-series node holds a million
+ * (issue 30), so each keeps its key, shared check texts and a few numbers; nothing on the parse
+ * path reads the parsed name, which went to the node once in `fresh` and is parsed again here
+ * only if asked.
+ */
+class WorkerMetric implements Placed {
   /** Series limits: the generation the node admitted this series in (-1: never asked). */
-  admitted: number;
+  admitted = -1;
   /** The generation the node refused it in (-1: not refused), and why. */
-  refused: number;
-  refusal: MetricResolution<WorkerMetric> | null;
+  refused = -1;
+  refusal: MetricResolution<WorkerMetric> | null = null;
   /** The last parse that listed it as a candidate or a refusal (each is listed once a body). */
-  stamp: number;
+  stamp = 0;
+
+  constructor(
+    readonly sid: number,
+    readonly key: MetricKey,
+    readonly accountId: AccountId,
+    readonly uuid: string,
+    readonly checkName: string,
+    readonly partition: number,
+  ) {}
+
+  get name(): CanonicalName {
+    const parsed = canonicalizeMetricName(this.key.slice(this.uuid.length + 1));
+    if (!parsed.ok) throw new Error(`BUG: a metric key's name does not parse: ${parsed.reason}`);
+    return parsed.value;
+  }
 }
 
 /** Series limits in force for one parse (actors/node/series-limits.ts). */
@@ -41,6 +62,8 @@ const MAX_METRICS = 2_000_000;
 const partitions = (workerData as { partitions: number }).partitions;
 let epoch = 0;
 let byKey = new Map<string, WorkerMetric>();
+/** Check uuids and names, kept once: every new name parses its line's check field again. */
+let texts = new Interner();
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
 let metrics: WorkerMetric[] = [];
 let fresh: NewMetric[] = [];
@@ -49,6 +72,7 @@ let screening: Screening | null = null;
 function forget(): void {
   epoch++;
   byKey = new Map();
+  texts = new Interner();
   byCheck = new Map();
   metrics = [];
 }
@@ -62,7 +86,7 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   let m = byKey.get(key);
   if (m === undefined) {
     const { id, partition } = placeMetric(key, partitions);
-    m = { sid: metrics.length, key, accountId, uuid, checkName, name: parsed.value, partition, admitted: -1, refused: -1, refusal: null, stamp: 0 };
+    m = new WorkerMetric(metrics.length, key, accountId, texts.of(uuid), texts.of(checkName), partition);
     metrics.push(m);
     byKey.set(key, m);
     fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });

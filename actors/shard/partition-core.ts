@@ -17,7 +17,7 @@ import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
 import { OpenBuffers, type BufferId } from './open-buffers.js';
 import { BlockMerges } from './block-merges.js';
-import { activitySlice } from '../../model/activity.js';
+import { ACTIVITY_SLICE_S, activitySlice } from '../../model/activity.js';
 
 /** A partition's stores (storage/), opened by its shard. */
 export interface PartitionDeps {
@@ -101,7 +101,8 @@ export class PartitionCore {
    * noted once is in the stored windows after the next flush, so noting it again adds nothing).
    */
   private noteActivity(metric: MetricInfo, ts: number): void {
-    const slice = activitySlice(ts);
+    // Kept as the slice's number, not its epoch second: a small integer V8 need not box.
+    const slice = activitySlice(ts) / ACTIVITY_SLICE_S;
     if (slice === metric.lastSlice) return;
     metric.lastSlice = slice;
     this.activity.note(metric.id, metric.idHex, ts);

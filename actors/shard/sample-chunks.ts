@@ -1,25 +1,23 @@
 // Pooled typed memory for open numeric buffers (issue 30). A million open buffers as one
 // Float64Array each cost about 300 bytes of V8 objects apiece before holding a sample; here every
-// buffer's (ts, value) pairs live in fixed-size chunks carved from large slabs, linked into a
-// chain per buffer. One chunk size means no fragmentation between size classes: a chunk freed by
+// buffer's (ts, value) pairs live in fixed-size chunks of one growing Float64Array, linked into
+// a chain per buffer. One chunk size means no fragmentation between size classes: a chunk freed by
 // a sealed buffer is the next one any buffer takes.
 
 /** Pairs per chunk: small, since most open buffers hold a few samples (one per scrape so far). */
 export const CHUNK_PAIRS = 4;
 const CHUNK_DOUBLES = CHUNK_PAIRS * 2;
-/** Chunks per slab (2 MiB of doubles): slabs are allocated as the pool grows and kept. */
-const SLAB_BITS = 15;
-const SLAB_CHUNKS = 1 << SLAB_BITS;
-const SLAB_MASK = SLAB_CHUNKS - 1;
+/** Chunks room is first made for (64 KiB); the room doubles when full, and is kept. */
+const INITIAL_CHUNKS = 1024;
 
 /** A chunk's number in the pool. */
 export type ChunkId = number;
 export const NO_CHUNK: ChunkId = -1;
 
 export class SampleChunks {
-  private readonly slabs: Float64Array[] = [];
+  private data = new Float64Array(INITIAL_CHUNKS * CHUNK_DOUBLES);
   /** Next chunk of a chain (or of the free list); NO_CHUNK at the end. */
-  private nextOf = new Int32Array(0);
+  private nextOf = new Int32Array(INITIAL_CHUNKS);
   private freeHead: ChunkId = NO_CHUNK;
   /** Chunks ever carved (the next fresh one's id). */
   private carved = 0;
@@ -57,27 +55,32 @@ export class SampleChunks {
     }
   }
 
-  /** The slab holding chunk `c`; its pairs start at `offset(c)`: ts, value, ts, value… */
-  slab(c: ChunkId): Float64Array {
-    return this.slabs[c >>> SLAB_BITS]!;
+  /**
+   * The array holding every chunk; chunk `c`'s pairs start at `offset(c)`: ts, value, ts, value…
+   * Ask again after an `alloc`: the array is replaced when it grows.
+   */
+  get array(): Float64Array {
+    return this.data;
   }
 
   offset(c: ChunkId): number {
-    return (c & SLAB_MASK) * CHUNK_DOUBLES;
+    return c * CHUNK_DOUBLES;
   }
 
-  /** Bytes of slabs allocated, and of chunks holding samples now. */
+  /** Bytes of room made, and of chunks holding samples now. */
   get bytes(): { allocated: number; used: number } {
-    return { allocated: this.slabs.length * SLAB_CHUNKS * CHUNK_DOUBLES * 8, used: this.inUse * CHUNK_DOUBLES * 8 };
+    return { allocated: this.data.byteLength, used: this.inUse * CHUNK_DOUBLES * 8 };
   }
 
   private carve(): ChunkId {
     const c = this.carved++;
-    if (c >>> SLAB_BITS >= this.slabs.length) {
-      this.slabs.push(new Float64Array(SLAB_CHUNKS * CHUNK_DOUBLES));
-      const grown = new Int32Array(this.slabs.length * SLAB_CHUNKS);
-      grown.set(this.nextOf);
-      this.nextOf = grown;
+    if (c === this.nextOf.length) {
+      const data = new Float64Array(this.data.length * 2);
+      data.set(this.data);
+      this.data = data;
+      const nextOf = new Int32Array(this.nextOf.length * 2);
+      nextOf.set(this.nextOf);
+      this.nextOf = nextOf;
     }
     return c;
   }

@@ -1,14 +1,66 @@
 // The shard's series: one MetricInfo per metric it has taken samples of, built from the
-// WireMetric the node sends, so per-metric state (index id, whether anything is sealed yet)
-// belongs to the shard alone. Reads of a metric not taken here get a description that is
-// not remembered.
+// WireMetric the node sends, so per-metric state (index id, whether anything is sealed yet,
+// open buffers) belongs to the shard alone. Reads of a metric not taken here get a description
+// that is not remembered.
+//
+// A shard holds a million of these (issue 30), so each keeps only what it cannot recompute:
+// its canonical name and storage id as strings, shared check texts, and a few small numbers.
+// The storage id as bytes, the metric key and the parsed name are computed when asked; the
+// parsed name the node sent is kept only until the index has taken it.
+import { metricKey } from '../../model/metric-key.js';
 import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
+import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { Interner } from '../../model/interner.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
+
+/** A metric as its shard keeps it (see the file comment). */
+export class ShardMetric implements MetricInfo {
+  indexId = -1;
+  unsealed = false;
+  openHead = -1;
+  lastSlice = -1;
+  /** The parsed name until the index has it (`indexed()`); parsed again when asked after that. */
+  private parsed: CanonicalName | null;
+
+  constructor(
+    readonly accountId: AccountId,
+    readonly uuid: string,
+    readonly checkName: string,
+    name: CanonicalName,
+    readonly idHex: string,
+    readonly partition: number,
+  ) {
+    this.parsed = name;
+    this.canonical = name.canonical;
+  }
+
+  readonly canonical: string;
+
+  get id(): Buffer {
+    return Buffer.from(this.idHex, 'hex');
+  }
+
+  get key(): MetricKey {
+    return metricKey(this.uuid, this.canonical);
+  }
+
+  get name(): CanonicalName {
+    if (this.parsed !== null) return this.parsed;
+    const parsed = canonicalizeMetricName(this.canonical);
+    if (!parsed.ok) throw new Error(`BUG: stored canonical name ${JSON.stringify(this.canonical)} does not parse: ${parsed.reason}`);
+    return parsed.value;
+  }
+
+  /** The index has the name: let go of the parsed copy. */
+  indexed(): void {
+    this.parsed = null;
+  }
+}
 
 export class SeriesTable {
   /** By storage id (hex): the shortest string each metric already has. */
-  private readonly byId = new Map<string, MetricInfo>();
-  /** Check uuids, check names and tag texts, kept once (a series table holds millions of metrics). */
+  private readonly byId = new Map<string, ShardMetric>();
+  /** Check uuids and check names, kept once (a series table holds millions of metrics). */
   private readonly texts = new Interner();
 
   get size(): number {
@@ -16,20 +68,13 @@ export class SeriesTable {
   }
 
   /** The shard's MetricInfo of a metric it takes samples of (made at its first sample). */
-  adopt(m: WireMetric): MetricInfo {
+  adopt(m: WireMetric): ShardMetric {
     let info = this.byId.get(m.idHex);
     if (info === undefined) {
-      info = newMetricInfo(this.shared(m), Buffer.from(m.idHex, 'hex'), m.idHex, m.partition);
+      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.idHex, m.partition);
       this.byId.set(info.idHex, info);
     }
     return info;
-  }
-
-  /** The metric with its repeated texts replaced by the kept copies. */
-  private shared(m: WireMetric): WireMetric {
-    const t = this.texts;
-    const tags = m.name.tags.map((tag) => ({ category: t.of(tag.category), value: tag.value === null ? null : t.of(tag.value) }));
-    return { ...m, uuid: t.of(m.uuid), checkName: t.of(m.checkName), name: { ...m.name, tags } };
   }
 
   /** The metric a read or delete names: the adopted one when there is one. */

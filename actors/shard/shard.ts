@@ -31,7 +31,7 @@ import type { FoldStream, ListedMetric, RollupLevels, SampleNames, SeriesAnswer,
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
-import { SeriesTable } from './series-table.js';
+import { SeriesTable, ShardMetric } from './series-table.js';
 import type { BufferValue } from './window-buffer.js';
 
 const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
@@ -149,6 +149,7 @@ export class Shard {
       await writes.write();
       // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
       for (const m of this.index.apply(staged)) m.unsealed = true;
+      for (const e of entries) if (e.metric instanceof ShardMetric) e.metric.indexed();
       this.index.noteActivity(batch);
     });
     this.indexTail = ready.catch(() => {});
@@ -261,12 +262,18 @@ export class Shard {
 
   /** Stores rollup records (/write/nnt, or journaled from another owner), indexing the metric first. */
   async writeRollups(m: WireMetric, records: [number, RollupAccumulator][]): Promise<void> {
+    await this.partition(m.partition).writeRollups(await this.adoptNumeric(m), records);
+  }
+
+  /** The metric adopted and indexed as numeric, durably. */
+  private async adoptNumeric(m: WireMetric): Promise<ShardMetric> {
     const metric = this.series.adopt(m);
     const writes = this.storage.batch();
     const staged = this.index.stage(writes, [{ kind: 'numeric', metric }]);
     await writes.write();
     this.index.apply(staged);
-    await this.partition(m.partition).writeRollups(metric, records);
+    metric.indexed();
+    return metric;
   }
 
   async rollupLevels(m: WireMetric): Promise<RollupLevels> {
@@ -276,12 +283,7 @@ export class Shard {
 
   /** Sets rollup periods as a relocation copied them, indexing the metric first (as writeRollups). */
   async setRollupLevels(m: WireMetric, levels: RollupLevels): Promise<void> {
-    const metric = this.series.adopt(m);
-    const writes = this.storage.batch();
-    const staged = this.index.stage(writes, [{ kind: 'numeric', metric }]);
-    await writes.write();
-    this.index.apply(staged);
-    await this.partition(m.partition).setRollupLevels(metric, levels);
+    await this.partition(m.partition).setRollupLevels(await this.adoptNumeric(m), levels);
   }
 
   /** A metric this shard does not index (fully deleted since it was selected, say) is `not found`. */

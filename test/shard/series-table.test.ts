@@ -4,17 +4,19 @@ import test from 'ava';
 import { SeriesTable } from '../../actors/shard/series-table.js';
 import type { WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
-import type { AccountId, MetricKey } from '../../model/types.js';
+import type { AccountId } from '../../model/types.js';
+import { metricKey } from '../../model/metric-key.js';
 
 /** As a metric arrives by structured clone: every text a fresh copy. */
 function wire(n: number): WireMetric {
   const name = canonicalizeMetricName(`cpu|ST[host:h${n % 2},dc:east]`);
   if (!name.ok) throw new Error(name.reason);
   const fresh = (s: string) => s.split('').join('');
+  const uuid = fresh('0b0b0b0b-0000-4000-8000-000000000001');
   return structuredClone({
-    key: `u${n}-${name.value.canonical}` as MetricKey,
+    key: metricKey(uuid, name.value.canonical),
     accountId: 1 as AccountId,
-    uuid: fresh('0b0b0b0b-0000-4000-8000-000000000001'),
+    uuid,
     checkName: fresh('check'),
     name: name.value,
     idHex: n.toString(16).padStart(32, '0'),
@@ -35,10 +37,14 @@ test('metrics whose texts are kept once read back exactly as they arrived', (t) 
   // (Whether two equal strings are one copy is not observable from JS; the heap figures in the README are.)
   const table = new SeriesTable();
   const [a, b] = [table.adopt(wire(1)), table.adopt(wire(2))];
-  for (const [info, n] of [[a, 1], [b, 2]] as const) {
+  const same = (info: typeof a, n: number, when: string) => {
     const w = wire(n);
-    t.deepEqual({ uuid: info.uuid, checkName: info.checkName, name: info.name, key: info.key }, { uuid: w.uuid, checkName: w.checkName, name: w.name, key: w.key });
-  }
+    t.deepEqual({ uuid: info.uuid, checkName: info.checkName, name: info.name, key: info.key, id: info.id }, { uuid: w.uuid, checkName: w.checkName, name: w.name, key: w.key, id: Buffer.from(w.idHex, 'hex') }, when);
+  };
+  same(a, 1, 'as adopted');
+  same(b, 2, 'as adopted');
+  a.indexed();
+  same(a, 1, 'once indexed, the name is parsed again from the canonical name');
 });
 
 test('resolve describes an unknown metric without keeping it; forget drops a known one', (t) => {
