@@ -3,7 +3,7 @@ import { getJson, startNode, type TestNode } from './helpers/node.js';
 
 let n: TestNode;
 test.before(async () => {
-  n = await startNode({ nodeId: 'bb6f7162-4828-11df-bab8-6bac200dcc2a' });
+  n = await startNode({ nodeId: 'bb6f7162-4828-11df-bab8-6bac200dcc2a', ingestWorkers: 1 });
 });
 test.after.always(async () => {
   await n?.stop();
@@ -37,4 +37,26 @@ test('/state names the runtime serving it: Node 24 LTS or newer, as npm scripts 
   t.is(json.node_version, process.version);
   t.true(Number(/^v(\d+)\./.exec(json.node_version)![1]) >= 24, `served on ${json.node_version}`);
   t.deepEqual((await getJson(`${n.url}/stats.json`)).json.node_version, { _type: 's', _value: process.version });
+});
+
+test('/admin/heap-snapshot writes the heap of a shard worker or a parse worker; bad `of` is a 400 naming it', async (t) => {
+  const { openSync, readSync, closeSync } = await import('node:fs');
+  // (The main thread's is the same call on another thread; each snapshot takes seconds, so two are taken here.)
+  for (const of of ['0', 'parse0']) {
+    const res = await fetch(`${n.url}/admin/heap-snapshot?of=${of}`, { method: 'POST' });
+    t.is(res.status, 200, of);
+    const body = (await res.json()) as { path: string; bytes: number };
+    t.true(body.bytes > 100_000, `${of}: ${body.bytes} bytes`);
+    t.true(body.path.startsWith(n.dataDir), 'written into the data directory');
+    const head = Buffer.alloc(64);
+    const fd = openSync(body.path, 'r');
+    readSync(fd, head, 0, 64, 0);
+    closeSync(fd);
+    t.regex(head.toString(), /^\{\s*"snapshot"\s*:/, `${of}: a V8 heap snapshot`);
+  }
+  for (const of of ['parse', 'parse99', '99', 'x', '-1']) {
+    const res = await fetch(`${n.url}/admin/heap-snapshot?of=${of}`, { method: 'POST' });
+    t.is(res.status, 400, of);
+    t.regex(JSON.stringify(await res.json()), /of/);
+  }
 });
