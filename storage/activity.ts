@@ -1,7 +1,9 @@
 // One partition's activity tracking: slices seen since the last checkpoint are merged into
-// the stored windows (one index `a` key per metric) at each checkpoint. Recent windows are
-// cached, and what is not is read for all pending metrics in one native call, so a
-// checkpoint after a burst of new metrics costs no read per metric.
+// the stored windows (one index `a` key per metric) at each checkpoint. The shard's metric index
+// keeps every metric's windows in memory by the same rules, and notes a write's samples before
+// the partition does: what it holds for a metric is what its `a` key must say, so a flush writes
+// that and reads nothing (issue 30: a burst of a million new series must not cost a read each).
+// Without the index (tests of this file alone), stored windows are read, a few cached.
 import { mergeActivity, activitySlice, type ActivityWindow } from '../model/activity.js';
 import { activityKey, CF } from './keys.js';
 import type { Store } from './rocks.js';
@@ -20,7 +22,11 @@ export class ActivityTracker {
   private readonly pending = new Map<string, { id: Buffer; last: number; slices: number[] }>();
   private cache = new Map<string, ActivityWindow[]>();
 
-  constructor(private readonly store: Store) {}
+  /** `indexed`: a metric's windows as the index holds them, with every noted slice; undefined when it does not know the metric. */
+  constructor(
+    private readonly store: Store,
+    private readonly indexed: (id: Buffer) => readonly ActivityWindow[] | undefined = () => undefined,
+  ) {}
 
   note(id: Buffer, idHex: string, ts: number): void {
     const slice = activitySlice(ts);
@@ -45,9 +51,14 @@ export class ActivityTracker {
       pending.push(entry);
     }
     for (const [idHex] of pending) this.pending.delete(idHex);
-    const stored = await this.storedMany(pending.map(([idHex, { id }]) => [id, idHex]));
     const batch = this.store.batch();
-    pending.forEach(([idHex, { id, slices }], i) => {
+    const unknown = pending.filter(([, { id }]) => {
+      const windows = this.indexed(id);
+      if (windows !== undefined) batch.put(CF.index, activityKey(id), encodeWindows(windows));
+      return windows === undefined;
+    });
+    const stored = await this.storedMany(unknown.map(([idHex, { id }]) => [id, idHex]));
+    unknown.forEach(([idHex, { id, slices }], i) => {
       const before = stored[i]!;
       const after = mergeActivity(before, slices);
       if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeWindows(after));
@@ -63,11 +74,15 @@ export class ActivityTracker {
 
   /** Each metric's windows including what is not yet flushed. */
   async windows(metrics: readonly { id: Buffer; idHex: string }[]): Promise<ActivityWindow[][]> {
-    const stored = await this.storedMany(metrics.map((m) => [m.id, m.idHex]));
-    return metrics.map((m, i) => {
-      const p = this.pending.get(m.idHex);
-      return p === undefined ? stored[i]! : mergeActivity(stored[i]!, p.slices);
+    const ids = metrics.map((m) => m.id);
+    const indexed = ids.map((id) => this.indexed(id));
+    const unknown = metrics.flatMap((_, i) => (indexed[i] === undefined ? [i] : []));
+    const stored = await this.storedMany(unknown.map((i) => [ids[i]!, metrics[i]!.idHex]));
+    unknown.forEach((i, k) => {
+      const p = this.pending.get(metrics[i]!.idHex);
+      indexed[i] = p === undefined ? stored[k]! : mergeActivity(stored[k]!, p.slices);
     });
+    return indexed.map((w) => w!.map(([a, b]): ActivityWindow => [a, b]));
   }
 
   /** Replaces a metric's windows, dropping what is pending (an activity rebuild). */
@@ -91,6 +106,7 @@ export class ActivityTracker {
   private async storedMany(metrics: [Buffer, string][]): Promise<ActivityWindow[][]> {
     const out = metrics.map(([, idHex]) => this.cache.get(idHex));
     const missing = out.flatMap((w, i) => (w === undefined ? [i] : []));
+    if (missing.length === 0) return out as ActivityWindow[][];
     const raw = await this.store.getMany(CF.index, missing.map((i) => activityKey(metrics[i]![0])));
     missing.forEach((i, k) => {
       const windows = raw[k] === null ? [] : decodeWindows(raw[k]!);
@@ -110,7 +126,7 @@ function sameWindows(a: ActivityWindow[], b: ActivityWindow[]): boolean {
   return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
 }
 
-function encodeWindows(windows: ActivityWindow[]): Buffer {
+function encodeWindows(windows: readonly ActivityWindow[]): Buffer {
   const out = Buffer.allocUnsafe(windows.length * 16);
   windows.forEach(([start, end], i) => {
     out.writeBigUInt64BE(BigInt(start), i * 16);

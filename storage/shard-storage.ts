@@ -59,7 +59,7 @@ export class ShardStorage {
           blocks: await BlockStore.open(store, p),
           histograms: await HistogramStore.open(p, store, config),
           rollups: await RollupStore.open(p, store, config, computed),
-          activity: new ActivityTracker(store),
+          activity: new ActivityTracker(store, (id) => index.activityOf(id)),
         });
       }
       return new ShardStorage(dir, store, config, index, tombstones, new LatestFlags(store), stores);

@@ -4,13 +4,15 @@
 // that is not remembered.
 //
 // A shard holds a million of these (issue 30), so each keeps only what it cannot recompute:
-// its canonical name and storage id as strings, shared check texts, and a few small numbers.
-// The storage id as bytes, the metric key and the parsed name are computed when asked; the
-// parsed name the node sent is kept only until the index has taken it.
+// its canonical name and storage id as strings, shared check texts, and a few small numbers;
+// its storage id's bytes sit in one arena of the table (`id` is a view of them, made when asked).
+// The metric key and the parsed name are computed when asked; the parsed name the node sent is
+// kept only until the index has taken it.
 import { metricKey } from '../../model/metric-key.js';
 import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { Interner } from '../../model/interner.js';
+import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 
 /** A metric as its shard keeps it (see the file comment). */
@@ -29,6 +31,8 @@ export class ShardMetric implements MetricInfo {
     name: CanonicalName,
     readonly idHex: string,
     readonly partition: number,
+    private readonly ids: IdArena,
+    private readonly slot: number,
   ) {
     this.parsed = name;
     this.canonical = name.canonical;
@@ -36,8 +40,9 @@ export class ShardMetric implements MetricInfo {
 
   readonly canonical: string;
 
+  /** The 16-byte storage id: a view of the table's arena (no copy, no hex decoding). */
   get id(): Buffer {
-    return Buffer.from(this.idHex, 'hex');
+    return this.ids.view(this.slot);
   }
 
   get key(): MetricKey {
@@ -57,7 +62,30 @@ export class ShardMetric implements MetricInfo {
   }
 }
 
+/** Storage ids, 16 bytes a slot, in one growing array; a slot's bytes never change. */
+class IdArena {
+  private bytes = new Uint8Array(16 * 1024);
+  private used = 0;
+
+  add(idHex: string): number {
+    const slot = this.used++;
+    if (slot * METRIC_ID_BYTES >= this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    this.bytes.set(Buffer.from(idHex, 'hex'), slot * METRIC_ID_BYTES);
+    return slot;
+  }
+
+  /** A view of the slot's bytes; one made before the arena grew still reads them (the old array keeps them). */
+  view(slot: number): Buffer {
+    return Buffer.from(this.bytes.buffer, slot * METRIC_ID_BYTES, METRIC_ID_BYTES);
+  }
+}
+
 export class SeriesTable {
+  private readonly ids = new IdArena();
   /** By storage id (hex): the shortest string each metric already has. */
   private readonly byId = new Map<string, ShardMetric>();
   /** Check uuids and check names, kept once (a series table holds millions of metrics). */
@@ -71,7 +99,7 @@ export class SeriesTable {
   adopt(m: WireMetric): ShardMetric {
     let info = this.byId.get(m.idHex);
     if (info === undefined) {
-      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.idHex, m.partition);
+      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.idHex, m.partition, this.ids, this.ids.add(m.idHex));
       this.byId.set(info.idHex, info);
     }
     return info;

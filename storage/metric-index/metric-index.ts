@@ -233,6 +233,12 @@ export class MetricIndex {
     return id >= 0 && (this.state[id] === State.Alive || this.state[id] === State.Pending) ? id : -1;
   }
 
+  /** A metric's activity windows as the index holds them (every sample noted); undefined when the index does not know it. */
+  activityOf(storageId: Buffer): readonly ActivityWindow[] | undefined {
+    const id = this.lookup(storageId);
+    return id < 0 ? undefined : this.activity.windows(id);
+  }
+
   has(storageId: Buffer): boolean {
     return this.lookup(storageId) >= 0;
   }
@@ -248,16 +254,19 @@ export class MetricIndex {
     const typed = new Map<number, number>();
     let last: M | null = null;
     let id = -1;
+    // A metric's `id` may be computed when asked (actors/shard/series-table.ts): asked once per metric.
+    let storageId: Buffer = EMPTY;
     for (const r of records) {
       const m = r.metric;
       if (m !== last) {
         last = m;
-        id = this.find(m.id);
-        if (id < 0) id = this.assign(m);
+        storageId = m.id;
+        id = this.find(storageId);
+        if (id < 0) id = this.assign(m, storageId);
         if (this.state[id] === State.Pending && !named.has(id)) {
           named.add(id);
           staged.fresh.push({ id, metric: m });
-          batch.put(CF.metrics, m.id, encodeNameRecord(id, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical }));
+          batch.put(CF.metrics, storageId, encodeNameRecord(id, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical }));
         }
       }
       const bit = KIND_BITS[r.kind];
@@ -265,7 +274,7 @@ export class MetricIndex {
       const bits = typed.get(id) ?? 0;
       if ((bits & bit) !== 0) continue;
       typed.set(id, bits | bit);
-      batch.put(CF.index, typeKey(m.id, r.kind), EMPTY);
+      batch.put(CF.index, typeKey(storageId, r.kind), EMPTY);
       staged.types.push(id, bit);
     }
     return staged;
@@ -432,9 +441,9 @@ export class MetricIndex {
   // ---- internals ----
 
   /** A new pending dense id for `m`. */
-  private assign(m: IndexableMetric): number {
+  private assign(m: IndexableMetric, storageId: Buffer): number {
     const id = this.size;
-    this.place(id, m.id, m.accountId, m.uuid, m.checkName, m.name.canonical);
+    this.place(id, storageId, m.accountId, m.uuid, m.checkName, m.name.canonical);
     this.state[id] = State.Pending;
     return id;
   }

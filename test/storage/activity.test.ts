@@ -52,3 +52,24 @@ test('replace and drop change what is stored, and drop forgets what was pending'
     t.deepEqual(await new ActivityTracker(store).windows([a, b]), [[[0, S]], []]);
   });
 });
+
+test("with the index's windows at hand, a flush writes them for each noted metric and reads nothing", async (t) => {
+  await withStore(async (open) => {
+    const a = m(1);
+    const b = m(2);
+    // What the shard's index holds for metric 1 (it notes every sample before the partition does); metric 2 it does not know.
+    const indexed = [[10 * S, 12 * S]] as [number, number][];
+    let reads = 0;
+    const store = new Proxy(open.store, { get: (target, key) => (key === 'getMany' ? (...args: unknown[]) => (reads++, (target.getMany as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, key, target)) });
+    const tracker = new ActivityTracker(store, (id) => (id.equals(a.id) ? indexed : undefined));
+    tracker.note(a.id, a.idHex, at(11));
+    t.deepEqual(await tracker.windows([a]), [indexed], "reads see the index's windows");
+    t.is(reads, 0);
+    await tracker.flushAll();
+    t.is(reads, 0, 'no read for a metric the index knows');
+    tracker.note(b.id, b.idHex, at(3));
+    await tracker.flushAll();
+    t.is(reads, 1, 'one for a metric it does not');
+    t.deepEqual(await new ActivityTracker(await open.reopen()).windows([a, b]), [indexed, [[3 * S, 4 * S]]], 'what is stored');
+  });
+});
