@@ -61,6 +61,8 @@ export interface ShardFigures {
   heapUsed: number;
   /** Bytes of the shard worker's ArrayBuffers (outside the V8 heap). */
   arrayBuffers: number;
+  /** Open (unsealed) buffers, and bytes of the pooled memory holding their samples (made, in use). */
+  openBuffers: { buffers: number; bytes: { allocated: number; used: number } };
 }
 
 export async function diskUse(store: Store): Promise<DiskUse> {

@@ -12,7 +12,7 @@ const value = (h: number, j: number): number => h * 10 + j;
 
 let n: TestNode;
 test.before(async () => {
-  n = await startNode({ shards: 3, partitions: 16 });
+  n = await startNode({ shards: 3, partitions: 16, ingestWorkers: 1 });
   const lines: string[] = [];
   for (let h = 0; h < HOSTS; h++) for (let j = 0; j < 3; j++) lines.push(mLine(`${T0 + j * 60}.000`, `load|ST[host:h${String(h).padStart(2, '0')},rack:r${h % 2}]`, 'n', String(value(h, j))));
   const r = await put(n.url, lines.join('\n'));
@@ -41,6 +41,10 @@ test.serial('the metrics are spread over the shards', async (t) => {
   t.is(shards.reduce((sum, s) => sum + s.index_metrics, 0), HOSTS, "the shards' index slices add up to the whole");
   t.true(shards.filter((s) => s.index_metrics > 0).length > 1, 'more than one shard holds metrics');
   t.true(shards.every((s) => s.heap_used_bytes > 0) && state.json.heap_used_bytes > 0, 'each heap is reported');
+  const buffers = state.json.shards as { open_buffers: number; open_buffer_bytes: { allocated: number; used: number } }[];
+  t.true(buffers.every((s) => Number.isSafeInteger(s.open_buffers) && s.open_buffers <= HOSTS && s.open_buffer_bytes.used <= s.open_buffer_bytes.allocated), 'open buffers and their pooled bytes');
+  const workers = state.json.parse_workers as { heap_used_bytes: number }[];
+  t.true(workers.length > 0 && workers.every((w) => w.heap_used_bytes > 0), "each parse worker's heap is reported");
   const disk = state.json.disk as { total_bytes: number; by_kind: Record<string, number> };
   t.deepEqual(Object.keys(disk.by_kind), ['raw', 'rollups', 'histograms', 'index', 'journal', 'outbox', 'state']);
   t.is(Object.values(disk.by_kind).reduce((a, b) => a + b, 0), disk.total_bytes, 'the kinds add up to the total');

@@ -162,6 +162,11 @@ export class IngestPool {
     return this.lanes.length;
   }
 
+  /** Each parse worker's V8 heap in use, bytes (/state). */
+  async heapsUsed(): Promise<number[]> {
+    return Promise.all(this.lanes.map(async (l) => (await l.worker.getHeapStatistics()).used_heap_size));
+  }
+
   /** A V8 heap snapshot of parse worker `n` (for finding what its memory holds). */
   heapSnapshot(n: number): Promise<NodeJS.ReadableStream> {
     return this.lanes[n]!.worker.getHeapSnapshot();

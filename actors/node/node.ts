@@ -98,6 +98,17 @@ export interface NodeParts {
   rebuild: Rebuild;
 }
 
+/** One shard as /state shows it. */
+interface ShardReport {
+  series: number;
+  heap_used_bytes: number;
+  array_buffers_bytes: number;
+  index_metrics: number;
+  blocks_merged: number;
+  open_buffers: number;
+  open_buffer_bytes: { allocated: number; used: number };
+}
+
 export class FerriteNode implements NodeApi {
   readonly config: FerriteConfig;
   /** The node's own store: journal, outbox, check tags, identity. */
@@ -470,14 +481,22 @@ export class FerriteNode implements NodeApi {
   }
 
   /** The metric index's figures summed over the shards, each shard's series and heap, and disk by kind (/state). */
-  async shardReport(): Promise<{ index: Record<string, number>; shards: { series: number; heap_used_bytes: number; array_buffers_bytes: number; index_metrics: number; blocks_merged: number }[]; disk: { total_bytes: number; by_kind: DiskUse['by_kind'] } }> {
+  async shardReport(): Promise<{ index: Record<string, number>; shards: ShardReport[]; disk: { total_bytes: number; by_kind: DiskUse['by_kind'] } }> {
     const figures = await this.shards.askAll('figures');
     const index: Record<string, number> = {};
     for (const f of figures) for (const [k, v] of Object.entries(f.index)) index[k] = (index[k] ?? 0) + v;
     const disk = addDiskUse([await this.storage.diskUse(), ...figures.map((f) => f.disk)]);
     return {
       index,
-      shards: figures.map((f) => ({ series: f.series, heap_used_bytes: f.heapUsed, array_buffers_bytes: f.arrayBuffers, index_metrics: f.index.metrics ?? 0, blocks_merged: f.blocksMerged })),
+      shards: figures.map((f) => ({
+        series: f.series,
+        heap_used_bytes: f.heapUsed,
+        array_buffers_bytes: f.arrayBuffers,
+        index_metrics: f.index.metrics ?? 0,
+        blocks_merged: f.blocksMerged,
+        open_buffers: f.openBuffers.buffers,
+        open_buffer_bytes: f.openBuffers.bytes,
+      })),
       disk: { total_bytes: disk.total_bytes, by_kind: disk.by_kind },
     };
   }

@@ -16,6 +16,7 @@ import type { Tombstone, Tombstones } from '../../storage/tombstones.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
 import { OpenBuffers, type BufferId } from './open-buffers.js';
+import type { BufferTable } from './window-buffer.js';
 import { BlockMerges } from './block-merges.js';
 import { ACTIVITY_SLICE_S, activitySlice } from '../../model/activity.js';
 
@@ -310,6 +311,11 @@ export class PartitionCore {
   private normalize(kind: DataKind, s: Series<BufferValue>): Series<BufferValue> {
     if (kind === 'numeric') return normalizeNumeric(s as Series<NumericValue>, this.combine) as Series<BufferValue>;
     return normalizeLastWins(s);
+  }
+
+  /** Open buffers and the bytes of their pooled samples. */
+  get openBuffers(): BufferTable['figures'] {
+    return this.open.table.figures;
   }
 
   /** Windows whose blocks were merged since start. */

@@ -73,6 +73,10 @@ export class Partition {
   }
 
   /** Windows whose blocks this partition merged since start. */
+  get openBuffers(): PartitionCore['openBuffers'] {
+    return this.core.openBuffers;
+  }
+
   get blocksMerged(): number {
     return this.core.blocksMerged;
   }

@@ -397,7 +397,15 @@ export class Shard {
   }
 
   async figures(): Promise<ShardFigures> {
-    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, blocksMerged: [...this.partitions.values()].reduce((n, p) => n + p.blocksMerged, 0), heapUsed: process.memoryUsage().heapUsed, arrayBuffers: process.memoryUsage().arrayBuffers };
+    const partitions = [...this.partitions.values()];
+    const memory = process.memoryUsage();
+    const openBuffers = { buffers: 0, bytes: { allocated: 0, used: 0 } };
+    for (const { openBuffers: o } of partitions) {
+      openBuffers.buffers += o.buffers;
+      openBuffers.bytes.allocated += o.bytes.allocated;
+      openBuffers.bytes.used += o.bytes.used;
+    }
+    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, blocksMerged: partitions.reduce((n, p) => n + p.blocksMerged, 0), heapUsed: memory.heapUsed, arrayBuffers: memory.arrayBuffers, openBuffers };
   }
 
   /** Seals every buffer, leaves only SST files behind, and closes the store. */
