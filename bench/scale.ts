@@ -45,6 +45,8 @@ interface System {
   /** Path and method that take `bodies`. */
   write: { path: string; method: string };
   read: RangeRead;
+  /** Where the server's memory goes, as it reports it (one line). */
+  memory?: (url: string) => Promise<string>;
 }
 
 interface Result {
@@ -61,6 +63,8 @@ interface Result {
   diskBytes: number;
   /** Seconds from starting the process again to the first exact read of one series. */
   restartS: number;
+  /** Seconds a graceful stop took after the load. */
+  stopS: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -135,6 +139,20 @@ function ferriteRead(start: number): RangeRead {
   };
 }
 
+/** ferrite's /state memory figures: each thread's heap, open buffers, RSS. */
+async function ferriteMemory(url: string): Promise<string> {
+  const state = (await json(`${url}/state`)) as {
+    heap_used_bytes: number;
+    rss_bytes: number;
+    shards: { heap_used_bytes: number; array_buffers_bytes: number; open_buffers: number; open_buffer_bytes: { allocated: number } }[];
+    parse_workers: { heap_used_bytes: number }[];
+  };
+  const m = (b: number) => `${mib(b).toFixed(0)} MiB`;
+  const shards = state.shards.map((s, i) => `shard ${i} heap ${m(s.heap_used_bytes)} + array buffers ${m(s.array_buffers_bytes)} (open buffers ${s.open_buffers}, pooled ${m(s.open_buffer_bytes.allocated)})`);
+  const parse = state.parse_workers.map((w, i) => `parse ${i} heap ${m(w.heap_used_bytes)}`);
+  return [`RSS ${m(state.rss_bytes)}`, `main heap ${m(state.heap_used_bytes)}`, ...shards, ...parse].join('; ');
+}
+
 /** ferrite: the raw samples of one series (what the restart check reads). */
 async function ferriteRaw(url: string, m: number, start: number): Promise<Samples> {
   const rows = (await json(`${url}/raw/${UUID}/${encodeURIComponent(ferriteName(m))}?start_ts=${start}&end_ts=${start + SCRAPES * STEP_S}`)) as [number, number][];
@@ -175,12 +193,22 @@ async function load(url: string, s: System, d: Dataset, o: Options): Promise<{ s
 
 const exited = (r: Running): boolean => r.child.exitCode !== null || r.child.signalCode !== null;
 
-/** Stops gracefully; one that has not exited after a minute is killed, so a wedged server cannot hang the bench. */
-async function stop(r: Running): Promise<void> {
-  if (exited(r)) return;
-  const kill = setTimeout(() => r.child.kill('SIGKILL'), 60_000);
+/** How long a graceful stop may take before the server is killed (a wedged server must not hang the bench). */
+const STOP_PATIENCE_MS = 300_000;
+
+/** Stops gracefully; seconds taken. One that has not exited in time is killed, and the run says so. */
+async function stop(r: Running): Promise<number> {
+  if (exited(r)) return 0;
+  const t0 = performance.now();
+  let killed = false;
+  const kill = setTimeout(() => {
+    killed = true;
+    r.child.kill('SIGKILL');
+  }, STOP_PATIENCE_MS);
   await r.stop();
   clearTimeout(kill);
+  if (killed) console.log(`${r.name}: KILLED after ${STOP_PATIENCE_MS / 1000} s of graceful stop`);
+  return (performance.now() - t0) / 1000;
 }
 
 async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<Result> {
@@ -194,17 +222,18 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const readableAfterS = (await untilExact(`${s.label} ${readSeries.length}-series read`, read, readSeries, running)) / 1000;
     const { ms } = await timeRounds(async () => checkExact(`${s.label} ${readSeries.length}-series read`, readSeries, await read()), o.rounds);
     const peak = treePeakRss(running.child.pid!);
+    if (s.memory !== undefined) console.log(`${s.label}: memory after the load: ${await s.memory(running.url)}`);
     // Each figure printed as soon as it exists: a restart that never reads back must not take them with it.
     console.log(`${s.label}: readable ${readableAfterS.toFixed(2)} s after the last acknowledgement; ${readSeries.length}-series read median ${ms[Math.floor((ms.length - 1) / 2)]!.toFixed(1)} ms; peak RSS ${mib(peak).toFixed(0)} MiB`);
-    await stop(running);
+    const stopS = await stop(running);
     const disk = diskBytes(dir);
-    console.log(`${s.label}: ${mib(disk).toFixed(1)} MiB on disk after a graceful stop; starting again`);
+    console.log(`${s.label}: stopped in ${stopS.toFixed(1)} s; ${mib(disk).toFixed(1)} MiB on disk after the graceful stop; starting again`);
     const t0 = performance.now();
     running = await s.start(dir);
     const readKnown = s.label === 'ferrite' ? () => ferriteRaw(running.url, known, d.start) : () => s.read(running.url, [known]);
     await untilExact(`${s.label} read after restart`, readKnown, [known], running);
     const restartS = (performance.now() - t0) / 1000;
-    const r: Result = { label: s.label, loadRate: (o.series * SCRAPES) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS };
+    const r: Result = { label: s.label, loadRate: (o.series * SCRAPES) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS, stopS };
     // Printed as it comes: a run that fails later still leaves this system's figures.
     console.log(`${s.label}: ${JSON.stringify(r)}`);
     return r;
@@ -223,6 +252,7 @@ function systems(o: Options, start: number): System[] {
       bodies: ferriteBodiesLazy,
       write: { path: '/raw', method: 'PUT' },
       read: ferriteRead(start),
+      memory: ferriteMemory,
     });
   }
   if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
@@ -240,6 +270,7 @@ function report(results: Result[], o: Options): void {
     { measure: `${Math.min(READ_SERIES, o.series)}-series read, whole range (median of ${o.rounds})`, unit: 'ms', of: (r) => r.readMs, better: 'lower', digits: 1 },
     { measure: 'bytes on disk after a graceful stop', unit: 'MiB', of: (r) => mib(r.diskBytes), better: 'lower', digits: 1 },
     { measure: 'bytes on disk per sample', unit: 'B', of: (r) => r.diskBytes / samples, better: 'lower', digits: 2 },
+    { measure: 'graceful stop after the load', unit: 's', of: (r) => r.stopS, better: 'lower', digits: 1 },
     { measure: 'restart to first exact read', unit: 's', of: (r) => r.restartS, better: 'lower', digits: 2 },
     { measure: 'acknowledged to readable (1000-series read exact)', unit: 's', of: (r) => r.readableAfterS, better: 'lower', digits: 2 },
   ];
