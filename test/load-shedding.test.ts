@@ -42,12 +42,12 @@ test('past the write latency budget, writes are refused while others are in flig
   try {
     const body = (w: number) => Array.from({ length: 3000 }, (_, i) => mLine(`${1_700_000_000 + i}.000`, `budget.${w}`, 'n', String(i))).join('\n');
     for (let w = 0; w < 3; w++) t.is((await fetch(`${n.url}/raw`, { method: 'PUT', body: body(w) })).status, 200, 'one at a time: always admitted');
-    const replies = await Promise.all(Array.from({ length: 16 }, async (_, w) => {
+    const replies = await Promise.all(Array.from({ length: 64 }, async (_, w) => {
       const res = await fetch(`${n.url}/raw`, { method: 'PUT', body: body(10 + w) });
       return { status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json()) as any };
     }));
     const refused = replies.filter((r) => r.status === 503);
-    t.true(refused.length > 0, `${refused.length} of 16 concurrent writes refused`);
+    t.true(refused.length > 0, `${refused.length} of 64 concurrent writes refused`);
     for (const r of refused) {
       t.is(r.retryAfter, '1');
       t.regex(r.json.error, /over the write latency budget of 1 ms/);

@@ -13,6 +13,13 @@ export interface AdmissionLimits {
   maxPendingRecords: number;
   /** p99 of acknowledged writes (recent) above which new writes are refused while others are in flight; 0 = off. */
   latencyBudgetMs: number;
+  /**
+   * Writes in flight below which none is refused for latency: as many as the node works on at
+   * once (parse lanes, the journal). A write that is slow for lack of CPU, not for waiting behind
+   * others, gets no faster when the writes beside it are refused; the CPU only idles while their
+   * clients wait out Retry-After. Default 1.
+   */
+  latencyFloorWrites?: number;
 }
 
 /** Acknowledged writes the latency budget looks at: the last this many, at most this old. */
@@ -23,6 +30,7 @@ const P99_EVERY_MS = 100;
 
 export class IngestAdmission {
   private bytes = 0;
+  private writes = 0;
   private pendingRecords = 0;
   /** Writes refused since start (for /stats.json). */
   refused = 0;
@@ -64,16 +72,19 @@ export class IngestAdmission {
   admit(bytes: number): string | null {
     if (this.pendingRecords >= this.limits.maxPendingRecords) return this.refuse(`${this.pendingRecords} records wait to be applied`);
     if (this.bytes > 0 && this.bytes + bytes > this.limits.maxBytes) return this.refuse(`${this.bytes} bytes of writes are in flight`);
-    // Over the latency budget, writes queue behind each other: refuse new ones while any is in
-    // flight (when none is, one gets through, so the figure can come down).
+    // Over the latency budget, writes queue behind each other: refuse new ones while the node
+    // already works on as many as it can at once (when fewer are in flight, they get through, so
+    // the figure can come down).
     const budget = this.limits.latencyBudgetMs;
-    if (budget > 0 && this.bytes > 0 && this.recentP99() > budget) return this.refuse(`acknowledged writes take ${Math.round(this.p99)} ms at p99, over the write latency budget of ${budget} ms`);
+    if (budget > 0 && this.writes >= (this.limits.latencyFloorWrites ?? 1) && this.recentP99() > budget) return this.refuse(`acknowledged writes take ${Math.round(this.p99)} ms at p99, over the write latency budget of ${budget} ms`);
     this.bytes += bytes;
+    this.writes++;
     return null;
   }
 
   release(bytes: number): void {
     this.bytes -= bytes;
+    this.writes--;
   }
 
   dispatched(records: number): void {

@@ -3,9 +3,9 @@
 import test from 'ava';
 import { IngestAdmission } from '../../actors/node/admission.js';
 
-function admission(budget: number) {
+function admission(budget: number, floor?: number) {
   const clock = { now: 1_000_000 };
-  const a = new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 1 << 30, latencyBudgetMs: budget }, () => clock.now);
+  const a = new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 1 << 30, latencyBudgetMs: budget, latencyFloorWrites: floor }, () => clock.now);
   return { a, clock };
 }
 
@@ -20,6 +20,15 @@ test('writes are refused while the recent p99 is over the budget and another wri
   clock.now += 5_001;
   t.is(a.admit(100), null, 'the slow writes left the window');
   t.is(a.admit(100), null);
+});
+
+test('over the budget, writes below the floor of writes in flight are still admitted; past it they are refused', (t) => {
+  const { a } = admission(1_000, 3);
+  for (let i = 0; i < 100; i++) a.acknowledged(5_000);
+  for (let i = 0; i < 3; i++) t.is(a.admit(100), null, `write ${i + 1} of the floor's 3`);
+  t.regex(a.admit(100) ?? '', /over the write latency budget/);
+  a.release(100);
+  t.is(a.admit(100), null, 'one finished: room for one more');
 });
 
 test('within the budget, or with the budget off, nothing is refused for latency', (t) => {
