@@ -14,7 +14,7 @@ import type { MetricInfo } from '../../model/metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
 import type { MainScreen } from '../node/series-limits.js';
 import { parseMetricListBody, parseTsvBody, type ParsedBody } from './raw-bodies.js';
-import type { LaneLimits, LaneVerdict, NewMetric, ParseJob, ParseResult, SeriesCandidate, WirePart } from './wire.js';
+import { unpackDeclarations, type Declarations, type LaneLimits, type LaneVerdict, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
 
 /** A lane's columns, as the shards take them. */
 export interface LaneSamples {
@@ -50,11 +50,13 @@ export interface LaneParse extends ParsedBody<LaneSamples | IngestBatch<MetricIn
 export interface PoolOptions {
   workers: number;
   partitions: number;
+  /** Shards the node runs (a worker packs each body's new metrics per shard). */
+  shards: number;
   /**
-   * Set when parsed columns go to the shards as they are (standalone): called for each
-   * metric a lane names for the first time, as soon as the lane says so.
+   * Set when parsed columns go to the shards as they are (standalone): called with the
+   * metrics a lane names for the first time, packed per shard, as soon as the lane says so.
    */
-  declare: ((lane: number, epoch: number, fresh: NewMetric[]) => void) | null;
+  declare: ((lane: number, epoch: number, fresh: readonly Declarations[]) => void) | null;
   /** A screen for series limits, for bodies parsed on the main thread. */
   screen: (refuse: ReadonlyMap<string, string> | null) => MainScreen;
 }
@@ -179,11 +181,11 @@ export class IngestPool {
       lane.metrics = [];
     }
     if (this.options.declare !== null) this.options.declare(lane.id, r.epoch, r.fresh);
-    else for (const { sid, ...m } of r.fresh) lane.metrics[sid] = this.registry.adopt(m);
+    else for (const d of r.fresh) for (const { sid, ...m } of unpackDeclarations(d)) lane.metrics[sid] = this.registry.adopt(m);
   }
 
   private lane(id: number): Lane {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { partitions: this.options.partitions } });
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { partitions: this.options.partitions, shards: this.options.shards } });
     worker.unref();
     const lane: Lane = { id, worker, metrics: [], epoch: 0, waiting: new Map(), busy: 0 };
     worker.on('message', (r: ParseResult) => {

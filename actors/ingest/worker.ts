@@ -13,7 +13,7 @@ import { Interner } from '../../model/interner.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
-import type { LaneVerdict, NewMetric, ParseJob, ParseResult, SeriesCandidate, WirePart } from './wire.js';
+import { packDeclarations, type LaneVerdict, type NewMetric, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
 
 /**
  * A metric this worker has named, by its sid. A worker of a million-series node holds a million
@@ -59,7 +59,7 @@ interface Screening {
 /** Past this many metrics the worker forgets them all and starts a new sid epoch. */
 const MAX_METRICS = 2_000_000;
 
-const partitions = (workerData as { partitions: number }).partitions;
+const { partitions, shards } = workerData as { partitions: number; shards: number };
 let epoch = 0;
 let byKey = new Map<string, WorkerMetric>();
 /** Check uuids and names, kept once: every new name parses its line's check field again. */
@@ -187,7 +187,7 @@ function parse(job: ParseJob): ParseResult {
   const limits = job.limits;
   screening = limits === undefined ? null : { generation: limits.generation, refuse: limits.refuse === undefined ? null : new Map(limits.refuse), stamp: job.id, candidates: [], limited: [] };
   const screen = { candidates: screening?.candidates ?? [], limited: screening?.limited ?? [] };
-  if (job.format === 'forget') return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body, ...screen };
+  if (job.format === 'forget') return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts: [], errors: [], submitted: 0, body: job.body, ...screen };
   const batch = new IngestBatch<WorkerMetric>();
   let errors;
   let submitted;
@@ -201,7 +201,7 @@ function parse(job: ParseJob): ParseResult {
     try {
       list = decodeMetricList(body);
     } catch (error) {
-      if (error instanceof MetricListFormatError) return { id: job.id, epoch, fresh, parts: [], errors: [], submitted: 0, body: job.body, fatal: error.message, ...screen };
+      if (error instanceof MetricListFormatError) return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts: [], errors: [], submitted: 0, body: job.body, fatal: error.message, ...screen };
       throw error;
     }
     const r = metricListRecords(list, {
@@ -219,7 +219,7 @@ function parse(job: ParseJob): ParseResult {
     for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!.sid;
     parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric.sid } })) });
   }
-  return { id: job.id, epoch, fresh, parts, errors, submitted, body: job.body, ...screen };
+  return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts, errors, submitted, body: job.body, ...screen };
 }
 
 parentPort!.on('message', (job: ParseJob | LaneVerdict) => {

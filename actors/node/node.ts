@@ -30,7 +30,7 @@ import { RebuildWalks, type Rebuild, type RebuildWalkStatus } from '../cluster/r
 import { gainingOwners, relocate, type RelocationDeps, type RelocationFigures } from '../cluster/relocation.js';
 import { updatesOf } from '../../model/check-tags.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
-import type { NewMetric } from '../ingest/wire.js';
+import type { Declarations } from '../ingest/wire.js';
 import { parseMetricListBody, parseTsvBody } from '../ingest/raw-bodies.js';
 import { portableIdentity, type MetricInfo, type PortableIdentity } from '../../model/metric-info.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
@@ -194,8 +194,8 @@ export class FerriteNode implements NodeApi {
     this.registry = new MetricRegistry(config.partitions);
     this.limits = new SeriesLimits(config.maxSeriesPerAccount, config.maxSeriesPerCheck, shards);
     // Standalone, parsed columns pass through to the shards; a cluster member routes records to owners.
-    const declare = replication === null ? (lane: number, epoch: number, fresh: NewMetric[]) => shards.declare(lane, epoch, fresh) : null;
-    this.ingestPool = new IngestPool(this.registry, { workers: config.ingestWorkers, partitions: config.partitions, declare, screen: (refuse) => this.limits.screen(refuse) });
+    const declare = replication === null ? (lane: number, epoch: number, fresh: readonly Declarations[]) => shards.declare(lane, epoch, fresh) : null;
+    this.ingestPool = new IngestPool(this.registry, { workers: config.ingestWorkers, partitions: config.partitions, shards: shards.count, declare, screen: (refuse) => this.limits.screen(refuse) });
     this.routing = new ClusterRouting(identity, ring, this.gossip, replication, rpc, config.peerTimeoutMs);
   }
 

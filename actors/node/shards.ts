@@ -8,7 +8,7 @@ import { ferr } from '../../model/errors.js';
 import type { IngestBatch } from '../../model/ingest-batch.js';
 import type { Topology } from '../../model/topology/index.js';
 import { shardDir } from '../../storage/shard-layout.js';
-import type { NewMetric, WirePart } from '../ingest/wire.js';
+import type { Declarations, WirePart } from '../ingest/wire.js';
 import { wireMetric, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import type { ShardMethod, ShardMethods, ShardNotice, ShardReply, ShardRequest, ShardSetup } from '../shard/messages.js';
 import { fromWireError } from '../shard/wire-error.js';
@@ -182,10 +182,8 @@ export class ShardSet {
   }
 
   /** Metrics a parse lane names for the first time, each to its shard (before any apply that uses them). */
-  declare(lane: number, epoch: number, fresh: readonly NewMetric[]): void {
-    if (fresh.length === 0) return;
-    const byShard = this.split(fresh, (m) => m.partition);
-    for (const [n, list] of byShard) this.clients[n]!.notify({ type: 'declare', lane, epoch, fresh: list });
+  declare(lane: number, epoch: number, fresh: readonly Declarations[]): void {
+    for (const d of fresh) this.clients[d.shard]!.notify({ type: 'declare', lane, epoch, fresh: d });
   }
 
   /** Journaled samples of a parse lane: each partition's columns to its shard, transferred. The records handed over. */

@@ -9,7 +9,7 @@ import type { RollupType } from '../../model/rollup/types.js';
 import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import type { Topology } from '../../model/topology/index.js';
-import type { WirePart } from '../ingest/wire.js';
+import type { Declarations, WirePart } from '../ingest/wire.js';
 import type { WireMetric } from '../../model/metric-info.js';
 import type { FindPart, ShardFindRequest, ShardSearch, FoundMetric } from './find.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
@@ -41,7 +41,7 @@ export type SampleNames =
 /** Messages without a reply. */
 export type ShardNotice =
   /** Metrics a parse lane names for the first time (sent before any apply that uses them). */
-  | { type: 'declare'; lane: number; epoch: number; fresh: (WireMetric & { sid: number })[] }
+  | { type: 'declare'; lane: number; epoch: number; fresh: Declarations }
   /** Journaled samples of the shard's partitions (`parts[i].sids` index into `names`). */
   | { type: 'apply'; seq: number; names: SampleNames; parts: WirePart[] };
 

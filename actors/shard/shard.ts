@@ -23,7 +23,7 @@ import type { ShardFigures } from '../../storage/figures.js';
 import type { MetricIndex, SeriesReport } from '../../storage/metric-index/metric-index.js';
 import { ShardStorage } from '../../storage/shard-storage.js';
 import { shardDir } from '../../storage/shard-layout.js';
-import type { WirePart } from '../ingest/wire.js';
+import { unpackDeclarations, type Declarations, type WirePart } from '../ingest/wire.js';
 import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
@@ -92,9 +92,9 @@ export class Shard {
   // ---- ingest ----
 
   /** Metrics a parse lane names for the first time; a new epoch replaces the lane's table. */
-  declare(lane: number, epoch: number, fresh: readonly (WireMetric & { sid: number })[]): void {
+  declare(lane: number, epoch: number, fresh: Declarations): void {
     const table = this.lane(lane, epoch);
-    for (const m of fresh) table.declared[m.sid] = m;
+    for (const m of unpackDeclarations(fresh)) table.declared[m.sid] = m;
   }
 
 
