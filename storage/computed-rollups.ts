@@ -39,6 +39,7 @@ export class ComputedRollups {
   }
 
   put(idHex: string, chunkStart: number, periods: ComputedPeriods): void {
+    if (this.maxBytes === 0) return;
     const key = `${idHex}/${chunkStart}`;
     this.remove(idHex, chunkStart);
     this.entries.set(key, periods);

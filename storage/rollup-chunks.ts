@@ -129,10 +129,10 @@ async function getChunks(store: Store, metric: MetricRef, periodS: number, start
   return chunks.map((c, i) => (c === null ? null : c.with(extra[i]?.recordsOf([...more]) ?? [])));
 }
 
-/** The stored chunks of one level covering [from, to), with their starts, holding at least `columns`. */
-export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS): Promise<{ start: number; chunk: RollupChunk }[]> {
+/** The stored chunks of one level covering [from, to), with their starts, holding at least `columns` (through the cache of decoded chunks when `cached`). */
+export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS, cached = true): Promise<{ start: number; chunk: RollupChunk }[]> {
   const starts = chunkStartsCovering(periodS, from, to);
-  const chunks = await getCachedChunks(store, metric, periodS, starts, columns);
+  const chunks = cached ? await getCachedChunks(store, metric, periodS, starts, columns) : await getChunks(store, metric, periodS, starts, columns);
   const out: { start: number; chunk: RollupChunk }[] = [];
   chunks.forEach((chunk, i) => {
     if (chunk !== null) out.push({ start: starts[i]!, chunk });

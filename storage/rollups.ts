@@ -67,6 +67,8 @@ export class RollupStore {
   private readonly levels: readonly RollupLevel[];
   private readonly spanMs: number;
   private readonly quietMs: number;
+  /** Reads keep what they decode and compute (config.rollupCacheBytes > 0). */
+  private readonly cached: boolean;
 
   private constructor(
     private readonly partition: number,
@@ -79,6 +81,7 @@ export class RollupStore {
     this.levels = config.rollups;
     this.spanMs = config.blockSpanMs;
     this.quietMs = config.rollupQuietMs;
+    this.cached = config.rollupCacheBytes > 0;
   }
 
   /** Opens a partition's rollups; the first open of a data dir with v1 records migrates them. */
@@ -308,7 +311,7 @@ export class RollupStore {
     }
     // Stale windows first: a rollup finishing meanwhile is then either seen as stale or read as written.
     const stale = engine === 'dispatch' ? this.staleWindows(raw, metric) : [];
-    for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end, columns)) slots.addChunk(chunk, start, level.period * SECOND);
+    for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end, columns, this.cached)) slots.addChunk(chunk, start, level.period * SECOND);
     if (engine !== 'dispatch') return slots;
     // Slots touching legacy windows not yet rolled up are recalculated from raw as a whole.
     for (const [lo, hi] of staleSlots(slots, stale, this.spanMs)) await this.recalc(raw, metric, slots, lo, hi);
