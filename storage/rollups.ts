@@ -22,7 +22,8 @@ import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { ChunkEdit, hasPeriodBefore, readChunks, storedPeriodStarts } from './rollup-chunks.js';
-import { chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
+import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
+import { accumulateColumns, PeriodColumns } from '../model/rollup/period-columns.js';
 import { ComputedRollups, type ComputedPeriods } from './computed-rollups.js';
 import { migrateRollups } from './rollup-migration.js';
 
@@ -55,6 +56,8 @@ export interface RawSource {
   before(metric: MetricRef, before: number, n: number): Promise<Series<NumericValue>>;
   /** Windows of open buffers (not yet sealed, so not rolled up). */
   openWindows(metric: MetricRef): number[];
+  /** The first window in [window of `from`, `to`) holding a sealed block or an open buffer; null when none does. */
+  firstWindow(metric: MetricRef, from: number, to: number): Promise<number | null>;
 }
 
 export { RollupSlots };
@@ -320,21 +323,21 @@ export class RollupStore {
   }
 
   /**
-   * Adds to each slot the finest level's periods computed from the raw data not aged yet, chunk
-   * span by chunk span (slots are whole periods of a level, so each finest period falls in one).
+   * Adds to the slots the finest level's periods computed from the raw data not aged yet, chunk
+   * span by chunk span (slots are whole periods of a level, so each finest period falls in one),
+   * from the first window holding raw data (aged spans hold none).
    */
   private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
     const floor = this.viewFloor(metric.idHex);
-    const from = Math.max(slots.first, floor);
     const end = slots.startOf(slots.count);
-    if (from >= end) return;
+    const firstRaw = await raw.firstWindow(metric, Math.max(slots.first, floor), end);
+    if (firstRaw === null) return;
+    const from = Math.max(slots.first, floor, firstRaw);
     const periodS = this.levels[0]!.period;
     const open = raw.openWindows(metric);
     for (let cs = chunkStartOf(from, periodS); cs < end; cs += chunkSpanMs(periodS)) {
-      for (const [start, acc] of await this.computedPeriods(raw, metric, { cs, floor, open, from, end })) {
-        const i = Math.floor((start - slots.first) / slots.spanMs);
-        if (i >= 0 && i < slots.count && !slots.isReplaced(i)) slots.add(i, acc);
-      }
+      const periods = await this.computedPeriods(raw, metric, { cs, floor, open, from, end });
+      if (periods.slots.length > 0) slots.addComputed(periods, periods.first, periods.periodMs);
     }
   }
 
@@ -353,8 +356,10 @@ export class RollupStore {
     const lo = Math.max(at.cs, at.floor);
     const [a, b] = cacheable ? [lo, ce] : [Math.max(lo, at.from - (at.from % this.baseMs)), Math.min(ce, at.end)];
     const samples = await raw.read(metric, a, b);
+    const columns = new PeriodColumns(at.cs, this.baseMs, CHUNK_PERIODS);
     // The carry before the first raw sample: aged samples (gone from raw) may lie between `a` and it.
-    const periods = samples.ts.length === 0 ? new Map<number, RollupAccumulator>() : accumulate(samples, this.baseMs, await this.carryBefore(raw, metric, samples.ts[0]!)).periods;
+    if (samples.ts.length > 0) accumulateColumns(samples, columns, await this.carryBefore(raw, metric, samples.ts[0]!));
+    const periods = columns.compact();
     if (cacheable) this.computed.put(metric.idHex, at.cs, periods);
     return periods;
   }

@@ -3,11 +3,18 @@
 // the periods computed from raw data not yet aged into rollups, except where a slot was
 // recalculated from raw as a whole. Readers ask for the columns they
 // need as Float64Arrays; nothing builds an object per period unless asked (`row`).
-import { addInto, emptyAccumulator, type RollupAccumulator } from './accumulator.js';
-import { PARTS, QUANTITIES, type Part, type Quantity, type RollupChunk } from './chunk.js';
+import { emptyAccumulator, type RollupAccumulator } from './accumulator.js';
+import { PARTS, QUANTITIES, type Part, type Quantity } from './chunk.js';
+
+/** Periods as columns aligned with their slots: a stored chunk (RollupChunk), or periods computed from raw (CompactPeriods). */
+export interface PeriodSource {
+  /** Index of each period holding data, from the source's start, ascending. */
+  readonly slots: Int32Array;
+  column(q: Quantity, part: Part): Float64Array;
+}
 
 interface Source {
-  chunk: RollupChunk;
+  chunk: PeriodSource;
   /** Slot of each of the chunk's present periods (-1: outside the read). */
   slotOf: Int32Array;
 }
@@ -16,10 +23,14 @@ export class RollupSlots {
   /** 1 where the slot has data (a stored period or a recalculated one). */
   readonly present: Uint8Array;
   private readonly sources: Source[] = [];
+  /**
+   * Periods computed from raw data not yet aged, added to what is stored (storage/rollups.ts:
+   * the two never hold the same samples). Summed among themselves first, then added to the
+   * stored sum: the order the answers have always been summed in.
+   */
+  private readonly computed: Source[] = [];
   /** Slots replaced by a recalculation from raw (null: no data). */
   private readonly replaced = new Map<number, RollupAccumulator | null>();
-  /** Accumulators computed from raw, added to what is stored (storage/rollups.ts: the two never hold the same samples). */
-  private readonly added = new Map<number, RollupAccumulator>();
   private readonly cache = new Map<string, Float64Array>();
 
   constructor(
@@ -31,31 +42,32 @@ export class RollupSlots {
   }
 
   /** Adds a stored chunk starting at `chunkStart` whose periods are `periodMs` long. */
-  addChunk(chunk: RollupChunk, chunkStart: number, periodMs: number): void {
+  addChunk(chunk: PeriodSource, chunkStart: number, periodMs: number): void {
+    this.sources.push(this.source(chunk, chunkStart, periodMs));
+  }
+
+  /** Adds periods computed from raw data (not replacing slots recalculated as a whole). */
+  addComputed(periods: PeriodSource, first: number, periodMs: number): void {
+    this.computed.push(this.source(periods, first, periodMs));
+  }
+
+  private source(chunk: PeriodSource, chunkStart: number, periodMs: number): Source {
     const slotOf = new Int32Array(chunk.slots.length);
     const end = this.first + this.count * this.spanMs;
     for (let j = 0; j < chunk.slots.length; j++) {
       const ts = chunkStart + chunk.slots[j]! * periodMs;
       const i = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
       slotOf[j] = i;
-      if (i >= 0) this.present[i] = 1;
+      if (i >= 0 && !this.replaced.has(i)) this.present[i] = 1;
     }
-    this.sources.push({ chunk, slotOf });
     this.cache.clear();
+    return { chunk, slotOf };
   }
 
   /** Replaces slot i by a recalculated accumulator (null: the slot has no data). */
   replace(i: number, acc: RollupAccumulator | null): void {
     this.replaced.set(i, acc);
     this.present[i] = acc === null ? 0 : 1;
-    this.cache.clear();
-  }
-
-  /** Adds an accumulator computed from raw samples to slot i (`acc` is not changed: it may be cached). */
-  add(i: number, acc: RollupAccumulator): void {
-    const had = this.added.get(i);
-    this.added.set(i, addInto(had ?? emptyAccumulator(), acc));
-    this.present[i] = 1;
     this.cache.clear();
   }
 
@@ -70,14 +82,12 @@ export class RollupSlots {
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
     const out = new Float64Array(this.count);
-    for (const { chunk, slotOf } of this.sources) {
-      const values = chunk.column(q, part);
-      for (let j = 0; j < slotOf.length; j++) {
-        const i = slotOf[j]!;
-        if (i >= 0) out[i] += values[j]!;
-      }
+    sumInto(out, this.sources, q, part);
+    if (this.computed.length > 0) {
+      const added = new Float64Array(this.count);
+      const has = sumInto(added, this.computed, q, part);
+      for (let i = 0; i < this.count; i++) if (has[i] === 1) out[i] += added[i]!;
     }
-    for (const [i, acc] of this.added) out[i] += acc[q][part];
     for (const [i, acc] of this.replaced) out[i] = acc === null ? 0 : acc[q][part];
     this.cache.set(key, out);
     return out;
@@ -96,4 +106,19 @@ export class RollupSlots {
   startOf(i: number): number {
     return this.first + i * this.spanMs;
   }
+}
+
+/** Adds one column of every source into `out` by slot; 1 per slot that got a value. */
+function sumInto(out: Float64Array, sources: readonly Source[], q: Quantity, part: Part): Uint8Array {
+  const has = new Uint8Array(out.length);
+  for (const { chunk, slotOf } of sources) {
+    const values = chunk.column(q, part);
+    for (let j = 0; j < slotOf.length; j++) {
+      const i = slotOf[j]!;
+      if (i < 0) continue;
+      out[i] += values[j]!;
+      has[i] = 1;
+    }
+  }
+  return has;
 }

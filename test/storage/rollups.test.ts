@@ -17,6 +17,7 @@ import { CF, rollupAgeingKey, rollupDirtyPrefix } from '../../storage/keys.js';
 import { loadMarkers } from '../../storage/markers.js';
 import type { Store } from '../../storage/rocks.js';
 import { ComputedRollups } from '../../storage/computed-rollups.js';
+import { PeriodColumns } from '../../model/rollup/period-columns.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
 import { metricId, storedPeriods, withStore } from './store.js';
 
@@ -53,6 +54,11 @@ class BlockRaw implements RawSource {
   }
   openWindows(): number[] {
     return this.open;
+  }
+  async firstWindow(metric: { id: Buffer }, from: number, to: number): Promise<number | null> {
+    const window = from - (from % SPAN);
+    const first = Math.min((await this.blocks.firstWindowIn(metric, 'numeric', window, to)) ?? Infinity, ...this.open.filter((w) => w >= window && w < to));
+    return first === Infinity ? null : first;
   }
 }
 
@@ -252,6 +258,7 @@ test("a metric whose raw data cannot be read fails the pass with its name; other
       readSealed: (m, start, end) => r.raw.read(m, start, end),
       before: (m, before) => r.raw.before(m, before),
       openWindows: () => [],
+      firstWindow: (m, from, to) => r.raw.firstWindow(m, from, to),
     };
     await t.throwsAsync(rollAll(r, T + SPAN + QUIET, failing), { message: new RegExp(`rolling up metric ${B.idHex} window .*: disk on fire`) });
     t.is((await storedPeriods(store, A, 60, T, T + SPAN)).length, 2, 'the metric before it was committed');
@@ -396,9 +403,12 @@ test('ageing: periods computed from sealed raw are cached per chunk span, and a 
 });
 
 test('the cache of computed periods is bounded: the least recently used span goes first', (t) => {
-  const acc = emptyAccumulator();
-  const span = (n: number) => new Map(Array.from({ length: n }, (_, i): [number, RollupAccumulator] => [i * MIN, acc]));
-  const cache = new ComputedRollups(320 * 100);
+  const span = (n: number) => {
+    const columns = new PeriodColumns(0, MIN, 1440);
+    for (let i = 0; i < n; i++) columns.present[i] = 1;
+    return columns.compact();
+  };
+  const cache = new ComputedRollups(span(60).bytes + span(30).bytes + span(10).bytes);
   cache.put('a', 0, span(60));
   cache.put('b', 0, span(30));
   t.truthy(cache.get('a', 0), 'a is now the most recently used');
