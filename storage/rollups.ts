@@ -62,6 +62,21 @@ export interface RawSource {
 
 export { RollupSlots };
 
+/** One rollup read's way through raw data, span by span. */
+interface SpanRead {
+  raw: RawSource;
+  metric: MetricRef;
+  /** Raw data before this does not feed reads (RollupStore.viewFloor). */
+  floor: number;
+  /** Windows of the metric's open buffers. */
+  open: readonly number[];
+  /** The read's range of raw data [from, end). */
+  from: number;
+  end: number;
+  /** The first window holding raw data in the range (null: none; undefined: not looked up yet). */
+  firstRaw: number | null | undefined;
+}
+
 export class RollupStore {
   /** Sealed raw windows below the legacy cut not yet rolled up: idHex → window starts. */
   private readonly dirty = new Map<string, Set<number>>();
@@ -130,17 +145,18 @@ export class RollupStore {
     const floor = this.viewFloor(metric.idHex);
     const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : { ts: [], values: [] };
     if (samples.ts.length > 0) {
-      const fresh = accumulate(samples, this.baseMs, await this.carryBefore(raw, metric, samples.ts[0]!)).periods;
-      // Every level's periods of the aged samples (each level summed from the next finer one:
-      // periods divide), before any is merged with what is stored.
-      const sums = [fresh];
-      for (const level of this.levels.slice(1)) sums.push(sumsPerPeriod(sums[sums.length - 1]!, level.period * SECOND));
+      const first = samples.ts[0]!;
+      const last = samples.ts[samples.ts.length - 1]!;
+      const from = first - (first % this.baseMs);
+      let sums = new PeriodColumns(from, this.baseMs, Math.floor((last - from) / this.baseMs) + 1);
+      accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first));
       const edit = new ChunkEdit(this.store, metric);
       for (const [i, level] of this.levels.entries()) {
-        const periodMs = level.period * SECOND;
-        await edit.load(level.period, [...sums[i]!.keys()].map((p) => [p, p + periodMs] as const));
+        // Each level's periods of the aged samples summed from the next finer one's (periods divide), before any is merged with what is stored.
+        if (i > 0) sums = sums.coarser(level.period * SECOND);
+        await edit.load(level.period, [[sums.first, sums.startOf(sums.count)]]);
         // Added, not rebuilt from the finer level: what is stored (aged earlier, /write/nnt) stays whole.
-        for (const [p, acc] of sums[i]!) edit.set(level.period, p, addStored(acc, edit, level.period, p));
+        for (let j = 0; j < sums.count; j++) if (sums.present[j] === 1) edit.set(level.period, sums.startOf(j), addStored(sums.row(j), edit, level.period, sums.startOf(j)));
       }
       edit.flush(batch);
     }
@@ -324,19 +340,17 @@ export class RollupStore {
 
   /**
    * Adds to the slots the finest level's periods computed from the raw data not aged yet, chunk
-   * span by chunk span (slots are whole periods of a level, so each finest period falls in one),
-   * from the first window holding raw data (aged spans hold none).
+   * span by chunk span (slots are whole periods of a level, so each finest period falls in one).
    */
   private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
     const floor = this.viewFloor(metric.idHex);
+    const from = Math.max(slots.first, floor);
     const end = slots.startOf(slots.count);
-    const firstRaw = await raw.firstWindow(metric, Math.max(slots.first, floor), end);
-    if (firstRaw === null) return;
-    const from = Math.max(slots.first, floor, firstRaw);
+    if (from >= end) return;
     const periodS = this.levels[0]!.period;
-    const open = raw.openWindows(metric);
+    const at: SpanRead = { raw, metric, floor, open: raw.openWindows(metric), from, end, firstRaw: undefined };
     for (let cs = chunkStartOf(from, periodS); cs < end; cs += chunkSpanMs(periodS)) {
-      const periods = await this.computedPeriods(raw, metric, { cs, floor, open, from, end });
+      const periods = await this.computedPeriods(at, cs);
       if (periods.slots.length > 0) slots.addComputed(periods, periods.first, periods.periodMs);
     }
   }
@@ -346,21 +360,26 @@ export class RollupStore {
    * the metric's floor). A span whose raw data is all sealed is computed whole and cached; one
    * with an open buffer in it, or before it, only for the read's range [from, end).
    */
-  private async computedPeriods(raw: RawSource, metric: MetricRef, at: { cs: number; floor: number; open: readonly number[]; from: number; end: number }): Promise<ComputedPeriods> {
-    const ce = at.cs + chunkSpanMs(this.levels[0]!.period);
+  private async computedPeriods(at: SpanRead, cs: number): Promise<ComputedPeriods> {
+    const { raw, metric } = at;
+    const ce = cs + chunkSpanMs(this.levels[0]!.period);
     const cacheable = at.open.every((w) => w >= ce);
     if (cacheable) {
-      const hit = this.computed.get(metric.idHex, at.cs);
+      const hit = this.computed.get(metric.idHex, cs);
       if (hit !== undefined) return hit;
     }
-    const lo = Math.max(at.cs, at.floor);
-    const [a, b] = cacheable ? [lo, ce] : [Math.max(lo, at.from - (at.from % this.baseMs)), Math.min(ce, at.end)];
-    const samples = await raw.read(metric, a, b);
-    const columns = new PeriodColumns(at.cs, this.baseMs, CHUNK_PERIODS);
-    // The carry before the first raw sample: aged samples (gone from raw) may lie between `a` and it.
-    if (samples.ts.length > 0) accumulateColumns(samples, columns, await this.carryBefore(raw, metric, samples.ts[0]!));
+    const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS);
+    // Spans before the first raw window (aged, or never written) hold nothing: one seek per read finds it, not one scan per span.
+    if (at.firstRaw === undefined) at.firstRaw = await raw.firstWindow(metric, at.from, at.end);
+    if (at.firstRaw !== null && at.firstRaw < ce) {
+      const lo = Math.max(cs, at.floor);
+      const [a, b] = cacheable ? [lo, ce] : [Math.max(lo, at.from - (at.from % this.baseMs)), Math.min(ce, at.end)];
+      const samples = await raw.read(metric, a, b);
+      // The carry before the first raw sample: aged samples (gone from raw) may lie between `a` and it.
+      if (samples.ts.length > 0) accumulateColumns(samples, columns, await this.carryBefore(raw, metric, samples.ts[0]!));
+    }
     const periods = columns.compact();
-    if (cacheable) this.computed.put(metric.idHex, at.cs, periods);
+    if (cacheable) this.computed.put(metric.idHex, cs, periods);
     return periods;
   }
 
@@ -498,24 +517,6 @@ async function rolledUpBefore(store: Store, partition: number): Promise<boolean>
 function addStored(acc: RollupAccumulator, edit: ChunkEdit, periodS: number, start: number): RollupAccumulator {
   for (const stored of edit.range(periodS, start, start + periodS * SECOND)) return addInto(acc, stored);
   return acc;
-}
-
-/** Finer periods (start → accumulator) summed per period of `periodMs`, in new objects: the finer ones are not touched. */
-function sumsPerPeriod(finer: Map<number, RollupAccumulator>, periodMs: number): Map<number, RollupAccumulator> {
-  const out = new Map<number, RollupAccumulator>();
-  let last = NaN;
-  let sum: RollupAccumulator | undefined;
-  // Finer periods come in time order, so consecutive ones mostly share their coarse period.
-  for (const [s, acc] of finer) {
-    const p = s - (s % periodMs);
-    if (p !== last) {
-      last = p;
-      sum = out.get(p);
-      if (sum === undefined) out.set(p, (sum = emptyAccumulator()));
-    }
-    addInto(sum!, acc);
-  }
-  return out;
 }
 
 /** Runs of adjacent windows as [start, end) ranges (`windows` ascending). */

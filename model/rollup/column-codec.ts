@@ -273,19 +273,27 @@ const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n <
 
 interface NearDecimal {
   k: number;
-  ints: number[];
+  /** Per value: zigzag of its integer's delta (from the previous or the predicted integer). */
+  ints: Float64Array;
   /** zigzag(ulps) + 1, or 0: an escaped value. */
-  codes: number[];
+  codes: Float64Array;
   escaped: number[];
   bytes: number;
 }
 
-/** Bytes of the near-decimal coding at k (escapes at 10), or Infinity once past `limit`. */
-function nearDecimalCost(xs: Float64Array, k: number, predicted: Float64Array | null, limit: number): number {
+/**
+ * Values the decimal exponent is chosen on. Trying every k over a whole column was most of the
+ * encoder's time (issue 31: 20 % of ageing a week); a column's values share their magnitude and
+ * decimals, so its first values tell the best k (bench/rollup-bytes.ts: within 0.5 % of the size).
+ */
+const K_SAMPLE = 96;
+
+/** Bytes of the near-decimal coding of xs[0, n) at k (escapes at 10), or Infinity once past `limit`. */
+function nearDecimalCost(xs: Float64Array, n: number, k: number, predicted: Float64Array | null, limit: number): number {
   const p = POW10[k]!;
   let bytes = 2;
   let prev = 0;
-  for (let i = 0; i < xs.length && bytes <= limit; i++) {
+  for (let i = 0; i < n && bytes <= limit; i++) {
     const x = xs[i]!;
     const d = Math.round(x * p) + 0;
     const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT && !Object.is(x, -0) ? ulpsFrom(x, d / p) : null;
@@ -301,26 +309,23 @@ function nearDecimalCost(xs: Float64Array, k: number, predicted: Float64Array | 
 
 function nearDecimalAt(xs: Float64Array, k: number, predicted: Float64Array | null): NearDecimal {
   const p = POW10[k]!;
-  const out: NearDecimal = { k, ints: [], codes: [], escaped: [], bytes: 2 };
+  const out: NearDecimal = { k, ints: new Float64Array(xs.length), codes: new Float64Array(xs.length), escaped: [], bytes: 2 };
   let prev = 0;
-  const base = (i: number): number => (predicted === null ? prev : predictedInt(predicted[i]!, p));
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i]!;
     // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
     const d = Math.round(x * p) + 0;
     const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT ? ulpsFrom(x, d / p) : null;
     if (ulps === null || Object.is(x, -0)) {
-      out.ints.push(0);
-      out.codes.push(0);
       out.escaped.push(x);
       out.bytes += 10;
       continue;
     }
-    const delta = zigzag(d - base(i));
+    const delta = zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p)));
     prev = d;
     const code = zigzag(ulps) + 1;
-    out.ints.push(delta);
-    out.codes.push(code);
+    out.ints[i] = delta;
+    out.codes[i] = code;
     out.bytes += varintLength(delta) + varintLength(code);
   }
   return out;
@@ -333,11 +338,12 @@ function predictedInt(x: number, p: number): number {
 }
 
 function encodeNearDecimal(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array | null {
-  // The cheapest k, by coded length before compression (a cost past the best so far stops early).
+  // The cheapest k on the first values, by coded length before compression (a cost past the best so far stops early).
   let bestK = -1;
   let bestBytes = Infinity;
+  const n = Math.min(xs.length, K_SAMPLE);
   for (let k = 0; k <= MAX_DECIMALS; k++) {
-    const bytes = nearDecimalCost(xs, k, predicted, bestBytes);
+    const bytes = nearDecimalCost(xs, n, k, predicted, bestBytes);
     if (bytes < bestBytes) {
       bestBytes = bytes;
       bestK = k;
@@ -410,16 +416,15 @@ export function encodeColumnV3(xs: Float64Array, predicted: Float64Array | null 
     writeDeltas(w, xs, POW10[k]!);
     return zstd(w.finish());
   }
-  // Every candidate is compressed: its length before zstd does not tell which is shortest after.
-  let best = encodeXorPlanesV3(xs);
+  // The shortest candidate before compression is compressed, and XOR planes only where no
+  // candidate codes most values near a decimal: each zstd call costs a context of its own (issue
+  // 31's profile of ageing: a third of the encoder), and compressing every candidate to keep the
+  // shortest saved 1.2 % (bench/rollup-bytes.ts).
   const candidates = [encodeNearDecimal(xs)];
   if (predicted !== null) candidates.push(encodeNearDecimal(xs, predicted), encodePredictedUlps(xs, predicted));
-  for (const c of candidates) {
-    if (c === null) continue;
-    const packed = zstd(c);
-    if (packed.length < best.length) best = packed;
-  }
-  return best;
+  let best: Uint8Array | null = null;
+  for (const c of candidates) if (c !== null && (best === null || c.length < best.length)) best = c;
+  return best === null ? encodeXorPlanesV3(xs) : zstd(best);
 }
 
 function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64Array, predicted: Float64Array | null): Float64Array {

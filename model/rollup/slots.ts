@@ -82,10 +82,14 @@ export class RollupSlots {
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
     const out = new Float64Array(this.count);
-    sumInto(out, this.sources, q, part);
-    if (this.computed.length > 0) {
+    sumInto(out, this.sources, q, part, null);
+    if (this.computed.length > 0 && this.sources.length === 0) {
+      // Nothing stored (a read within the raw retention): the computed sum is the answer.
+      sumInto(out, this.computed, q, part, null);
+    } else if (this.computed.length > 0) {
       const added = new Float64Array(this.count);
-      const has = sumInto(added, this.computed, q, part);
+      const has = new Uint8Array(this.count);
+      sumInto(added, this.computed, q, part, has);
       for (let i = 0; i < this.count; i++) if (has[i] === 1) out[i] += added[i]!;
     }
     for (const [i, acc] of this.replaced) out[i] = acc === null ? 0 : acc[q][part];
@@ -108,17 +112,15 @@ export class RollupSlots {
   }
 }
 
-/** Adds one column of every source into `out` by slot; 1 per slot that got a value. */
-function sumInto(out: Float64Array, sources: readonly Source[], q: Quantity, part: Part): Uint8Array {
-  const has = new Uint8Array(out.length);
+/** Adds one column of every source into `out` by slot; `has` (if given) gets 1 per slot that got a value. */
+function sumInto(out: Float64Array, sources: readonly Source[], q: Quantity, part: Part, has: Uint8Array | null): void {
   for (const { chunk, slotOf } of sources) {
     const values = chunk.column(q, part);
     for (let j = 0; j < slotOf.length; j++) {
       const i = slotOf[j]!;
       if (i < 0) continue;
       out[i] += values[j]!;
-      has[i] = 1;
+      if (has !== null) has[i] = 1;
     }
   }
-  return has;
 }
