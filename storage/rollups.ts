@@ -21,7 +21,7 @@ import { agedCarryKey, CF, rollupAgeingKey, rollupDirtyKey, rollupDirtyPrefix, r
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
-import { ChunkEdit, hasPeriodBefore, readChunks, storedPeriodStarts } from './rollup-chunks.js';
+import { ChunkEdit, hasPeriodBefore, readChunks, stageAddedPeriods, storedPeriodStarts } from './rollup-chunks.js';
 import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
 import { accumulateColumns, PeriodColumns } from '../model/rollup/period-columns.js';
 import { ComputedRollups, type ComputedPeriods } from './computed-rollups.js';
@@ -150,15 +150,12 @@ export class RollupStore {
       const from = first - (first % this.baseMs);
       let sums = new PeriodColumns(from, this.baseMs, Math.floor((last - from) / this.baseMs) + 1);
       accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first));
-      const edit = new ChunkEdit(this.store, metric);
       for (const [i, level] of this.levels.entries()) {
-        // Each level's periods of the aged samples summed from the next finer one's (periods divide), before any is merged with what is stored.
+        // Each level's periods of the aged samples summed from the next finer one's (periods
+        // divide), then added to what is stored (aged earlier, /write/nnt), which stays whole.
         if (i > 0) sums = sums.coarser(level.period * SECOND);
-        await edit.load(level.period, [[sums.first, sums.startOf(sums.count)]]);
-        // Added, not rebuilt from the finer level: what is stored (aged earlier, /write/nnt) stays whole.
-        for (let j = 0; j < sums.count; j++) if (sums.present[j] === 1) edit.set(level.period, sums.startOf(j), addStored(sums.row(j), edit, level.period, sums.startOf(j)));
+        await stageAddedPeriods(this.store, batch, metric, level.period, sums);
       }
-      edit.flush(batch);
     }
     const carry = await this.carryBefore(raw, metric, to);
     if (carry !== null) batch.put(CF.state, agedCarryKey(this.partition, metric.idHex), Buffer.from(JSON.stringify({ to, carry })));
@@ -511,12 +508,6 @@ async function legacyCutOf(store: Store, partition: number, config: FerriteConfi
 async function rolledUpBefore(store: Store, partition: number): Promise<boolean> {
   for await (const _ of store.scan(CF.rollup, { limit: 1 })) return true;
   return (await loadMarkers(store, rollupDirtyPrefix(partition))).length > 0;
-}
-
-/** `acc` plus the stored period of a level starting at `start` (its chunk loaded), if any. */
-function addStored(acc: RollupAccumulator, edit: ChunkEdit, periodS: number, start: number): RollupAccumulator {
-  for (const stored of edit.range(periodS, start, start + periodS * SECOND)) return addInto(acc, stored);
-  return acc;
 }
 
 /** Runs of adjacent windows as [start, end) ranges (`windows` ascending). */

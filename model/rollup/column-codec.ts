@@ -337,20 +337,26 @@ function predictedInt(x: number, p: number): number {
   return Number.isFinite(d) && Math.abs(d) <= MAX_INT ? d + 0 : 0;
 }
 
-function encodeNearDecimal(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array | null {
-  // The cheapest k on the first values, by coded length before compression (a cost past the best so far stops early).
-  let bestK = -1;
-  let bestBytes = Infinity;
+/** The cheapest decimal exponent on the column's first values and the bytes it codes them in (k -1: none). */
+function bestExponent(xs: Float64Array, predicted: Float64Array | null): { k: number; bytes: number } {
+  let k = -1;
+  let bytes = Infinity;
   const n = Math.min(xs.length, K_SAMPLE);
-  for (let k = 0; k <= MAX_DECIMALS; k++) {
-    const bytes = nearDecimalCost(xs, n, k, predicted, bestBytes);
-    if (bytes < bestBytes) {
-      bestBytes = bytes;
-      bestK = k;
+  for (let at = 0; at <= MAX_DECIMALS; at++) {
+    // A cost past the best so far stops early.
+    const cost = nearDecimalCost(xs, n, at, predicted, bytes);
+    if (cost < bytes) {
+      bytes = cost;
+      k = at;
     }
   }
-  if (bestK < 0) return null;
-  const best = nearDecimalAt(xs, bestK, predicted);
+  return { k, bytes };
+}
+
+/** The near-decimal column at exponent k (against the prediction when given), or null when more than a quarter of the values escape. */
+function encodeNearDecimal(xs: Float64Array, k: number, predicted: Float64Array | null): Uint8Array | null {
+  if (k < 0) return null;
+  const best = nearDecimalAt(xs, k, predicted);
   if (best.escaped.length * 4 > xs.length) return null;
   const w = new ByteWriter(best.bytes + 8);
   w.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
@@ -360,6 +366,16 @@ function encodeNearDecimal(xs: Float64Array, predicted: Float64Array | null = nu
   const raw = new Float64Array(best.escaped);
   w.bytes(new Uint8Array(raw.buffer));
   return w.finish();
+}
+
+/** Bytes of the predicted-ulps coding of the column's first values. */
+function predictedUlpsCost(xs: Float64Array, predicted: Float64Array): number {
+  let bytes = 1;
+  for (let i = 0; i < Math.min(xs.length, K_SAMPLE); i++) {
+    const ulps = Number.isFinite(predicted[i]!) ? ulpsFrom(xs[i]!, predicted[i]!) : null;
+    bytes += ulps === null ? 9 : varintLength(zigzag(ulps) + 1);
+  }
+  return bytes;
 }
 
 function zstd(coded: Uint8Array): Uint8Array {
@@ -416,15 +432,23 @@ export function encodeColumnV3(xs: Float64Array, predicted: Float64Array | null 
     writeDeltas(w, xs, POW10[k]!);
     return zstd(w.finish());
   }
-  // The shortest candidate before compression is compressed, and XOR planes only where no
-  // candidate codes most values near a decimal: each zstd call costs a context of its own (issue
-  // 31's profile of ageing: a third of the encoder), and compressing every candidate to keep the
-  // shortest saved 1.2 % (bench/rollup-bytes.ts).
-  const candidates = [encodeNearDecimal(xs)];
-  if (predicted !== null) candidates.push(encodeNearDecimal(xs, predicted), encodePredictedUlps(xs, predicted));
-  let best: Uint8Array | null = null;
-  for (const c of candidates) if (c !== null && (best === null || c.length < best.length)) best = c;
-  return best === null ? encodeXorPlanesV3(xs) : zstd(best);
+  // The candidate that codes the column's first values shortest is coded whole and compressed
+  // (XOR planes where it cannot code most values): each candidate coded whole costs a pass, and
+  // each zstd call a context of its own (issue 31's profile of ageing: two thirds of the time in
+  // the encoder). Coding and compressing every candidate to keep the smallest saved 1.6 % of
+  // the bytes (bench/rollup-bytes.ts).
+  const plain = bestExponent(xs, null);
+  const options: { bytes: number; code: () => Uint8Array | null }[] = [{ bytes: plain.bytes, code: () => encodeNearDecimal(xs, plain.k, null) }];
+  if (predicted !== null) {
+    const against = bestExponent(xs, predicted);
+    options.push({ bytes: against.bytes, code: () => encodeNearDecimal(xs, against.k, predicted) }, { bytes: predictedUlpsCost(xs, predicted), code: () => encodePredictedUlps(xs, predicted) });
+  }
+  options.sort((x, y) => x.bytes - y.bytes);
+  for (const option of options) {
+    const coded = option.code();
+    if (coded !== null) return zstd(coded);
+  }
+  return encodeXorPlanesV3(xs);
 }
 
 function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64Array, predicted: Float64Array | null): Float64Array {
