@@ -271,16 +271,6 @@ function atUlps(y: number, ulps: number): number | null {
 
 const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : Math.ceil(Math.log2(n + 1) / 7));
 
-interface NearDecimal {
-  k: number;
-  /** Per value: zigzag of its integer's delta (from the previous or the predicted integer). */
-  ints: Float64Array;
-  /** zigzag(ulps) + 1, or 0: an escaped value. */
-  codes: Float64Array;
-  escaped: number[];
-  bytes: number;
-}
-
 /**
  * Values the decimal exponent is chosen on. Trying every k over a whole column was most of the
  * encoder's time (issue 31: 20 % of ageing a week); a column's values share their magnitude and
@@ -305,30 +295,6 @@ function nearDecimalCost(xs: Float64Array, n: number, k: number, predicted: Floa
     prev = d;
   }
   return bytes <= limit ? bytes : Infinity;
-}
-
-function nearDecimalAt(xs: Float64Array, k: number, predicted: Float64Array | null): NearDecimal {
-  const p = POW10[k]!;
-  const out: NearDecimal = { k, ints: new Float64Array(xs.length), codes: new Float64Array(xs.length), escaped: [], bytes: 2 };
-  let prev = 0;
-  for (let i = 0; i < xs.length; i++) {
-    const x = xs[i]!;
-    // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
-    const d = Math.round(x * p) + 0;
-    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT ? ulpsFrom(x, d / p) : null;
-    if (ulps === null || Object.is(x, -0)) {
-      out.escaped.push(x);
-      out.bytes += 10;
-      continue;
-    }
-    const delta = zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p)));
-    prev = d;
-    const code = zigzag(ulps) + 1;
-    out.ints[i] = delta;
-    out.codes[i] = code;
-    out.bytes += varintLength(delta) + varintLength(code);
-  }
-  return out;
 }
 
 /** round(prediction · 10^k), or 0 where that is no safe integer (the reader computes the same). */
@@ -356,16 +322,32 @@ function bestExponent(xs: Float64Array, predicted: Float64Array | null): { k: nu
 /** The near-decimal column at exponent k (against the prediction when given), or null when more than a quarter of the values escape. */
 function encodeNearDecimal(xs: Float64Array, k: number, predicted: Float64Array | null): Uint8Array | null {
   if (k < 0) return null;
-  const best = nearDecimalAt(xs, k, predicted);
-  if (best.escaped.length * 4 > xs.length) return null;
-  const w = new ByteWriter(best.bytes + 8);
-  w.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
-  w.byte(best.k);
-  for (const n of best.ints) w.varint(n);
-  for (const n of best.codes) w.varint(n);
-  const raw = new Float64Array(best.escaped);
-  w.bytes(new Uint8Array(raw.buffer));
-  return w.finish();
+  const p = POW10[k]!;
+  const ints = new ByteWriter(xs.length * 2 + 8);
+  const codes = new ByteWriter(xs.length + 8);
+  ints.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
+  ints.byte(k);
+  const escaped: number[] = [];
+  let prev = 0;
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i]!;
+    // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
+    const d = Math.round(x * p) + 0;
+    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT ? ulpsFrom(x, d / p) : null;
+    if (ulps === null || Object.is(x, -0)) {
+      if ((escaped.length + 1) * 4 > xs.length) return null;
+      escaped.push(x);
+      ints.byte(0);
+      codes.byte(0);
+      continue;
+    }
+    ints.varint(zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p))));
+    codes.varint(zigzag(ulps) + 1);
+    prev = d;
+  }
+  ints.bytes(codes.finish());
+  ints.bytes(new Uint8Array(new Float64Array(escaped).buffer));
+  return ints.finish();
 }
 
 /** Bytes of the predicted-ulps coding of the column's first values. */
