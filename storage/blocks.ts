@@ -98,13 +98,6 @@ export class BlockStore {
     if (current !== null) yield current;
   }
 
-  /** The first window in [`from`, `to`) (window starts) holding a sealed block; null when none does (one seek). */
-  async firstWindowIn(metric: BlockOwner, kind: DataKind, from: number, to: number): Promise<number | null> {
-    if (metric.unsealed === true || to <= from) return null;
-    for await (const { key } of this.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, from), lt: blockKeyFloor(metric.id, to), limit: 1 })) return blockWindowOf(key);
-    return null;
-  }
-
   /** True when the metric has a sealed block of a window starting before `window` (one seek). */
   async anyWindowBefore(metric: BlockOwner, kind: DataKind, window: number): Promise<boolean> {
     if (metric.unsealed === true) return false;

@@ -15,7 +15,7 @@ import { ferr } from '../model/errors.js';
 import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
 import { ALL_COLUMNS } from '../model/rollup/chunk.js';
 import { RollupSlots } from '../model/rollup/slots.js';
-import type { Series } from '../model/series.js';
+import { lowerBound, sliceSeries, type Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
 import { agedCarryKey, CF, rollupAgeingKey, rollupDirtyKey, rollupDirtyPrefix, rollupFloorKey, rollupFloorPrefix, rollupKey } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
@@ -23,8 +23,8 @@ import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { ChunkEdit, hasPeriodBefore, readChunks, stageAddedPeriods, storedPeriodStarts } from './rollup-chunks.js';
 import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
-import { accumulateColumns, PeriodColumns } from '../model/rollup/period-columns.js';
-import { ComputedRollups, type ComputedPeriods } from './computed-rollups.js';
+import { accumulateColumns, carryAfter, CompactPeriods, PeriodColumns } from '../model/rollup/period-columns.js';
+import { ComputedRollups } from './computed-rollups.js';
 import { migrateRollups } from './rollup-migration.js';
 
 const SECOND = 1000;
@@ -56,26 +56,9 @@ export interface RawSource {
   before(metric: MetricRef, before: number, n: number): Promise<Series<NumericValue>>;
   /** Windows of open buffers (not yet sealed, so not rolled up). */
   openWindows(metric: MetricRef): number[];
-  /** The first window in [window of `from`, `to`) holding a sealed block or an open buffer; null when none does. */
-  firstWindow(metric: MetricRef, from: number, to: number): Promise<number | null>;
 }
 
 export { RollupSlots };
-
-/** One rollup read's way through raw data, span by span. */
-interface SpanRead {
-  raw: RawSource;
-  metric: MetricRef;
-  /** Raw data before this does not feed reads (RollupStore.viewFloor). */
-  floor: number;
-  /** Windows of the metric's open buffers. */
-  open: readonly number[];
-  /** The read's range of raw data [from, end). */
-  from: number;
-  end: number;
-  /** The first window holding raw data in the range (null: none; undefined: not looked up yet). */
-  firstRaw: number | null | undefined;
-}
 
 export class RollupStore {
   /** Sealed raw windows below the legacy cut not yet rolled up: idHex → window starts. */
@@ -337,7 +320,8 @@ export class RollupStore {
 
   /**
    * Adds to the slots the finest level's periods computed from the raw data not aged yet, chunk
-   * span by chunk span (slots are whole periods of a level, so each finest period falls in one).
+   * span by chunk span (slots are whole periods of a level, so each finest period falls in one):
+   * cached spans as they are, the others from one raw read.
    */
   private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
     const floor = this.viewFloor(metric.idHex);
@@ -345,39 +329,48 @@ export class RollupStore {
     const end = slots.startOf(slots.count);
     if (from >= end) return;
     const periodS = this.levels[0]!.period;
-    const at: SpanRead = { raw, metric, floor, open: raw.openWindows(metric), from, end, firstRaw: undefined };
+    const open = raw.openWindows(metric);
+    const missing: number[] = [];
     for (let cs = chunkStartOf(from, periodS); cs < end; cs += chunkSpanMs(periodS)) {
-      const periods = await this.computedPeriods(at, cs);
+      // A span whose raw data is all sealed is cached; one with an open buffer in it, or before it, is computed for each read.
+      const hit = open.every((w) => w >= cs + chunkSpanMs(periodS)) ? this.computed.get(metric.idHex, cs) : undefined;
+      if (hit === undefined) missing.push(cs);
+      else if (hit.slots.length > 0) slots.addComputed(hit, hit.first, hit.periodMs);
+    }
+    if (missing.length === 0) return;
+    for (const [cs, periods] of await this.computeSpans(raw, metric, missing, floor)) {
+      if (open.every((w) => w >= cs + chunkSpanMs(periodS))) this.computed.put(metric.idHex, cs, periods);
       if (periods.slots.length > 0) slots.addComputed(periods, periods.first, periods.periodMs);
     }
   }
 
   /**
-   * The finest level's periods from the raw data of the chunk span starting at `cs` (none before
-   * the metric's floor). A span whose raw data is all sealed is computed whole and cached; one
-   * with an open buffer in it, or before it, only for the read's range [from, end).
+   * The finest level's periods of each chunk span in `spans` (ascending) from the raw data in it
+   * (none before `floor`), read in one scan that starts a window early: each span's carry (the
+   * samples before its first) comes from that read when it holds enough of them, else from
+   * `carryBefore`, which gives the same carry either way.
    */
-  private async computedPeriods(at: SpanRead, cs: number): Promise<ComputedPeriods> {
-    const { raw, metric } = at;
-    const ce = cs + chunkSpanMs(this.levels[0]!.period);
-    const cacheable = at.open.every((w) => w >= ce);
-    if (cacheable) {
-      const hit = this.computed.get(metric.idHex, cs);
-      if (hit !== undefined) return hit;
+  private async computeSpans(raw: RawSource, metric: MetricRef, spans: readonly number[], floor: number): Promise<[number, CompactPeriods][]> {
+    const spanMs = chunkSpanMs(this.levels[0]!.period);
+    const lo = Math.max(spans[0]!, floor);
+    const memStart = lo - (lo % this.spanMs) - this.spanMs;
+    const samples = await raw.read(metric, Math.max(0, memStart), spans[spans.length - 1]! + spanMs);
+    const out: [number, CompactPeriods][] = [];
+    for (const cs of spans) {
+      const a = lowerBound(samples.ts, Math.max(cs, floor));
+      const b = lowerBound(samples.ts, cs + spanMs);
+      // Most spans of a long read hold no raw data (aged): they cost no columns.
+      if (a === b) {
+        out.push([cs, new CompactPeriods(cs, this.baseMs, new Int32Array(0), [])]);
+        continue;
+      }
+      const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS);
+      const inMemory = samplesBefore(samples, a, CARRY_SAMPLES, this.spanMs, Math.max(0, memStart));
+      const carry = inMemory === null ? await this.carryBefore(raw, metric, samples.ts[a]!) : carryAfter(sliceSeries(samples, samples.ts[inMemory]!, samples.ts[a]!), null);
+      accumulateColumns(samples, columns, carry, a, b);
+      out.push([cs, columns.compact()]);
     }
-    const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS);
-    // Spans before the first raw window (aged, or never written) hold nothing: one seek per read finds it, not one scan per span.
-    if (at.firstRaw === undefined) at.firstRaw = await raw.firstWindow(metric, at.from, at.end);
-    if (at.firstRaw !== null && at.firstRaw < ce) {
-      const lo = Math.max(cs, at.floor);
-      const [a, b] = cacheable ? [lo, ce] : [Math.max(lo, at.from - (at.from % this.baseMs)), Math.min(ce, at.end)];
-      const samples = await raw.read(metric, a, b);
-      // The carry before the first raw sample: aged samples (gone from raw) may lie between `a` and it.
-      if (samples.ts.length > 0) accumulateColumns(samples, columns, await this.carryBefore(raw, metric, samples.ts[0]!));
-    }
-    const periods = columns.compact();
-    if (cacheable) this.computed.put(metric.idHex, cs, periods);
-    return periods;
+    return out;
   }
 
   /** Raw data of the metric changed other than by a seal (a delete): what was computed from it goes. */
@@ -413,10 +406,10 @@ export class RollupStore {
     const s = await raw.before(metric, before, CARRY_SAMPLES);
     let known = 0;
     for (const v of s.values) if (v !== null) known++;
-    if (known >= CARRY_SAMPLES) return accumulate(s, this.baseMs, null).carry;
+    if (known >= CARRY_SAMPLES) return carryAfter(s, null);
     const aged = await this.agedCarry(metric);
     const usable = aged !== null && aged.to <= (s.ts[0] ?? before) ? aged.carry : null;
-    return accumulate(s, this.baseMs, usable).carry;
+    return carryAfter(s, usable);
   }
 
   private async agedCarry(metric: MetricRef): Promise<{ to: number; carry: RollupCarry } | null> {
@@ -508,6 +501,25 @@ async function legacyCutOf(store: Store, partition: number, config: FerriteConfi
 async function rolledUpBefore(store: Store, partition: number): Promise<boolean> {
   for await (const _ of store.scan(CF.rollup, { limit: 1 })) return true;
   return (await loadMarkers(store, rollupDirtyPrefix(partition))).length > 0;
+}
+
+/**
+ * Index of the first sample that `RawSource.before(metric, s.ts[at], n)` would return, found in
+ * `s` itself (which holds every sample from `memStart`, window-aligned): the samples of the
+ * window of s.ts[at] before it, then whole earlier windows until n are known (non-null). Null
+ * when that reaches back past `memStart` (the raw read must go on).
+ */
+function samplesBefore(s: Series<NumericValue>, at: number, n: number, windowMs: number, memStart: number): number | null {
+  const t = s.ts[at]!;
+  let lo = t - (t % windowMs);
+  let i = at;
+  let known = 0;
+  for (;;) {
+    while (i > 0 && s.ts[i - 1]! >= lo) if (s.values[--i] !== null) known++;
+    if (known >= n) return i;
+    lo -= windowMs;
+    if (lo < memStart) return null;
+  }
 }
 
 /** Runs of adjacent windows as [start, end) ranges (`windows` ascending). */

@@ -195,13 +195,6 @@ export class PartitionCore {
       return concatSeries([older, same]) as Series<NumericValue>;
     },
     openWindows: (metric) => this.open.get(metric.idHex)?.buffers.numericWindows() ?? [],
-    firstWindow: async (metric, from, to) => {
-      const window = from - (from % this.span);
-      const sealed = await this.deps.blocks.firstWindowIn(metric, 'numeric', window, to);
-      const open = (this.open.get(metric.idHex)?.buffers.numericWindows() ?? []).filter((w) => w >= window && w < to);
-      const first = Math.min(sealed ?? Infinity, ...open);
-      return first === Infinity ? null : first;
-    },
   };
 
   readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {

@@ -145,12 +145,13 @@ function carryFrom(c: Carry): RollupCarry | null {
  * Books the non-null, finite samples of `s` (ascending ms) stamped in `into`'s periods, as
  * `accumulate` does (samples outside still carry: they are no period's but their successors'
  * predecessor); `carry` is the state after the samples before `s`. Returns the carry after the last sample.
+ * `from`/`to`: the samples of `s` to take (indexes), all by default.
  */
-export function accumulateColumns(s: Series<NumericValue>, into: PeriodColumns, carry: RollupCarry | null): RollupCarry | null {
+export function accumulateColumns(s: Series<NumericValue>, into: PeriodColumns, carry: RollupCarry | null, from = 0, to = s.ts.length): RollupCarry | null {
   const c = carryOf(carry);
   const cols = into.columns;
   const present = into.present;
-  for (let k = 0; k < s.ts.length; k++) {
+  for (let k = from; k < to; k++) {
     const raw = s.values[k];
     if (raw === null || raw === undefined) continue;
     const v = typeof raw === 'number' ? raw : Number(raw);
@@ -196,4 +197,11 @@ function add(cols: Float64Array[], at: number, i: number, x: number): void {
   cols[at]![i]++;
   cols[at + SUM]![i] += x;
   cols[at + SUMSQ]![i] += x * x;
+}
+
+const NO_PERIODS = new PeriodColumns(0, 1, 0);
+
+/** The carry after the samples of `s` (as `accumulate(s, …, carry).carry`), booking nothing. */
+export function carryAfter(s: Series<NumericValue>, carry: RollupCarry | null): RollupCarry | null {
+  return accumulateColumns(s, NO_PERIODS, carry);
 }

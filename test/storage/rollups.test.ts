@@ -55,11 +55,6 @@ class BlockRaw implements RawSource {
   openWindows(): number[] {
     return this.open;
   }
-  async firstWindow(metric: { id: Buffer }, from: number, to: number): Promise<number | null> {
-    const window = from - (from % SPAN);
-    const first = Math.min((await this.blocks.firstWindowIn(metric, 'numeric', window, to)) ?? Infinity, ...this.open.filter((w) => w >= window && w < to));
-    return first === Infinity ? null : first;
-  }
 }
 
 interface Rig {
@@ -258,7 +253,6 @@ test("a metric whose raw data cannot be read fails the pass with its name; other
       readSealed: (m, start, end) => r.raw.read(m, start, end),
       before: (m, before) => r.raw.before(m, before),
       openWindows: () => [],
-      firstWindow: (m, from, to) => r.raw.firstWindow(m, from, to),
     };
     await t.throwsAsync(rollAll(r, T + SPAN + QUIET, failing), { message: new RegExp(`rolling up metric ${B.idHex} window .*: disk on fire`) });
     t.is((await storedPeriods(store, A, 60, T, T + SPAN)).length, 2, 'the metric before it was committed');
