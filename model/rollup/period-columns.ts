@@ -85,7 +85,7 @@ export class PeriodColumns {
   compact(): CompactPeriods {
     const slots = new Int32Array(this.presentCount());
     for (let i = 0, k = 0; i < this.count; i++) if (this.present[i] === 1) slots[k++] = i;
-    const columns = slots.length === this.count ? this.columns : this.columns.map((col) => Float64Array.from(slots, (i) => col[i]!));
+    const columns = slots.length === this.count ? this.columns : this.columns.map((col) => gather(col, slots));
     return new CompactPeriods(this.first, this.periodMs, slots, columns);
   }
 }
@@ -204,4 +204,11 @@ const NO_PERIODS = new PeriodColumns(0, 1, 0);
 /** The carry after the samples of `s` (as `accumulate(s, …, carry).carry`), booking nothing. */
 export function carryAfter(s: Series<NumericValue>, carry: RollupCarry | null): RollupCarry | null {
   return accumulateColumns(s, NO_PERIODS, carry);
+}
+
+/** col[i] for each i of `at`, in a new array. */
+function gather(col: Float64Array, at: Int32Array): Float64Array {
+  const out = new Float64Array(at.length);
+  for (let k = 0; k < at.length; k++) out[k] = col[at[k]!]!;
+  return out;
 }
