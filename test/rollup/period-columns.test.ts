@@ -79,3 +79,18 @@ test('compact keeps the periods holding data, aligned with their slots', (t) => 
   t.deepEqual([...c.column('value', 'sum')], [1, 6]);
   t.deepEqual([...c.column('derivative', 'n')], [0, 2]);
 });
+
+test('rollup tuples stamp whole seconds as String() does, across digit carries', async (t) => {
+  const { rollupTuplesJson } = await import('../../model/rollup/types.js');
+  const { RollupSlots } = await import('../../model/rollup/slots.js');
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 4e9 }), fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 0, max: 50 }), (firstS, spanS, count) => {
+      const slots = new RollupSlots(firstS * 1000, spanS * 1000, count);
+      const want = `[${Array.from({ length: count }, (_, i) => `[${firstS + i * spanS},null]`).join(',')}]`;
+      t.is(rollupTuplesJson(slots, 'value'), want);
+    }),
+  );
+  // A run crossing 10^5 s boundaries (the kept leading digits change).
+  const slots = new RollupSlots(99_990_000, 5_000, 5);
+  t.is(rollupTuplesJson(slots, 'count'), '[[99990,null],[99995,null],[100000,null],[100005,null],[100010,null]]');
+});
