@@ -19,6 +19,9 @@ interface Source {
   slotOf: Int32Array;
 }
 
+/** The last slot map computed for each source (RollupSlots.slotsOf); read only, so shared by reads. */
+const slotMaps = new WeakMap<PeriodSource, { key: string; slotOf: Int32Array }>();
+
 export class RollupSlots {
   /** 1 where the slot has data (a stored period or a recalculated one). */
   readonly present: Uint8Array;
@@ -52,16 +55,34 @@ export class RollupSlots {
   }
 
   private source(chunk: PeriodSource, chunkStart: number, periodMs: number): Source {
+    const slotOf = this.slotsOf(chunk, chunkStart, periodMs);
+    const present = this.present;
+    const replaced = this.replaced.size > 0 ? this.replaced : null;
+    for (let j = 0; j < slotOf.length; j++) {
+      const i = slotOf[j]!;
+      if (i >= 0 && (replaced === null || !replaced.has(i))) present[i] = 1;
+    }
+    this.cache.clear();
+    return { chunk, slotOf };
+  }
+
+  /**
+   * The slot of each of a source's periods (-1: outside the read), kept on the source for the
+   * next read of the same geometry: sources are cached (decoded chunks, computed spans) and a
+   * dashboard asks the same range again (issue 31: a tenth of a cached 30-day read's time).
+   */
+  private slotsOf(chunk: PeriodSource, chunkStart: number, periodMs: number): Int32Array {
+    const key = `${this.first}/${this.spanMs}/${this.count}/${chunkStart}/${periodMs}`;
+    const kept = slotMaps.get(chunk);
+    if (kept?.key === key) return kept.slotOf;
     const slotOf = new Int32Array(chunk.slots.length);
     const end = this.first + this.count * this.spanMs;
     for (let j = 0; j < chunk.slots.length; j++) {
       const ts = chunkStart + chunk.slots[j]! * periodMs;
-      const i = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
-      slotOf[j] = i;
-      if (i >= 0 && !this.replaced.has(i)) this.present[i] = 1;
+      slotOf[j] = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
     }
-    this.cache.clear();
-    return { chunk, slotOf };
+    slotMaps.set(chunk, { key, slotOf });
+    return slotOf;
   }
 
   /** Replaces slot i by a recalculated accumulator (null: the slot has no data). */
