@@ -15,6 +15,8 @@ export interface Dataset {
   batch: number;
   /** Name family: metric m is `bench.<family>.<m>` (ferrite) and `bench_<family>_<m>` (VictoriaMetrics). Default `metric`. */
   family?: string;
+  /** Milliseconds added to every VictoriaMetrics timestamp (bench/reads: its windows end-inclusive, ferrite's start-inclusive). */
+  vmOffsetMs?: number;
 }
 
 export const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';
@@ -68,7 +70,7 @@ export function prepared(b: Bodies): Bodies {
 }
 
 const tsvLine = (d: Dataset) => (m: number, i: number) => `M\t${d.start + i * d.stepS}.000\t${CHECK}\t${ferriteName(m, d.family)}\tn\t${valueOf(m, i)}`;
-const vmLine = (d: Dataset) => (m: number, i: number) => `${vmSeries(m, d.family)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000}`;
+const vmLine = (d: Dataset) => (m: number, i: number) => `${vmSeries(m, d.family)} ${valueOf(m, i)} ${(d.start + i * d.stepS) * 1000 + (d.vmOffsetMs ?? 0)}`;
 
 export const ferriteBodiesLazy = (d: Dataset): Bodies => lazy(d, (b) => b.map(([m, i]) => tsvLine(d)(m, i)).join('\n'));
 export const vmBodiesLazy = (d: Dataset): Bodies => lazy(d, (b) => `${b.map(([m, i]) => vmLine(d)(m, i)).join('\n')}\n`);

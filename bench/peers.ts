@@ -48,7 +48,8 @@ export function victoriaMetricsAvailable(): boolean {
   return existsSync(VM_BINARY);
 }
 
-export async function startVictoriaMetrics(dataDir: string, extraArgs: string[] = []): Promise<Running> {
+/** `cache: false` (the default) runs it with `-search.disableCache`: no cached query results. */
+export async function startVictoriaMetrics(dataDir: string, extraArgs: string[] = [], o: { cache?: boolean } = {}): Promise<Running> {
   const port = await freePort();
   const child = spawn(
     VM_BINARY,
@@ -57,7 +58,7 @@ export async function startVictoriaMetrics(dataDir: string, extraArgs: string[] 
       `-httpListenAddr=127.0.0.1:${port}`,
       '-retentionPeriod=100y',
       '-search.latencyOffset=0s',
-      '-search.disableCache',
+      ...(o.cache === true ? [] : ['-search.disableCache']),
       '-loggerLevel=ERROR',
       ...extraArgs,
     ],

@@ -2,11 +2,17 @@
 // metrics × one day at 60 s from ferrite (GET /rollup per metric; POST /fetch with
 // `average` + `pass`, and with a `sum` reduce) and from VictoriaMetrics (query_range with
 // avg_over_time; sum(...)) on the same samples in the same run; then 100 metrics × 30 days
-// read at 1 h (served from coarse rollups). Every read's values are checked equal between
-// the two systems. Also measured: how long ferrite takes to roll up the day's backlog after
-// a restart, and /fetch latency idle and under a steady ingest load. Prints medians and
-// the ratios (VictoriaMetrics latency / ferrite latency: > 1 means ferrite is faster).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// read at 1 h. ferrite keeps raw data for 3 days here (`rawRetention`), so the day is read from
+// raw (periods computed on the fly, `dispatch`) and the month mostly from the rollups its raw
+// data was aged into, its last day from raw. Every read's values are checked equal between
+// the two systems. Also measured: how long ferrite takes to age the month after a restart,
+// and /fetch latency idle and under a steady ingest load. Prints medians and the ratios
+// (VictoriaMetrics latency / ferrite latency: > 1 means ferrite is faster).
+//
+// `--cache cold` compares cold to cold: ferrite with its rollup read caches off
+// (`rollupCacheBytes: 0`) against VictoriaMetrics with `-search.disableCache`; `--cache warm`
+// compares cache to cache (both with their caches, each read repeated); `both` runs the two.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -23,7 +29,11 @@ interface Options {
   vm: boolean;
   month: boolean;
   load: boolean;
+  cache: 'cold' | 'warm' | 'both';
 }
+
+/** Raw data kept by ferrite in this bench: the day stays raw, the month (but its last day or so) is aged. */
+const RAW_RETENTION_S = 3 * 86_400;
 
 const DAY_S = 86_400;
 const PERIOD_S = 60;
@@ -97,9 +107,11 @@ function vmMatrix(doc: any, grid: Grid, rows: number): Matrix {
 
 /**
  * VictoriaMetrics' point at t covers (t − period, t]; ferrite's slot covers [s, s + period).
- * Asking for t = s + period − 1 ms makes the two windows hold the same samples.
+ * VictoriaMetrics is sent every sample 1 ms late (`vmOffsetMs`) and asked at t = s + period, so
+ * the two windows hold the same samples with every query time a multiple of the step (with its
+ * cache on, VictoriaMetrics aligns query times to the step).
  */
-const vmFirst = (g: Grid): number => g.start + g.period - 0.001;
+const vmFirst = (g: Grid): number => g.start + g.period;
 
 function scenarios(o: Options, dayStart: number, ferriteUrl: string, vmUrl: string | null): Scenario[] {
   const metrics = Array.from({ length: o.metrics }, (_, m) => m);
@@ -115,7 +127,7 @@ function scenarios(o: Options, dayStart: number, ferriteUrl: string, vmUrl: stri
     return (doc.data as unknown[][]).map((col) => col.map(cell));
   };
   const vmQuery = (grid: Grid, q: string, rows: number) => async () => {
-    const range = `start=${vmFirst(grid).toFixed(3)}&end=${(vmFirst(grid) + (grid.count - 1) * grid.period).toFixed(3)}&step=${grid.period}s`;
+    const range = `start=${vmFirst(grid)}&end=${vmFirst(grid) + (grid.count - 1) * grid.period}&step=${grid.period}s`;
     return vmMatrix(await json(`${vmUrl}/api/v1/query_range?query=${encodeURIComponent(q)}&${range}`), grid, rows);
   };
   const selector = (family: string) => `{__name__=~"bench_${family}_.*"}`;
@@ -123,18 +135,28 @@ function scenarios(o: Options, dayStart: number, ferriteUrl: string, vmUrl: stri
   const sum = [{ label: 'sum', method: 'sum', method_params: [] }];
   const out: Scenario[] = [];
   if (o.scenario !== 'fetch') {
+    const rollups = (grid: Grid, family: string) => () =>
+      all(
+        metrics.map((m) => async () => {
+          const rows = (await json(`${ferriteUrl}/rollup/${UUID}/${encodeURIComponent(ferriteName(m, family))}?start_ts=${grid.start}.000&end_ts=${grid.start + grid.count * grid.period}.000&rollup_span=${grid.period}s`)) as [number, number | null][];
+          return [rows.map(([, v]) => cell(v))];
+        }),
+      );
+    const vmEach = (grid: Grid, family: string) => () => all(metrics.map((m) => async () => [(await vmQuery(grid, `avg_over_time(bench_${family}_${m}[${grid.period}s])`, 1)())[0]!]));
     out.push({
       name: `/rollup × ${o.metrics} vs query_range avg_over_time × ${o.metrics}`,
       expect: o.metrics * day.count,
-      ferrite: () =>
-        all(
-          metrics.map((m) => async () => {
-            const rows = (await json(`${ferriteUrl}/rollup/${UUID}/${encodeURIComponent(ferriteName(m))}?start_ts=${dayStart}.000&end_ts=${dayStart + DAY_S}.000&rollup_span=${PERIOD_S}s`)) as [number, number | null][];
-            return [rows.map(([, v]) => cell(v))];
-          }),
-        ),
-      vm: vmUrl === null ? null : () => all(metrics.map((m) => async () => [(await vmQuery(day, `avg_over_time(bench_metric_${m}[${PERIOD_S}s])`, 1)())[0]!])),
+      ferrite: rollups(day, 'metric'),
+      vm: vmUrl === null ? null : vmEach(day, 'metric'),
     });
+    if (o.month) {
+      out.push({
+        name: `/rollup × ${o.metrics} × ${MONTH_DAYS} days at 1 h vs query_range avg_over_time × ${o.metrics}`,
+        expect: o.metrics * month.count,
+        ferrite: rollups(month, 'month'),
+        vm: vmUrl === null ? null : vmEach(month, 'month'),
+      });
+    }
   }
   if (o.scenario !== 'rollup') {
     out.push({
@@ -199,12 +221,13 @@ function compare(a: Matrix, b: Matrix, what: string): number {
 }
 
 /**
- * Waits until every metric's days are rolled up (the 1-day level counts every sample);
- * returns seconds waited. Metrics found done are not asked again, so polling stays light.
+ * Waits until every metric's whole days before `to` (s) are aged into rollups (the stored 1-day
+ * level counts every sample); returns seconds waited. Metrics found done are not asked again.
  */
-async function waitRolledUp(url: string, metrics: number, family: string, first: number, days: number, stepS: number): Promise<number> {
+async function waitAged(url: string, metrics: number, family: string, first: number, to: number, stepS: number): Promise<number> {
   const t0 = performance.now();
   const want = DAY_S / stepS;
+  const days = Math.floor((to - first) / DAY_S);
   const deadline = Date.now() + 1_200_000;
   const q = `start_ts=${first}.000&end_ts=${first + days * DAY_S}.000&rollup_span=${DAY_S}s&get_engine=nnt&type=count`;
   let pending = Array.from({ length: metrics }, (_, m) => m);
@@ -216,7 +239,7 @@ async function waitRolledUp(url: string, metrics: number, family: string, first:
     }
     pending = left;
     if (pending.length === 0) break;
-    if (Date.now() > deadline) throw new Error(`rollups incomplete after 20 min (${pending.length}/${metrics} metrics left)`);
+    if (Date.now() > deadline) throw new Error(`ageing incomplete after 20 min (${pending.length}/${metrics} metrics left)`);
     await new Promise((r) => setTimeout(r, 250));
   }
   return (performance.now() - t0) / 1000;
@@ -256,67 +279,84 @@ function steadyIngest(url: string, metrics: number, samplesPerS: number): { stop
 const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const fmt = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
 
+/** ferrite's config file for this bench: the raw retention, the month aged at once (`ageNow`), caches on or off. */
+function ferriteConfig(root: string, o: { ageNow: boolean; cold: boolean }): string[] {
+  const file = path.join(root, `ferrite-${o.ageNow ? 'age' : 'read'}-${o.cold ? 'cold' : 'warm'}.json`);
+  writeFileSync(file, JSON.stringify({ rawRetention: RAW_RETENTION_S, ...(o.ageNow ? { retentionSweepIntervalMs: 200 } : {}), ...(o.cold ? { rollupCacheBytes: 0 } : {}) }));
+  return ['--config', file];
+}
+
 async function main(): Promise<void> {
   const o = new Command('bench-reads')
     .option('--metrics <n>', 'metrics', (v) => Number(v), 100)
     .option('--step-s <n>', 'seconds between stored samples', (v) => Number(v), 10)
     .option('--rounds <n>', 'timed repetitions of each read', (v) => Number(v), 15)
     .option('--scenario <name>', 'rollup | fetch | all', 'all')
+    .option('--cache <mode>', 'cold (no result caches on either side) | warm (both with their caches) | both', 'both')
     .option('--no-vm', 'skip VictoriaMetrics')
     .option('--no-month', 'skip the 30-day read')
     .option('--no-load', 'skip /fetch under a steady ingest load')
     .parse()
     .opts<Options>();
-  // A whole UTC day two days ago: old enough to be sealed and rolled up, as history is.
+  // A whole UTC day two days ago: sealed, within the raw retention.
   const dayStart = (Math.floor(Date.now() / 1000 / DAY_S) - 2) * DAY_S;
-  const data: Dataset = { metrics: o.metrics, points: DAY_S / o.stepS, stepS: o.stepS, start: dayStart, batch: 5000 };
-  const monthData: Dataset = { metrics: o.metrics, points: (MONTH_DAYS * DAY_S) / MONTH_STEP_S, stepS: MONTH_STEP_S, start: dayStart - MONTH_DAYS * DAY_S, batch: 5000, family: 'month' };
+  const data: Dataset = { metrics: o.metrics, points: DAY_S / o.stepS, stepS: o.stepS, start: dayStart, batch: 5000, vmOffsetMs: 1 };
+  const monthData: Dataset = { metrics: o.metrics, points: (MONTH_DAYS * DAY_S) / MONTH_STEP_S, stepS: MONTH_STEP_S, start: dayStart - MONTH_DAYS * DAY_S, batch: 5000, family: 'month', vmOffsetMs: 1 };
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-bench-'));
   console.log(`bench/reads: ${o.metrics} metrics × 1 day (${data.points} samples each, ${o.stepS} s apart), read at ${PERIOD_S} s; ${o.rounds} rounds, medians`);
   if (o.month) console.log(`and ${o.metrics} metrics × ${MONTH_DAYS} days (${monthData.points} samples each, ${MONTH_STEP_S} s apart), read at ${MONTH_PERIOD_S} s`);
+  console.log(`ferrite's raw retention: ${RAW_RETENTION_S / DAY_S} days (the day is read from raw, the month mostly from aged rollups)`);
   console.log(`load average at start: ${loadavg()}`);
   const withVm = o.vm && victoriaMetricsAvailable();
   if (!withVm) console.log('VictoriaMetrics skipped (not installed or --no-vm)');
   const ferriteDir = path.join(root, 'ferrite');
-  let ferrite = await startFerrite(ferriteDir);
-  const vm = withVm ? await startVictoriaMetrics(path.join(root, 'vm')) : null;
+  const vmDir = path.join(root, 'vm');
+  let ferrite = await startFerrite(ferriteDir, ferriteConfig(root, { ageNow: false, cold: false }));
+  let vm = withVm ? await startVictoriaMetrics(vmDir) : null;
   try {
-    // A graceful restart seals every buffer, as hours of quiet would; the backlog is then rolled up.
+    // A graceful restart seals every buffer, as hours of quiet would.
     await send(`${ferrite.url}/raw`, ferriteBodies(data), 4, 'PUT');
+    if (o.month) await send(`${ferrite.url}/raw`, ferriteBodies(monthData), 4, 'PUT');
     await ferrite.stop();
-    ferrite = await startFerrite(ferriteDir);
-    const backlog = await waitRolledUp(ferrite.url, o.metrics, 'metric', dayStart, 1, o.stepS);
-    console.log(`rollup backlog after a restart: ${o.metrics} metrics × 1 day (${(o.metrics * DAY_S) / 3600} raw windows) rolled up in ${backlog.toFixed(2)} s (polled every 0.25 s)`);
-    recordFigure({ bench: 'reads', measure: `roll up ${o.metrics} metrics × 1 day after a restart`, unit: 's', ferrite: backlog, peer: null, better: 'lower' });
     if (o.month) {
-      await send(`${ferrite.url}/raw`, ferriteBodies(monthData), 4, 'PUT');
+      // The month's raw data past the retention is aged by the first sweep after the restart.
+      ferrite = await startFerrite(ferriteDir, ferriteConfig(root, { ageNow: true, cold: false }));
+      const horizon = Math.floor(Date.now() / 1000) - RAW_RETENTION_S;
+      const took = await waitAged(ferrite.url, o.metrics, 'month', monthData.start, Math.min(dayStart, horizon), MONTH_STEP_S);
+      console.log(`ageing after a restart: ${o.metrics} metrics × ${Math.floor((horizon - monthData.start) / DAY_S)} days at ${MONTH_STEP_S} s aged in ${took.toFixed(2)} s (polled every 0.25 s)`);
+      recordFigure({ bench: 'reads', measure: `age ${o.metrics} metrics × ${MONTH_DAYS - 1} days at ${MONTH_STEP_S} s after a restart`, unit: 's', ferrite: took, peer: null, better: 'lower' });
       await ferrite.stop();
-      ferrite = await startFerrite(ferriteDir);
-      const more = await waitRolledUp(ferrite.url, o.metrics, 'month', monthData.start, MONTH_DAYS, MONTH_STEP_S);
-      console.log(`rollup backlog after a restart: ${o.metrics} metrics × ${MONTH_DAYS} days at ${MONTH_STEP_S} s rolled up in ${more.toFixed(2)} s`);
     }
     if (vm !== null) {
       await send(`${vm.url}/api/v1/import/prometheus`, vmBodies(data), 4, 'POST');
       if (o.month) await send(`${vm.url}/api/v1/import/prometheus`, vmBodies(monthData), 4, 'POST');
       await fetch(`${vm.url}/internal/force_flush`);
     }
-    console.log(await diskByKindLine(ferrite.url));
-    if (vm !== null) console.log(`victoria-metrics on disk (MiB): ${(diskBytes(vm.dataDir) / 2 ** 20).toFixed(1)}`);
-    console.log('\n| read | ferrite median ms | ferrite p90 ms | VM median ms | VM p90 ms | ratio VM/ferrite (median) | values checked equal |');
-    console.log('|---|---|---|---|---|---|---|');
-    const ratios: number[] = [];
-    for (const s of scenarios(o, dayStart, ferrite.url, vm?.url ?? null)) {
-      const f = await time(s.ferrite, s.expect, o.rounds, `ferrite ${s.name}`);
-      const v = s.vm === null ? null : await time(s.vm, s.expect, o.rounds, `victoria-metrics ${s.name}`);
-      const diff = v === null ? null : compare(f.answer, v.answer, s.name);
-      if (v !== null) ratios.push(v.t.median / f.t.median);
-      recordFigure({ bench: o.scenario === 'all' ? 'reads' : o.scenario, measure: `${s.name} (median)`, unit: 'ms', ferrite: f.t.median, peer: v?.t.median ?? null, better: 'lower' });
-      console.log(`| ${s.name} | ${fmt(f.t.median)} | ${fmt(f.t.p90)} | ${fmt(v?.t.median)} | ${fmt(v?.t.p90)} | ${v === null ? '–' : (v.t.median / f.t.median).toFixed(2)} | ${diff === null ? '–' : `${s.expect} (max rel. diff ${diff.toExponential(1)})`} |`);
+    for (const mode of o.cache === 'both' ? (['cold', 'warm'] as const) : [o.cache]) {
+      const cold = mode === 'cold';
+      ferrite = await startFerrite(ferriteDir, ferriteConfig(root, { ageNow: false, cold }));
+      if (vm !== null) {
+        await vm.stop();
+        vm = await startVictoriaMetrics(vmDir, [], { cache: !cold });
+      }
+      console.log(`\n${cold ? 'cold to cold: ferrite rollupCacheBytes 0, VictoriaMetrics -search.disableCache' : 'cache to cache: ferrite and VictoriaMetrics with their caches (each read repeated)'}`);
+      console.log(await diskByKindLine(ferrite.url));
+      if (vm !== null) console.log(`victoria-metrics on disk (MiB): ${(diskBytes(vm.dataDir) / 2 ** 20).toFixed(1)}`);
+      console.log('\n| read | ferrite median ms | ferrite p90 ms | VM median ms | VM p90 ms | ratio VM/ferrite (median) | values checked equal |');
+      console.log('|---|---|---|---|---|---|---|');
+      for (const s of scenarios(o, dayStart, ferrite.url, vm?.url ?? null)) {
+        const f = await time(s.ferrite, s.expect, o.rounds, `ferrite ${s.name}`);
+        const v = s.vm === null ? null : await time(s.vm, s.expect, o.rounds, `victoria-metrics ${s.name}`);
+        const diff = v === null ? null : compare(f.answer, v.answer, s.name);
+        recordFigure({ bench: o.scenario === 'all' ? 'reads' : o.scenario, measure: `${s.name}, ${cold ? 'cold' : 'cached'} (median)`, unit: 'ms', ferrite: f.t.median, peer: v?.t.median ?? null, better: 'lower' });
+        console.log(`| ${s.name} | ${fmt(f.t.median)} | ${fmt(f.t.p90)} | ${fmt(v?.t.median)} | ${fmt(v?.t.p90)} | ${v === null ? '–' : (v.t.median / f.t.median).toFixed(2)} | ${diff === null ? '–' : `${s.expect} (max rel. diff ${diff.toExponential(1)})`} |`);
+      }
+      if (o.load && !cold) await fetchUnderLoad(o, dayStart, ferrite.url);
+      await ferrite.stop();
     }
-    if (o.load) await fetchUnderLoad(o, dayStart, ferrite.url);
   } finally {
     console.log(`load average at end: ${loadavg()}`);
-    await ferrite.stop();
+    if (ferrite.child.exitCode === null && ferrite.child.signalCode === null) await ferrite.stop();
     await vm?.stop();
     if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
     else rmSync(root, { recursive: true, force: true });

@@ -66,13 +66,20 @@ function main(): void {
   const periods60 = seriesCount * (o.days * DAY_S) / 60;
   const bytes = new Map(LEVELS.map((l) => [l, new Float64Array(COLUMNS)]));
   const chunkCount = new Map(LEVELS.map((l) => [l, 0]));
+  let encodeMs = 0;
+  let encodedPeriods = 0;
   for (let h = 0; h < o.hosts; h++) {
     for (const [, kind] of FIELDS) {
       const values = series(kind, points, rand);
       if (o.kind !== undefined && kind !== o.kind) continue;
       for (const [period, periods] of levelsOf(ts, values)) {
         for (const chunk of chunksOf(periods, period)) {
-          encodeChunk(chunk).forEach((record, c) => (bytes.get(period)![c] += record.length));
+          const t0 = process.cpuUsage();
+          const records = encodeChunk(chunk);
+          const used = process.cpuUsage(t0);
+          encodeMs += (used.user + used.system) / 1000;
+          encodedPeriods += chunk.size;
+          records.forEach((record, c) => (bytes.get(period)![c] += record.length));
           chunkCount.set(period, chunkCount.get(period)! + 1);
         }
       }
@@ -89,6 +96,7 @@ function main(): void {
     console.log([`${level} s`, (total / periods60).toFixed(2), chunkCount.get(level), ...[...b].map((x) => (x / periods60).toFixed(2))].join('\t'));
   }
   console.log(`all levels\t${(all / periods60).toFixed(2)} B per 60 s period; ${(all / (seriesCount * points)).toFixed(2)} B per raw sample; chunk periods ${CHUNK_PERIODS}`);
+  console.log(`encoding: ${(encodeMs / 1000).toFixed(2)} CPU-s for ${encodedPeriods} periods (${((encodeMs * 1e6) / encodedPeriods).toFixed(0)} ns a period, ${((encodeMs * 1440) / encodedPeriods).toFixed(2)} ms per 1440-period chunk)`);
 }
 
 main();

@@ -67,6 +67,11 @@ export interface FerriteConfig {
   /** How long a sealed raw window must be quiet before it is rolled up. */
   rollupQuietMs: number;
   /**
+   * Heap bytes each shard may keep of rollup periods for reads (computed from raw data not yet
+   * aged, and decoded stored chunks); 0 = none: every read computes and decodes anew.
+   */
+  rollupCacheBytes: number;
+  /**
    * Histogram rollup levels, finest first; each period divides the next. The finest is the
    * period submitted histograms are filed under. retention 0 keeps a level forever.
    */
@@ -156,6 +161,7 @@ export function defaultConfig(): FerriteConfig {
     ],
     rawRetention: 4 * 7 * DAY,
     rollupQuietMs: 60 * 1000,
+    rollupCacheBytes: 64 * 1024 * 1024,
     histogramRollups: [60, 300, 1800, 10800, 86400].map((period) => ({ period, retention: 0 })),
     histogramRollupQuietMs: 60 * 1000,
     retentionSweepIntervalMs: 3600 * 1000,
@@ -230,6 +236,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireRollupLevels(c, 'rollups');
   requireInt(c, 'rawRetention', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'rollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
+  requireInt(c, 'rollupCacheBytes', 0, Number.MAX_SAFE_INTEGER);
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
   if (typeof c.syncWrites !== 'boolean') throw new ConfigError('syncWrites', 'must be true or false');
   if (typeof c.rebuild !== 'boolean') throw new ConfigError('rebuild', 'must be true or false');

@@ -57,17 +57,22 @@ export function normalizeLastWins<V>(s: Series<V>): Series<V> {
 
 /** Concatenates parts given oldest write first, so later parts come later among equal stamps. */
 export function concatSeries<V>(parts: readonly Series<V>[]): Series<V> {
-  const withGens = parts.some((p) => p.gens !== undefined);
   if (parts.length === 1) return copySeries(parts[0]!);
-  const out: Series<V> = withGens ? { ts: [], values: [], gens: [] } : { ts: [], values: [] };
+  let n = 0;
+  for (const p of parts) n += p.ts.length;
+  // Sized once: a day of 10 s samples is 8640 of each (pushes regrow the arrays as they go).
+  const ts = new Array<number>(n);
+  const values = new Array<V>(n);
+  const gens = parts.some((p) => p.gens !== undefined) ? new Array<number>(n) : undefined;
+  let at = 0;
   for (const p of parts) {
-    for (let i = 0; i < p.ts.length; i++) {
-      out.ts.push(p.ts[i]!);
-      out.values.push(p.values[i]!);
-      out.gens?.push(p.gens?.[i] ?? 0);
+    for (let i = 0; i < p.ts.length; i++, at++) {
+      ts[at] = p.ts[i]!;
+      values[at] = p.values[i]!;
+      if (gens !== undefined) gens[at] = p.gens?.[i] ?? 0;
     }
   }
-  return out;
+  return gens === undefined ? { ts, values } : { ts, values, gens };
 }
 
 function copySeries<V>(s: Series<V>): Series<V> {
@@ -80,6 +85,7 @@ function copySeries<V>(s: Series<V>): Series<V> {
 export function sliceSeries<V>(s: Series<V>, start: number, end: number): Series<V> {
   const from = lowerBound(s.ts, start);
   const to = lowerBound(s.ts, end);
+  if (from === 0 && to === s.ts.length) return s; // the whole series, not a copy (every caller slices a series of its own)
   const out: Series<V> = { ts: s.ts.slice(from, to), values: s.values.slice(from, to) };
   if (s.gens !== undefined) out.gens = s.gens.slice(from, to);
   return out;

@@ -3,7 +3,8 @@
 // touches once, changes periods in memory and writes each changed chunk back once, in the
 // caller's batch.
 import type { RollupAccumulator } from '../model/rollup/accumulator.js';
-import { ALL_COLUMNS, CHUNK_PERIODS, chunkSpanMs, chunkStartOf, COLUMNS, encodeChunk, RollupChunk, type ChunkPeriods } from '../model/rollup/chunk.js';
+import { ALL_COLUMNS, CHUNK_PERIODS, chunkSpanMs, chunkStartOf, COLUMNS, encodeChunk, encodeChunkColumns, RollupChunk, type ChunkPeriods } from '../model/rollup/chunk.js';
+import type { PeriodColumns } from '../model/rollup/period-columns.js';
 import { CF, rollupColumnOf, rollupKey, rollupStartOf } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import type { MetricRef } from '../model/metric-info.js';
@@ -129,15 +130,59 @@ async function getChunks(store: Store, metric: MetricRef, periodS: number, start
   return chunks.map((c, i) => (c === null ? null : c.with(extra[i]?.recordsOf([...more]) ?? [])));
 }
 
-/** The stored chunks of one level covering [from, to), with their starts, holding at least `columns`. */
-export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS): Promise<{ start: number; chunk: RollupChunk }[]> {
+/** The stored chunks of one level covering [from, to), with their starts, holding at least `columns` (through the cache of decoded chunks when `cached`). */
+export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS, cached = true): Promise<{ start: number; chunk: RollupChunk }[]> {
   const starts = chunkStartsCovering(periodS, from, to);
-  const chunks = await getCachedChunks(store, metric, periodS, starts, columns);
+  const chunks = cached ? await getCachedChunks(store, metric, periodS, starts, columns) : await getChunks(store, metric, periodS, starts, columns);
   const out: { start: number; chunk: RollupChunk }[] = [];
   chunks.forEach((chunk, i) => {
     if (chunk !== null) out.push({ start: starts[i]!, chunk });
   });
   return out;
+}
+
+/**
+ * Stages, in `batch`, one level's periods `added` (periods of that level) added to what its
+ * chunks store: each touched chunk read once and written once, as columns, with no object per
+ * period (ageing a week: issue 31). A stored period and an added one sum as `addInto(added,
+ * stored)` does.
+ */
+export async function stageAddedPeriods(store: Store, batch: StoreBatch, metric: MetricRef, periodS: number, added: PeriodColumns): Promise<void> {
+  const starts = chunkStartsCovering(periodS, added.first, added.startOf(added.count));
+  const stored = await getChunks(store, metric, periodS, starts, ALL_COLUMNS);
+  starts.forEach((start, k) => {
+    const merged = mergedPeriods(added, start, stored[k] ?? null);
+    if (merged.slots.length > 0) encodeChunkColumns(merged.slots, merged.columns).forEach((record, column) => batch.put(CF.rollup, rollupKey(metric.id, periodS, start, column), record));
+  });
+}
+
+/** The chunk at `start`: the added periods in it plus the stored ones, as columns by slot. */
+function mergedPeriods(added: PeriodColumns, start: number, stored: RollupChunk | null): { slots: number[]; columns: Float64Array[] } {
+  const base = Math.round((start - added.first) / added.periodMs); // index in `added` of the chunk's slot 0
+  const storedSlots = stored?.slots ?? new Int32Array(0);
+  const slots: number[] = [];
+  for (let slot = 0, j = 0; slot < CHUNK_PERIODS; slot++) {
+    const i = base + slot;
+    const fresh = i >= 0 && i < added.count && added.present[i] === 1;
+    while (j < storedSlots.length && storedSlots[j]! < slot) j++;
+    if (fresh || storedSlots[j] === slot) slots.push(slot);
+  }
+  const storedColumns = stored === null ? [] : ALL_COLUMNS.map((c) => stored.columnAt(c));
+  const columns = ALL_COLUMNS.map((c) => {
+    const out = new Float64Array(slots.length);
+    const from = added.columns[c]!;
+    const kept = storedColumns[c];
+    for (let k = 0, j = 0; k < slots.length; k++) {
+      const slot = slots[k]!;
+      const i = base + slot;
+      const fresh = i >= 0 && i < added.count && added.present[i] === 1;
+      while (j < storedSlots.length && storedSlots[j]! < slot) j++;
+      const hasStored = kept !== undefined && storedSlots[j] === slot;
+      out[k] = fresh ? (hasStored ? from[i]! + kept[j]! : from[i]!) : kept![j]!;
+    }
+    return out;
+  });
+  return { slots, columns };
 }
 
 interface Loaded {

@@ -15,15 +15,16 @@ import { ferr } from '../model/errors.js';
 import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
 import { ALL_COLUMNS } from '../model/rollup/chunk.js';
 import { RollupSlots } from '../model/rollup/slots.js';
-import type { Series } from '../model/series.js';
+import { lowerBound, sliceSeries, type Series } from '../model/series.js';
 import type { NumericValue } from '../model/types.js';
 import { agedCarryKey, CF, rollupAgeingKey, rollupDirtyKey, rollupDirtyPrefix, rollupFloorKey, rollupFloorPrefix, rollupKey } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
-import { ChunkEdit, hasPeriodBefore, readChunks, storedPeriodStarts } from './rollup-chunks.js';
-import { chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
-import { ComputedRollups, type ComputedPeriods } from './computed-rollups.js';
+import { ChunkEdit, hasPeriodBefore, readChunks, stageAddedPeriods, storedPeriodStarts } from './rollup-chunks.js';
+import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
+import { accumulateColumns, carryAfter, CompactPeriods, PeriodColumns } from '../model/rollup/period-columns.js';
+import { ComputedRollups } from './computed-rollups.js';
 import { migrateRollups } from './rollup-migration.js';
 
 const SECOND = 1000;
@@ -67,6 +68,8 @@ export class RollupStore {
   private readonly levels: readonly RollupLevel[];
   private readonly spanMs: number;
   private readonly quietMs: number;
+  /** Reads keep what they decode and compute (config.rollupCacheBytes > 0). */
+  private readonly cached: boolean;
 
   private constructor(
     private readonly partition: number,
@@ -79,6 +82,7 @@ export class RollupStore {
     this.levels = config.rollups;
     this.spanMs = config.blockSpanMs;
     this.quietMs = config.rollupQuietMs;
+    this.cached = config.rollupCacheBytes > 0;
   }
 
   /** Opens a partition's rollups; the first open of a data dir with v1 records migrates them. */
@@ -124,19 +128,17 @@ export class RollupStore {
     const floor = this.viewFloor(metric.idHex);
     const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : { ts: [], values: [] };
     if (samples.ts.length > 0) {
-      const fresh = accumulate(samples, this.baseMs, await this.carryBefore(raw, metric, samples.ts[0]!)).periods;
-      // Every level's periods of the aged samples (each level summed from the next finer one:
-      // periods divide), before any is merged with what is stored.
-      const sums = [fresh];
-      for (const level of this.levels.slice(1)) sums.push(sumsPerPeriod(sums[sums.length - 1]!, level.period * SECOND));
-      const edit = new ChunkEdit(this.store, metric);
+      const first = samples.ts[0]!;
+      const last = samples.ts[samples.ts.length - 1]!;
+      const from = first - (first % this.baseMs);
+      let sums = new PeriodColumns(from, this.baseMs, Math.floor((last - from) / this.baseMs) + 1);
+      accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first));
       for (const [i, level] of this.levels.entries()) {
-        const periodMs = level.period * SECOND;
-        await edit.load(level.period, [...sums[i]!.keys()].map((p) => [p, p + periodMs] as const));
-        // Added, not rebuilt from the finer level: what is stored (aged earlier, /write/nnt) stays whole.
-        for (const [p, acc] of sums[i]!) edit.set(level.period, p, addStored(acc, edit, level.period, p));
+        // Each level's periods of the aged samples summed from the next finer one's (periods
+        // divide), then added to what is stored (aged earlier, /write/nnt), which stays whole.
+        if (i > 0) sums = sums.coarser(level.period * SECOND);
+        await stageAddedPeriods(this.store, batch, metric, level.period, sums);
       }
-      edit.flush(batch);
     }
     const carry = await this.carryBefore(raw, metric, to);
     if (carry !== null) batch.put(CF.state, agedCarryKey(this.partition, metric.idHex), Buffer.from(JSON.stringify({ to, carry })));
@@ -308,7 +310,7 @@ export class RollupStore {
     }
     // Stale windows first: a rollup finishing meanwhile is then either seen as stale or read as written.
     const stale = engine === 'dispatch' ? this.staleWindows(raw, metric) : [];
-    for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end, columns)) slots.addChunk(chunk, start, level.period * SECOND);
+    for (const { start, chunk } of await readChunks(this.store, metric, level.period, first, end, columns, this.cached)) slots.addChunk(chunk, start, level.period * SECOND);
     if (engine !== 'dispatch') return slots;
     // Slots touching legacy windows not yet rolled up are recalculated from raw as a whole.
     for (const [lo, hi] of staleSlots(slots, stale, this.spanMs)) await this.recalc(raw, metric, slots, lo, hi);
@@ -317,8 +319,9 @@ export class RollupStore {
   }
 
   /**
-   * Adds to each slot the finest level's periods computed from the raw data not aged yet, chunk
-   * span by chunk span (slots are whole periods of a level, so each finest period falls in one).
+   * Adds to the slots the finest level's periods computed from the raw data not aged yet, chunk
+   * span by chunk span (slots are whole periods of a level, so each finest period falls in one):
+   * cached spans as they are, the others from one raw read.
    */
   private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
     const floor = this.viewFloor(metric.idHex);
@@ -327,33 +330,47 @@ export class RollupStore {
     if (from >= end) return;
     const periodS = this.levels[0]!.period;
     const open = raw.openWindows(metric);
+    const missing: number[] = [];
     for (let cs = chunkStartOf(from, periodS); cs < end; cs += chunkSpanMs(periodS)) {
-      for (const [start, acc] of await this.computedPeriods(raw, metric, { cs, floor, open, from, end })) {
-        const i = Math.floor((start - slots.first) / slots.spanMs);
-        if (i >= 0 && i < slots.count && !slots.isReplaced(i)) slots.add(i, acc);
-      }
+      // A span whose raw data is all sealed is cached; one with an open buffer in it, or before it, is computed for each read.
+      const hit = open.every((w) => w >= cs + chunkSpanMs(periodS)) ? this.computed.get(metric.idHex, cs) : undefined;
+      if (hit === undefined) missing.push(cs);
+      else if (hit.slots.length > 0) slots.addComputed(hit, hit.first, hit.periodMs);
+    }
+    if (missing.length === 0) return;
+    for (const [cs, periods] of await this.computeSpans(raw, metric, missing, floor)) {
+      if (open.every((w) => w >= cs + chunkSpanMs(periodS))) this.computed.put(metric.idHex, cs, periods);
+      if (periods.slots.length > 0) slots.addComputed(periods, periods.first, periods.periodMs);
     }
   }
 
   /**
-   * The finest level's periods from the raw data of the chunk span starting at `cs` (none before
-   * the metric's floor). A span whose raw data is all sealed is computed whole and cached; one
-   * with an open buffer in it, or before it, only for the read's range [from, end).
+   * The finest level's periods of each chunk span in `spans` (ascending) from the raw data in it
+   * (none before `floor`), read in one scan that starts a window early: each span's carry (the
+   * samples before its first) comes from that read when it holds enough of them, else from
+   * `carryBefore`, which gives the same carry either way.
    */
-  private async computedPeriods(raw: RawSource, metric: MetricRef, at: { cs: number; floor: number; open: readonly number[]; from: number; end: number }): Promise<ComputedPeriods> {
-    const ce = at.cs + chunkSpanMs(this.levels[0]!.period);
-    const cacheable = at.open.every((w) => w >= ce);
-    if (cacheable) {
-      const hit = this.computed.get(metric.idHex, at.cs);
-      if (hit !== undefined) return hit;
+  private async computeSpans(raw: RawSource, metric: MetricRef, spans: readonly number[], floor: number): Promise<[number, CompactPeriods][]> {
+    const spanMs = chunkSpanMs(this.levels[0]!.period);
+    const lo = Math.max(spans[0]!, floor);
+    const memStart = lo - (lo % this.spanMs) - this.spanMs;
+    const samples = await raw.read(metric, Math.max(0, memStart), spans[spans.length - 1]! + spanMs);
+    const out: [number, CompactPeriods][] = [];
+    for (const cs of spans) {
+      const a = lowerBound(samples.ts, Math.max(cs, floor));
+      const b = lowerBound(samples.ts, cs + spanMs);
+      // Most spans of a long read hold no raw data (aged): they cost no columns.
+      if (a === b) {
+        out.push([cs, new CompactPeriods(cs, this.baseMs, new Int32Array(0), [])]);
+        continue;
+      }
+      const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS);
+      const inMemory = samplesBefore(samples, a, CARRY_SAMPLES, this.spanMs, Math.max(0, memStart));
+      const carry = inMemory === null ? await this.carryBefore(raw, metric, samples.ts[a]!) : carryAfter(sliceSeries(samples, samples.ts[inMemory]!, samples.ts[a]!), null);
+      accumulateColumns(samples, columns, carry, a, b);
+      out.push([cs, columns.compact()]);
     }
-    const lo = Math.max(at.cs, at.floor);
-    const [a, b] = cacheable ? [lo, ce] : [Math.max(lo, at.from - (at.from % this.baseMs)), Math.min(ce, at.end)];
-    const samples = await raw.read(metric, a, b);
-    // The carry before the first raw sample: aged samples (gone from raw) may lie between `a` and it.
-    const periods = samples.ts.length === 0 ? new Map<number, RollupAccumulator>() : accumulate(samples, this.baseMs, await this.carryBefore(raw, metric, samples.ts[0]!)).periods;
-    if (cacheable) this.computed.put(metric.idHex, at.cs, periods);
-    return periods;
+    return out;
   }
 
   /** Raw data of the metric changed other than by a seal (a delete): what was computed from it goes. */
@@ -389,10 +406,10 @@ export class RollupStore {
     const s = await raw.before(metric, before, CARRY_SAMPLES);
     let known = 0;
     for (const v of s.values) if (v !== null) known++;
-    if (known >= CARRY_SAMPLES) return accumulate(s, this.baseMs, null).carry;
+    if (known >= CARRY_SAMPLES) return carryAfter(s, null);
     const aged = await this.agedCarry(metric);
     const usable = aged !== null && aged.to <= (s.ts[0] ?? before) ? aged.carry : null;
-    return accumulate(s, this.baseMs, usable).carry;
+    return carryAfter(s, usable);
   }
 
   private async agedCarry(metric: MetricRef): Promise<{ to: number; carry: RollupCarry } | null> {
@@ -486,28 +503,23 @@ async function rolledUpBefore(store: Store, partition: number): Promise<boolean>
   return (await loadMarkers(store, rollupDirtyPrefix(partition))).length > 0;
 }
 
-/** `acc` plus the stored period of a level starting at `start` (its chunk loaded), if any. */
-function addStored(acc: RollupAccumulator, edit: ChunkEdit, periodS: number, start: number): RollupAccumulator {
-  for (const stored of edit.range(periodS, start, start + periodS * SECOND)) return addInto(acc, stored);
-  return acc;
-}
-
-/** Finer periods (start → accumulator) summed per period of `periodMs`, in new objects: the finer ones are not touched. */
-function sumsPerPeriod(finer: Map<number, RollupAccumulator>, periodMs: number): Map<number, RollupAccumulator> {
-  const out = new Map<number, RollupAccumulator>();
-  let last = NaN;
-  let sum: RollupAccumulator | undefined;
-  // Finer periods come in time order, so consecutive ones mostly share their coarse period.
-  for (const [s, acc] of finer) {
-    const p = s - (s % periodMs);
-    if (p !== last) {
-      last = p;
-      sum = out.get(p);
-      if (sum === undefined) out.set(p, (sum = emptyAccumulator()));
-    }
-    addInto(sum!, acc);
+/**
+ * Index of the first sample that `RawSource.before(metric, s.ts[at], n)` would return, found in
+ * `s` itself (which holds every sample from `memStart`, window-aligned): the samples of the
+ * window of s.ts[at] before it, then whole earlier windows until n are known (non-null). Null
+ * when that reaches back past `memStart` (the raw read must go on).
+ */
+function samplesBefore(s: Series<NumericValue>, at: number, n: number, windowMs: number, memStart: number): number | null {
+  const t = s.ts[at]!;
+  let lo = t - (t % windowMs);
+  let i = at;
+  let known = 0;
+  for (;;) {
+    while (i > 0 && s.ts[i - 1]! >= lo) if (s.values[--i] !== null) known++;
+    if (known >= n) return i;
+    lo -= windowMs;
+    if (lo < memStart) return null;
   }
-  return out;
 }
 
 /** Runs of adjacent windows as [start, end) ranges (`windows` ascending). */

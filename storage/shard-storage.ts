@@ -53,7 +53,7 @@ export class ShardStorage {
       const tombstones = await Tombstones.load(store);
       const index = image !== null ? MetricIndex.fromImage(store, image) : (await MetricIndex.load(store)).index;
       const stores = new Map<number, PartitionStores>();
-      const computed = new ComputedRollups();
+      const computed = new ComputedRollups(config.rollupCacheBytes);
       for (const p of partitions) {
         stores.set(p, {
           blocks: await BlockStore.open(store, p),

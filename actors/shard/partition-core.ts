@@ -205,6 +205,7 @@ export class PartitionCore {
 
   /** Every sample of `kind` with start <= ts < end, one per timestamp, in time order. */
   async read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
+    if (end <= start) return { ts: [], values: [] }; // a carry's read up to a window start: no scan
     const parts = await this.deps.blocks.read(metric, kind, start, end, this.span);
     for (const b of this.open.overlapping(metric, kind, start, end)) parts.push(this.open.table.series(b));
     return sliceSeries(this.normalize(kind, concatSeries(parts)), start, end);

@@ -33,11 +33,19 @@ export class ByteWriter {
   /** Unsigned LEB128 of a non-negative safe integer. */
   varint(n: number): void {
     this.ensure(8);
-    while (n >= 0x80) {
-      this.buf[this.length++] = (n % 0x80) | 0x80;
+    const buf = this.buf;
+    let at = this.length;
+    // Above 2^31 the bit operators would wrap: those bytes go by division.
+    while (n >= 0x80000000) {
+      buf[at++] = (n % 0x80) | 0x80;
       n = Math.floor(n / 0x80);
     }
-    this.buf[this.length++] = n;
+    while (n >= 0x80) {
+      buf[at++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    buf[at++] = n;
+    this.length = at;
   }
 
   /** Unsigned LEB128 of a non-negative bigint of any size. */

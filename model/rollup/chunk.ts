@@ -38,6 +38,11 @@ export type ChunkPeriods = Map<number, RollupAccumulator>;
 /** The chunk's records, one per column (index = column id). */
 export function encodeChunk(periods: ChunkPeriods): Uint8Array[] {
   const slots = [...periods.keys()].sort((a, b) => a - b);
+  return encodeChunkColumns(slots, columnsOf(slots.map((s) => periods.get(s)!)));
+}
+
+/** The chunk's records from its periods as columns: `columns[c][i]` is column c of the period in `slots[i]` (ascending). */
+export function encodeChunkColumns(slots: readonly number[], columns: readonly Float64Array[]): Uint8Array[] {
   const head = new ByteWriter(16);
   head.byte(CHUNK_FORMAT_VERSION);
   head.varint(CHUNK_PERIODS);
@@ -45,16 +50,23 @@ export function encodeChunk(periods: ChunkPeriods): Uint8Array[] {
   writeSlotRuns(head, slots);
   const header = head.finish();
   // Counters' columns often equal the derivative's (no resets): those are stored as copies.
-  const columns = columnsOf(slots.map((s) => periods.get(s)!));
   return columns.map((column, c) => {
-    const bytes = Buffer.from(column.buffer);
-    const same = columns.findIndex((earlier, e) => e < c && Buffer.from(earlier.buffer).equals(bytes));
+    const same = columns.findIndex((earlier, e) => e < c && sameBits(earlier, column));
     const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumnV3(column, c % 3 === 2 ? squaresPrediction(columns[c - 2]!, columns[c - 1]!) : null);
     const record = new Uint8Array(header.length + coded.length);
     record.set(header);
     record.set(coded, header.length);
     return record;
   });
+}
+
+/** The same bits in every place (-0 and NaN payloads too: a copy reads back as written). */
+function sameBits(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length * 2);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 const SUMSQ = 2;
@@ -193,7 +205,8 @@ export class RollupChunk {
     return this.columnAt(columnId(q, part));
   }
 
-  private columnAt(c: number): Float64Array {
+  /** Column c (QUANTITIES × PARTS order), aligned with `slots`. */
+  columnAt(c: number): Float64Array {
     const cached = this.columns[c];
     if (cached !== undefined) return cached;
     const bytes = this.body(c);

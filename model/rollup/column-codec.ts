@@ -271,21 +271,19 @@ function atUlps(y: number, ulps: number): number | null {
 
 const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : Math.ceil(Math.log2(n + 1) / 7));
 
-interface NearDecimal {
-  k: number;
-  ints: number[];
-  /** zigzag(ulps) + 1, or 0: an escaped value. */
-  codes: number[];
-  escaped: number[];
-  bytes: number;
-}
+/**
+ * Values the decimal exponent is chosen on. Trying every k over a whole column was most of the
+ * encoder's time (issue 31: 20 % of ageing a week); a column's values share their magnitude and
+ * decimals, so its first values tell the best k (bench/rollup-bytes.ts: within 0.5 % of the size).
+ */
+const K_SAMPLE = 96;
 
-/** Bytes of the near-decimal coding at k (escapes at 10), or Infinity once past `limit`. */
-function nearDecimalCost(xs: Float64Array, k: number, predicted: Float64Array | null, limit: number): number {
+/** Bytes of the near-decimal coding of xs[0, n) at k (escapes at 10), or Infinity once past `limit`. */
+function nearDecimalCost(xs: Float64Array, n: number, k: number, predicted: Float64Array | null, limit: number): number {
   const p = POW10[k]!;
   let bytes = 2;
   let prev = 0;
-  for (let i = 0; i < xs.length && bytes <= limit; i++) {
+  for (let i = 0; i < n && bytes <= limit; i++) {
     const x = xs[i]!;
     const d = Math.round(x * p) + 0;
     const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT && !Object.is(x, -0) ? ulpsFrom(x, d / p) : null;
@@ -299,61 +297,67 @@ function nearDecimalCost(xs: Float64Array, k: number, predicted: Float64Array | 
   return bytes <= limit ? bytes : Infinity;
 }
 
-function nearDecimalAt(xs: Float64Array, k: number, predicted: Float64Array | null): NearDecimal {
-  const p = POW10[k]!;
-  const out: NearDecimal = { k, ints: [], codes: [], escaped: [], bytes: 2 };
-  let prev = 0;
-  const base = (i: number): number => (predicted === null ? prev : predictedInt(predicted[i]!, p));
-  for (let i = 0; i < xs.length; i++) {
-    const x = xs[i]!;
-    // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
-    const d = Math.round(x * p) + 0;
-    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT ? ulpsFrom(x, d / p) : null;
-    if (ulps === null || Object.is(x, -0)) {
-      out.ints.push(0);
-      out.codes.push(0);
-      out.escaped.push(x);
-      out.bytes += 10;
-      continue;
-    }
-    const delta = zigzag(d - base(i));
-    prev = d;
-    const code = zigzag(ulps) + 1;
-    out.ints.push(delta);
-    out.codes.push(code);
-    out.bytes += varintLength(delta) + varintLength(code);
-  }
-  return out;
-}
-
 /** round(prediction · 10^k), or 0 where that is no safe integer (the reader computes the same). */
 function predictedInt(x: number, p: number): number {
   const d = Math.round(x * p);
   return Number.isFinite(d) && Math.abs(d) <= MAX_INT ? d + 0 : 0;
 }
 
-function encodeNearDecimal(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array | null {
-  // The cheapest k, by coded length before compression (a cost past the best so far stops early).
-  let bestK = -1;
-  let bestBytes = Infinity;
-  for (let k = 0; k <= MAX_DECIMALS; k++) {
-    const bytes = nearDecimalCost(xs, k, predicted, bestBytes);
-    if (bytes < bestBytes) {
-      bestBytes = bytes;
-      bestK = k;
+/** The cheapest decimal exponent on the column's first values and the bytes it codes them in (k -1: none). */
+function bestExponent(xs: Float64Array, predicted: Float64Array | null): { k: number; bytes: number } {
+  let k = -1;
+  let bytes = Infinity;
+  const n = Math.min(xs.length, K_SAMPLE);
+  for (let at = 0; at <= MAX_DECIMALS; at++) {
+    // A cost past the best so far stops early.
+    const cost = nearDecimalCost(xs, n, at, predicted, bytes);
+    if (cost < bytes) {
+      bytes = cost;
+      k = at;
     }
   }
-  if (bestK < 0) return null;
-  const best = nearDecimalAt(xs, bestK, predicted);
-  if (best.escaped.length * 4 > xs.length) return null;
-  const w = new ByteWriter(best.bytes + 8);
-  w.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
-  w.byte(best.k);
-  for (const n of best.ints) w.varint(n);
-  for (const n of best.codes) w.varint(n);
-  const raw = new Float64Array(best.escaped);
-  w.bytes(new Uint8Array(raw.buffer));
-  return w.finish();
+  return { k, bytes };
+}
+
+/** The near-decimal column at exponent k (against the prediction when given), or null when more than a quarter of the values escape. */
+function encodeNearDecimal(xs: Float64Array, k: number, predicted: Float64Array | null): Uint8Array | null {
+  if (k < 0) return null;
+  const p = POW10[k]!;
+  const ints = new ByteWriter(xs.length * 2 + 8);
+  const codes = new ByteWriter(xs.length + 8);
+  ints.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
+  ints.byte(k);
+  const escaped: number[] = [];
+  let prev = 0;
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i]!;
+    // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
+    const d = Math.round(x * p) + 0;
+    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT ? ulpsFrom(x, d / p) : null;
+    if (ulps === null || Object.is(x, -0)) {
+      if ((escaped.length + 1) * 4 > xs.length) return null;
+      escaped.push(x);
+      ints.byte(0);
+      codes.byte(0);
+      continue;
+    }
+    ints.varint(zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p))));
+    codes.varint(zigzag(ulps) + 1);
+    prev = d;
+  }
+  ints.bytes(codes.finish());
+  ints.bytes(new Uint8Array(new Float64Array(escaped).buffer));
+  return ints.finish();
+}
+
+/** Bytes of the predicted-ulps coding of the column's first values. */
+function predictedUlpsCost(xs: Float64Array, predicted: Float64Array): number {
+  let bytes = 1;
+  for (let i = 0; i < Math.min(xs.length, K_SAMPLE); i++) {
+    const ulps = Number.isFinite(predicted[i]!) ? ulpsFrom(xs[i]!, predicted[i]!) : null;
+    bytes += ulps === null ? 9 : varintLength(zigzag(ulps) + 1);
+  }
+  return bytes;
 }
 
 function zstd(coded: Uint8Array): Uint8Array {
@@ -410,16 +414,23 @@ export function encodeColumnV3(xs: Float64Array, predicted: Float64Array | null 
     writeDeltas(w, xs, POW10[k]!);
     return zstd(w.finish());
   }
-  // Every candidate is compressed: its length before zstd does not tell which is shortest after.
-  let best = encodeXorPlanesV3(xs);
-  const candidates = [encodeNearDecimal(xs)];
-  if (predicted !== null) candidates.push(encodeNearDecimal(xs, predicted), encodePredictedUlps(xs, predicted));
-  for (const c of candidates) {
-    if (c === null) continue;
-    const packed = zstd(c);
-    if (packed.length < best.length) best = packed;
+  // The candidate that codes the column's first values shortest is coded whole and compressed
+  // (XOR planes where it cannot code most values): each candidate coded whole costs a pass, and
+  // each zstd call a context of its own (issue 31's profile of ageing: two thirds of the time in
+  // the encoder). Coding and compressing every candidate to keep the smallest saved 1.6 % of
+  // the bytes (bench/rollup-bytes.ts).
+  const plain = bestExponent(xs, null);
+  const options: { bytes: number; code: () => Uint8Array | null }[] = [{ bytes: plain.bytes, code: () => encodeNearDecimal(xs, plain.k, null) }];
+  if (predicted !== null) {
+    const against = bestExponent(xs, predicted);
+    options.push({ bytes: against.bytes, code: () => encodeNearDecimal(xs, against.k, predicted) }, { bytes: predictedUlpsCost(xs, predicted), code: () => encodePredictedUlps(xs, predicted) });
   }
-  return best;
+  options.sort((x, y) => x.bytes - y.bytes);
+  for (const option of options) {
+    const coded = option.code();
+    if (coded !== null) return zstd(coded);
+  }
+  return encodeXorPlanesV3(xs);
 }
 
 function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64Array, predicted: Float64Array | null): Float64Array {

@@ -3,23 +3,37 @@
 // the periods computed from raw data not yet aged into rollups, except where a slot was
 // recalculated from raw as a whole. Readers ask for the columns they
 // need as Float64Arrays; nothing builds an object per period unless asked (`row`).
-import { addInto, emptyAccumulator, type RollupAccumulator } from './accumulator.js';
-import { PARTS, QUANTITIES, type Part, type Quantity, type RollupChunk } from './chunk.js';
+import { emptyAccumulator, type RollupAccumulator } from './accumulator.js';
+import { PARTS, QUANTITIES, type Part, type Quantity } from './chunk.js';
+
+/** Periods as columns aligned with their slots: a stored chunk (RollupChunk), or periods computed from raw (CompactPeriods). */
+export interface PeriodSource {
+  /** Index of each period holding data, from the source's start, ascending. */
+  readonly slots: Int32Array;
+  column(q: Quantity, part: Part): Float64Array;
+}
 
 interface Source {
-  chunk: RollupChunk;
+  chunk: PeriodSource;
   /** Slot of each of the chunk's present periods (-1: outside the read). */
   slotOf: Int32Array;
 }
+
+/** The last slot map computed for each source (RollupSlots.slotsOf); read only, so shared by reads. */
+const slotMaps = new WeakMap<PeriodSource, { key: string; slotOf: Int32Array }>();
 
 export class RollupSlots {
   /** 1 where the slot has data (a stored period or a recalculated one). */
   readonly present: Uint8Array;
   private readonly sources: Source[] = [];
+  /**
+   * Periods computed from raw data not yet aged, added to what is stored (storage/rollups.ts:
+   * the two never hold the same samples). Summed among themselves first, then added to the
+   * stored sum: the order the answers have always been summed in.
+   */
+  private readonly computed: Source[] = [];
   /** Slots replaced by a recalculation from raw (null: no data). */
   private readonly replaced = new Map<number, RollupAccumulator | null>();
-  /** Accumulators computed from raw, added to what is stored (storage/rollups.ts: the two never hold the same samples). */
-  private readonly added = new Map<number, RollupAccumulator>();
   private readonly cache = new Map<string, Float64Array>();
 
   constructor(
@@ -31,31 +45,50 @@ export class RollupSlots {
   }
 
   /** Adds a stored chunk starting at `chunkStart` whose periods are `periodMs` long. */
-  addChunk(chunk: RollupChunk, chunkStart: number, periodMs: number): void {
+  addChunk(chunk: PeriodSource, chunkStart: number, periodMs: number): void {
+    this.sources.push(this.source(chunk, chunkStart, periodMs));
+  }
+
+  /** Adds periods computed from raw data (not replacing slots recalculated as a whole). */
+  addComputed(periods: PeriodSource, first: number, periodMs: number): void {
+    this.computed.push(this.source(periods, first, periodMs));
+  }
+
+  private source(chunk: PeriodSource, chunkStart: number, periodMs: number): Source {
+    const slotOf = this.slotsOf(chunk, chunkStart, periodMs);
+    const present = this.present;
+    const replaced = this.replaced.size > 0 ? this.replaced : null;
+    for (let j = 0; j < slotOf.length; j++) {
+      const i = slotOf[j]!;
+      if (i >= 0 && (replaced === null || !replaced.has(i))) present[i] = 1;
+    }
+    this.cache.clear();
+    return { chunk, slotOf };
+  }
+
+  /**
+   * The slot of each of a source's periods (-1: outside the read), kept on the source for the
+   * next read of the same geometry: sources are cached (decoded chunks, computed spans) and a
+   * dashboard asks the same range again (issue 31: a tenth of a cached 30-day read's time).
+   */
+  private slotsOf(chunk: PeriodSource, chunkStart: number, periodMs: number): Int32Array {
+    const key = `${this.first}/${this.spanMs}/${this.count}/${chunkStart}/${periodMs}`;
+    const kept = slotMaps.get(chunk);
+    if (kept?.key === key) return kept.slotOf;
     const slotOf = new Int32Array(chunk.slots.length);
     const end = this.first + this.count * this.spanMs;
     for (let j = 0; j < chunk.slots.length; j++) {
       const ts = chunkStart + chunk.slots[j]! * periodMs;
-      const i = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
-      slotOf[j] = i;
-      if (i >= 0) this.present[i] = 1;
+      slotOf[j] = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
     }
-    this.sources.push({ chunk, slotOf });
-    this.cache.clear();
+    slotMaps.set(chunk, { key, slotOf });
+    return slotOf;
   }
 
   /** Replaces slot i by a recalculated accumulator (null: the slot has no data). */
   replace(i: number, acc: RollupAccumulator | null): void {
     this.replaced.set(i, acc);
     this.present[i] = acc === null ? 0 : 1;
-    this.cache.clear();
-  }
-
-  /** Adds an accumulator computed from raw samples to slot i (`acc` is not changed: it may be cached). */
-  add(i: number, acc: RollupAccumulator): void {
-    const had = this.added.get(i);
-    this.added.set(i, addInto(had ?? emptyAccumulator(), acc));
-    this.present[i] = 1;
     this.cache.clear();
   }
 
@@ -70,14 +103,16 @@ export class RollupSlots {
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
     const out = new Float64Array(this.count);
-    for (const { chunk, slotOf } of this.sources) {
-      const values = chunk.column(q, part);
-      for (let j = 0; j < slotOf.length; j++) {
-        const i = slotOf[j]!;
-        if (i >= 0) out[i] += values[j]!;
-      }
+    sumInto(out, this.sources, q, part, null);
+    if (this.computed.length > 0 && this.sources.length === 0) {
+      // Nothing stored (a read within the raw retention): the computed sum is the answer.
+      sumInto(out, this.computed, q, part, null);
+    } else if (this.computed.length > 0) {
+      const added = new Float64Array(this.count);
+      const has = new Uint8Array(this.count);
+      sumInto(added, this.computed, q, part, has);
+      for (let i = 0; i < this.count; i++) if (has[i] === 1) out[i] += added[i]!;
     }
-    for (const [i, acc] of this.added) out[i] += acc[q][part];
     for (const [i, acc] of this.replaced) out[i] = acc === null ? 0 : acc[q][part];
     this.cache.set(key, out);
     return out;
@@ -95,5 +130,18 @@ export class RollupSlots {
   /** Start of slot i, ms. */
   startOf(i: number): number {
     return this.first + i * this.spanMs;
+  }
+}
+
+/** Adds one column of every source into `out` by slot; `has` (if given) gets 1 per slot that got a value. */
+function sumInto(out: Float64Array, sources: readonly Source[], q: Quantity, part: Part, has: Uint8Array | null): void {
+  for (const { chunk, slotOf } of sources) {
+    const values = chunk.column(q, part);
+    for (let j = 0; j < slotOf.length; j++) {
+      const i = slotOf[j]!;
+      if (i < 0) continue;
+      out[i] += values[j]!;
+      if (has !== null) has[i] = 1;
+    }
   }
 }

@@ -14,7 +14,7 @@ async function seal(blocks: BlockStore, id: Buffer, kind: 'numeric' | 'text', wi
   const batch = blocks.batch();
   const seqs = blocks.nextSeqs(windows.length);
   windows.forEach(([w, s], i) => blocks.stageBlock(batch, { id }, kind, w, seqs[i]!, s));
-  blocks.stageSealSeq(batch, seqs[seqs.length - 1]!);
+  blocks.stageSealSeq(batch, seqs[seqs.length - 1]!); // as the partition does, once per batch
   await batch.write();
   blocks.committed(seqs[seqs.length - 1]!);
 }

@@ -17,6 +17,7 @@ import { CF, rollupAgeingKey, rollupDirtyPrefix } from '../../storage/keys.js';
 import { loadMarkers } from '../../storage/markers.js';
 import type { Store } from '../../storage/rocks.js';
 import { ComputedRollups } from '../../storage/computed-rollups.js';
+import { PeriodColumns } from '../../model/rollup/period-columns.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
 import { metricId, storedPeriods, withStore } from './store.js';
 
@@ -64,12 +65,12 @@ interface Rig {
   computed: ComputedRollups;
 }
 
-/** A partition's rollups; `legacy`: as in a data dir from before ageing (every window below its cut). */
-async function rig(store: Store, { partition = 0, legacy = true } = {}): Promise<Rig> {
+/** A partition's rollups; `legacy`: as in a data dir from before ageing (every window below its cut); `cacheBytes`: config.rollupCacheBytes. */
+async function rig(store: Store, { partition = 0, legacy = true, cacheBytes = config.rollupCacheBytes } = {}): Promise<Rig> {
   if (legacy) await store.batch().put(CF.state, rollupAgeingKey(partition), Buffer.from(JSON.stringify({ legacyCut: 2 ** 50 }))).write();
   const blocks = await BlockStore.open(store, partition);
-  const computed = new ComputedRollups();
-  return { store, blocks, rollups: await RollupStore.open(partition, store, config, computed), raw: new BlockRaw(blocks), computed };
+  const computed = new ComputedRollups(cacheBytes);
+  return { store, blocks, rollups: await RollupStore.open(partition, store, { ...config, rollupCacheBytes: cacheBytes }, computed), raw: new BlockRaw(blocks), computed };
 }
 
 /** Seals samples of one window as a partition does: the block and its rollup marker in one batch. */
@@ -396,9 +397,12 @@ test('ageing: periods computed from sealed raw are cached per chunk span, and a 
 });
 
 test('the cache of computed periods is bounded: the least recently used span goes first', (t) => {
-  const acc = emptyAccumulator();
-  const span = (n: number) => new Map(Array.from({ length: n }, (_, i): [number, RollupAccumulator] => [i * MIN, acc]));
-  const cache = new ComputedRollups(320 * 100);
+  const span = (n: number) => {
+    const columns = new PeriodColumns(0, MIN, 1440);
+    for (let i = 0; i < n; i++) columns.present[i] = 1;
+    return columns.compact();
+  };
+  const cache = new ComputedRollups(span(60).bytes + span(30).bytes + span(10).bytes);
   cache.put('a', 0, span(60));
   cache.put('b', 0, span(30));
   t.truthy(cache.get('a', 0), 'a is now the most recently used');
@@ -410,4 +414,21 @@ test('the cache of computed periods is bounded: the least recently used span goe
   t.truthy(cache.get('a', 0), 'dropFrom keeps earlier spans');
   cache.dropMetric('a');
   t.is(cache.get('a', 0), undefined);
+});
+
+test('ageing: with rollupCacheBytes 0 every read computes from raw and reads stored chunks anew, with the same answers', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store, { legacy: false, cacheBytes: 0 });
+    const data = [...samples(T, 10, 10), ...samples(T + SPAN, 10, 50, -1)];
+    await seal(r, A, T, data.slice(0, 40));
+    await seal(r, A, T + SPAN, data.slice(40));
+    const want = expected(data);
+    const got = (await rows(r, 60_000, 'dispatch', T, T + 2 * SPAN)).filter(([, acc]) => acc !== null);
+    t.deepEqual(got, want.p60, 'every minute from raw, rates carried across the window');
+    t.deepEqual((await rows(r, 60_000, 'dispatch', T, T + 2 * SPAN)).filter(([, acc]) => acc !== null), got, 'computed again, the same');
+    t.is(r.computed.size, 0, 'nothing cached');
+    t.is(await age(r, A, T + SPAN), 40);
+    t.deepEqual((await rows(r, 60_000, 'dispatch', T, T + 2 * SPAN)).filter(([, acc]) => acc !== null), want.p60, 'the same once the first window is aged (stored chunks read uncached)');
+    t.deepEqual((await rows(r, 300_000, 'dispatch', T, T + 2 * SPAN)).filter(([, acc]) => acc !== null), want.p300, 'and at 300 s');
+  });
 });

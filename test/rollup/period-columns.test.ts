@@ -1,0 +1,96 @@
+// model/rollup/period-columns.ts against model/rollup/accumulator.ts: the columns hold the very
+// bits `accumulate` and `addInto` give (same sums in the same order), carries included.
+import test from 'ava';
+import fc from 'fast-check';
+import { accumulate, addInto, emptyAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
+import { accumulateColumns, PeriodColumns } from '../../model/rollup/period-columns.js';
+import { QUANTITIES, PARTS } from '../../model/rollup/chunk.js';
+import type { NumericValue } from '../../model/types.js';
+
+const MIN = 60_000;
+
+const seriesArb = fc
+  .array(fc.tuple(fc.integer({ min: 0, max: 40_000 }), fc.oneof(fc.double({ min: -1e9, max: 1e9, noNaN: true }), fc.integer({ min: -1000, max: 1000 }), fc.constant(null), fc.constant(Infinity))), { maxLength: 300 })
+  .map((steps) => {
+    let ts = 5 * MIN;
+    const s = { ts: [] as number[], values: [] as NumericValue[] };
+    for (const [dt, v] of steps) {
+      ts += dt; // dt 0: a repeated stamp (no rate, as accumulate does)
+      s.ts.push(ts);
+      s.values.push(v);
+    }
+    return s;
+  });
+
+function sameBits(t: { true(v: boolean, m: string): void }, a: RollupAccumulator, b: RollupAccumulator, at: string): void {
+  for (const q of QUANTITIES) for (const p of PARTS) t.true(Object.is(a[q][p], b[q][p]), `${at} ${q}.${p}: ${a[q][p]} against ${b[q][p]}`);
+}
+
+test('accumulateColumns books the bits accumulate books, and the same carry', (t) => {
+  fc.assert(
+    fc.property(seriesArb, fc.boolean(), (s, withCarry) => {
+      const carry = withCarry ? { ts: 0, value: 3, rate: { ts: 0, value: 0.5 }, counterRate: null } : null;
+      const want = accumulate(s, MIN, carry);
+      const last = s.ts[s.ts.length - 1] ?? 0;
+      const cols = new PeriodColumns(0, MIN, Math.floor(last / MIN) + 1);
+      const got = accumulateColumns(s, cols, carry);
+      t.deepEqual(got, want.carry);
+      for (let i = 0; i < cols.count; i++) {
+        const acc = want.periods.get(i * MIN);
+        t.is(cols.present[i], acc === undefined ? 0 : 1);
+        if (acc !== undefined) sameBits(t, cols.row(i), acc, `period ${i}`);
+      }
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('coarser periods are the finer ones summed as addInto sums them', (t) => {
+  fc.assert(
+    fc.property(seriesArb, (s) => {
+      const last = s.ts[s.ts.length - 1] ?? 0;
+      const fine = new PeriodColumns(2 * MIN, MIN, Math.floor(last / MIN) + 1);
+      accumulateColumns(s, fine, null);
+      const coarse = fine.coarser(5 * MIN);
+      const want = new Map<number, RollupAccumulator>();
+      for (let i = 0; i < fine.count; i++) {
+        if (fine.present[i] === 0) continue;
+        const p = fine.startOf(i) - (fine.startOf(i) % (5 * MIN));
+        if (!want.has(p)) want.set(p, emptyAccumulator());
+        addInto(want.get(p)!, fine.row(i));
+      }
+      t.is(coarse.first % (5 * MIN), 0);
+      for (let i = 0; i < coarse.count; i++) {
+        const acc = want.get(coarse.startOf(i));
+        t.is(coarse.present[i], acc === undefined ? 0 : 1);
+        if (acc !== undefined) sameBits(t, coarse.row(i), acc, `coarse period ${i}`);
+      }
+    }),
+    { numRuns: 100 },
+  );
+});
+
+test('compact keeps the periods holding data, aligned with their slots', (t) => {
+  const cols = new PeriodColumns(0, MIN, 10);
+  accumulateColumns({ ts: [MIN, 3 * MIN + 1, 3 * MIN + 2], values: [1, 2, 4] }, cols, null);
+  const c = cols.compact();
+  t.deepEqual([...c.slots], [1, 3]);
+  t.deepEqual([...c.column('value', 'n')], [1, 2]);
+  t.deepEqual([...c.column('value', 'sum')], [1, 6]);
+  t.deepEqual([...c.column('derivative', 'n')], [0, 2]);
+});
+
+test('rollup tuples stamp whole seconds as String() does, across digit carries', async (t) => {
+  const { rollupTuplesJson } = await import('../../model/rollup/types.js');
+  const { RollupSlots } = await import('../../model/rollup/slots.js');
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 4e9 }), fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 0, max: 50 }), (firstS, spanS, count) => {
+      const slots = new RollupSlots(firstS * 1000, spanS * 1000, count);
+      const want = `[${Array.from({ length: count }, (_, i) => `[${firstS + i * spanS},null]`).join(',')}]`;
+      t.is(rollupTuplesJson(slots, 'value'), want);
+    }),
+  );
+  // A run crossing 10^5 s boundaries (the kept leading digits change).
+  const slots = new RollupSlots(99_990_000, 5_000, 5);
+  t.is(rollupTuplesJson(slots, 'count'), '[[99990,null],[99995,null],[100000,null],[100005,null],[100010,null]]');
+});
