@@ -3,6 +3,7 @@
 // thousands of samples allocates a few arrays, not an object per sample; everything else
 // (text, histograms, nulls, 64-bit integers beyond 2^53, MetricList generations) stays a record.
 import type { IngestRecord, MetricIdentity } from './ingest-record.js';
+import { grown } from './typed-arrays.js';
 
 /** What a batch needs to know of a metric: where it goes. */
 export interface Placed extends MetricIdentity {
@@ -41,12 +42,8 @@ export class SampleColumns<M extends Placed = Placed> {
   }
 
   private grow(): void {
-    const ts = new Float64Array(this.ts.length * 2);
-    ts.set(this.ts);
-    this.ts = ts;
-    const values = new Float64Array(this.values.length * 2);
-    values.set(this.values);
-    this.values = values;
+    this.ts = grown(this.ts, this.ts.length * 2);
+    this.values = grown(this.values, this.values.length * 2);
   }
 }
 

@@ -1,6 +1,7 @@
 // A binary min-heap of small integer ids by a number key, in typed arrays, with each id's
 // position kept so an id can be removed from the middle (a buffer sealed or deleted before its
 // due time leaves the seal schedule at once, so its row can be reused).
+import { grown } from '../../model/typed-arrays.js';
 
 const NOT_IN_HEAP = -1;
 
@@ -91,17 +92,9 @@ export class IndexedMinHeap {
   /** Grows the arrays to hold one more entry and ids up to `id`. */
   private room(id: number): void {
     if (this.n === this.ids.length) {
-      const ids = new Int32Array(this.ids.length * 2);
-      ids.set(this.ids);
-      this.ids = ids;
-      const keys = new Float64Array(this.keys.length * 2);
-      keys.set(this.keys);
-      this.keys = keys;
+      this.ids = grown(this.ids, this.ids.length * 2);
+      this.keys = grown(this.keys, this.keys.length * 2);
     }
-    if (id >= this.pos.length) {
-      const pos = new Int32Array(Math.max(id + 1, this.pos.length * 2)).fill(NOT_IN_HEAP);
-      pos.set(this.pos);
-      this.pos = pos;
-    }
+    if (id >= this.pos.length) this.pos = grown(this.pos, Math.max(id + 1, this.pos.length * 2), NOT_IN_HEAP);
   }
 }

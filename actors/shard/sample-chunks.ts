@@ -3,6 +3,7 @@
 // buffer's (ts, value) pairs live in fixed-size chunks of one growing Float64Array, linked into
 // a chain per buffer. One chunk size means no fragmentation between size classes: a chunk freed by
 // a sealed buffer is the next one any buffer takes.
+import { grown } from '../../model/typed-arrays.js';
 
 /** Pairs per chunk: small, since most open buffers hold a few samples (one per scrape so far). */
 export const CHUNK_PAIRS = 4;
@@ -75,12 +76,8 @@ export class SampleChunks {
   private carve(): ChunkId {
     const c = this.carved++;
     if (c === this.nextOf.length) {
-      const data = new Float64Array(this.data.length * 2);
-      data.set(this.data);
-      this.data = data;
-      const nextOf = new Int32Array(this.nextOf.length * 2);
-      nextOf.set(this.nextOf);
-      this.nextOf = nextOf;
+      this.data = grown(this.data, this.data.length * 2);
+      this.nextOf = grown(this.nextOf, this.nextOf.length * 2);
     }
     return c;
   }

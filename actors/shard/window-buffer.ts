@@ -8,6 +8,7 @@ import type { MetricInfo } from '../../model/metric-info.js';
 import type { Series } from '../../model/series.js';
 import type { BufferValue } from '../../model/types.js';
 import { CHUNK_PAIRS, NO_CHUNK, SampleChunks } from './sample-chunks.js';
+import { grown } from '../../model/typed-arrays.js';
 
 export type { BufferValue };
 
@@ -220,19 +221,14 @@ export class BufferTable {
   }
 
   private grow(cap: number): void {
-    const widen = <T extends Uint8Array | Uint32Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
-      const out = make(cap);
-      out.set(a);
-      return out;
-    };
-    this.kinds = widen(this.kinds, (n) => new Uint8Array(n));
-    this.sizes = widen(this.sizes, (n) => new Uint32Array(n));
-    this.heads = widen(this.heads, (n) => new Int32Array(n));
-    this.tails = widen(this.tails, (n) => new Int32Array(n));
-    this.nexts = widen(this.nexts, (n) => new Int32Array(n));
-    this.windowStarts = widen(this.windowStarts, (n) => new Float64Array(n));
-    this.firstSeqs = widen(this.firstSeqs, (n) => new Float64Array(n));
-    this.openedAts = widen(this.openedAts, (n) => new Float64Array(n));
-    this.lastAppendAts = widen(this.lastAppendAts, (n) => new Float64Array(n));
+    this.kinds = grown(this.kinds, cap);
+    this.sizes = grown(this.sizes, cap);
+    this.heads = grown(this.heads, cap);
+    this.tails = grown(this.tails, cap);
+    this.nexts = grown(this.nexts, cap);
+    this.windowStarts = grown(this.windowStarts, cap);
+    this.firstSeqs = grown(this.firstSeqs, cap);
+    this.openedAts = grown(this.openedAts, cap);
+    this.lastAppendAts = grown(this.lastAppendAts, cap);
   }
 }
