@@ -1,6 +1,6 @@
 // The /raw TSV body (interface §2.8): `M`, `H1` and `H2` (cumulative histogram) records, TAB-separated, one per line.
 import type { IngestBatch, Placed } from './ingest-batch.js';
-import type { IngestRecord, MetricIdentity, MetricResolver, RecordError } from './ingest-record.js';
+import type { IngestRecord, MetricIdentity, MetricResolution, MetricResolver, RecordError } from './ingest-record.js';
 import { histogramProblem } from './histogram-check.js';
 import { parseSampleValue } from './sample-value.js';
 import { parseSecMs } from './timestamp.js';
@@ -30,33 +30,62 @@ export interface TsvBatchResult {
 }
 
 /**
- * Parses a body straight into `batch`. Lines of the common shape (an `M` record with a plain
- * decimal value) take a fast path that builds no strings but the check and name (the
- * resolver is expected to cache them); every other line goes through `parseLine`, so
- * both paths accept and reject exactly the same lines (test/tsv-fast.test.ts checks this).
+ * Metrics remembered by the bytes of their line's check and name fields (a parse worker's,
+ * actors/ingest/raw-keys.ts): a known metric's line is then stored without building a string.
+ * Byte-equal fields always name the metric they named before.
  */
-export function parseTsvInto<M extends Placed>(body: string, ctx: TsvContext<M>, batch: IngestBatch<M>): TsvBatchResult {
+export interface KnownKeys<M extends MetricIdentity> {
+  /** The metric of the check field [from, tab) and name (tab, to), or undefined. */
+  find(bytes: Buffer, from: number, tab: number, to: number): M | undefined;
+  /** Resolves fields `find` did not know, and remembers them when they resolve. */
+  resolveNew(bytes: Buffer, from: number, tab: number, to: number): MetricResolution<M>;
+}
+
+/**
+ * Parses a body straight into `batch`. Lines of the common shape (an `M` record with a plain
+ * decimal value) take a fast path over the bytes that builds no strings but the check and name
+ * (and none for a metric `known` remembers); every other line is decoded and goes through
+ * `parseLine`, so both paths accept and reject exactly the same lines (test/tsv-fast.test.ts
+ * checks this).
+ */
+export function parseTsvInto<M extends Placed>(body: Buffer, ctx: TsvContext<M>, batch: IngestBatch<M>, known?: KnownKeys<M>): TsvBatchResult {
   const errors: RecordError[] = [];
   let lines = 0;
   let lineNo = 0;
-  const resolve = ctx.resolve;
   for (let start = 0; start <= body.length; ) {
-    let end = body.indexOf('\n', start);
+    let end = body.indexOf(NEWLINE, start);
     if (end === -1) end = body.length;
     lineNo++;
-    const lineEnd = body.charCodeAt(end - 1) === 13 ? end - 1 : end;
+    const lineEnd = end > start && body[end - 1] === CR ? end - 1 : end;
     const lineStart = start;
     start = end + 1;
     if (lineEnd <= lineStart) continue;
     lines++;
-    if (fastNumericLine(body, lineStart, lineEnd, ctx, resolve, batch)) continue;
-    const parsed = parseLine(body.slice(lineStart, lineEnd), ctx);
+    if (scanNumericLine(body, lineStart, lineEnd, ctx.latestAllowed)) {
+      const metric = knownOrResolved(body, ctx, known);
+      if (metric !== undefined) {
+        batch.addNumeric(metric, line.ts, line.value);
+        continue;
+      }
+    }
+    const parsed = parseLine(body.toString('utf8', lineStart, lineEnd), ctx);
     if (typeof parsed === 'string') errors.push({ at: lineNo, reason: parsed });
     else batch.add(parsed);
   }
   return { errors, lines };
 }
 
+/** The metric of the line `scanNumericLine` just read, if it resolves (else the full parser says why). */
+function knownOrResolved<M extends Placed>(body: Buffer, ctx: TsvContext<M>, known: KnownKeys<M> | undefined): M | undefined {
+  const { checkStart, checkEnd, nameEnd } = line;
+  const found = known?.find(body, checkStart, checkEnd, nameEnd);
+  if (found !== undefined) return found;
+  const resolved = known !== undefined ? known.resolveNew(body, checkStart, checkEnd, nameEnd) : ctx.resolve(body.toString('utf8', checkStart, checkEnd), body.toString('utf8', checkEnd + 1, nameEnd));
+  return resolved.ok ? resolved.metric : undefined;
+}
+
+const NEWLINE = 10;
+const CR = 13;
 const TAB = 9;
 const DOT = 46;
 const MINUS = 45;
@@ -67,45 +96,51 @@ const NINE = 57;
 const EXACT_DIGITS = 15;
 const POW10 = Array.from({ length: EXACT_DIGITS + 1 }, (_, k) => 10 ** k);
 
+/** What `scanNumericLine` read (one per module: the parse is synchronous, so nothing is allocated per line). */
+const line = { ts: 0, value: 0, checkStart: 0, checkEnd: 0, nameEnd: 0 };
+
 /**
  * `M<TAB>sec.mmm<TAB>check<TAB>name<TAB>n|i|I|l|L<TAB>decimal` with at most 15 digits and
- * nothing unusual: stored and true. Anything else: false, and the caller takes the full parser.
+ * nothing unusual: true, and `line` says what it holds. Anything else: false, and the caller
+ * takes the full parser.
  */
-function fastNumericLine<M extends Placed>(s: string, from: number, to: number, ctx: TsvContext<M>, resolve: MetricResolver<M>, batch: IngestBatch<M>): boolean {
-  if (s.charCodeAt(from) !== 77 /* M */ || s.charCodeAt(from + 1) !== TAB) return false;
+function scanNumericLine(s: Uint8Array, from: number, to: number, latestAllowed: number): boolean {
+  if (s[from] !== 77 /* M */ || s[from + 1] !== TAB) return false;
   // Timestamp: 1-15 digits, '.', exactly 3 digits.
   let i = from + 2;
   let sec = 0;
   const secStart = i;
-  for (let c = s.charCodeAt(i); c >= ZERO && c <= NINE; c = s.charCodeAt(++i)) sec = sec * 10 + (c - ZERO);
+  for (let c = s[i]!; i < to && c >= ZERO && c <= NINE; c = s[++i]!) sec = sec * 10 + (c - ZERO);
   const secDigits = i - secStart;
-  if (secDigits === 0 || secDigits > 15 || s.charCodeAt(i) !== DOT) return false;
-  const m1 = s.charCodeAt(i + 1) - ZERO;
-  const m2 = s.charCodeAt(i + 2) - ZERO;
-  const m3 = s.charCodeAt(i + 3) - ZERO;
-  if (!(m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9) || s.charCodeAt(i + 4) !== TAB) return false;
+  if (secDigits === 0 || secDigits > 15 || i + 4 >= to || s[i] !== DOT) return false;
+  const m1 = s[i + 1]! - ZERO;
+  const m2 = s[i + 2]! - ZERO;
+  const m3 = s[i + 3]! - ZERO;
+  if (!(m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9) || s[i + 4] !== TAB) return false;
   const ts = sec * 1000 + (m1 * 100 + m2 * 10 + m3);
-  if (ts > ctx.latestAllowed) return false;
+  if (ts > latestAllowed) return false;
   const checkStart = i + 5;
-  const checkEnd = s.indexOf('\t', checkStart);
+  const checkEnd = s.indexOf(TAB, checkStart);
   if (checkEnd === -1 || checkEnd >= to) return false;
-  const nameEnd = s.indexOf('\t', checkEnd + 1);
+  const nameEnd = s.indexOf(TAB, checkEnd + 1);
   if (nameEnd === -1 || nameEnd >= to) return false;
-  const type = s.charCodeAt(nameEnd + 1);
-  if (s.charCodeAt(nameEnd + 2) !== TAB) return false;
+  const type = s[nameEnd + 1]!;
+  if (nameEnd + 2 >= to || s[nameEnd + 2] !== TAB) return false;
   const value = fastDecimal(s, nameEnd + 3, to, type === 110 /* n */);
   if (value === null || !inRange(type, value)) return false;
-  const resolved = resolve(s.slice(checkStart, checkEnd), s.slice(checkEnd + 1, nameEnd));
-  if (!resolved.ok) return false;
-  batch.addNumeric(resolved.metric, ts, value);
+  line.ts = ts;
+  line.value = value;
+  line.checkStart = checkStart;
+  line.checkEnd = checkEnd;
+  line.nameEnd = nameEnd;
   return true;
 }
 
 /** `[+-]digits[.digits]` (a fraction only when `fraction`), at most 15 digits; else null. */
-function fastDecimal(s: string, from: number, to: number, fraction: boolean): number | null {
+function fastDecimal(s: Uint8Array, from: number, to: number, fraction: boolean): number | null {
   let i = from;
   let negative = false;
-  const sign = s.charCodeAt(i);
+  const sign = s[i];
   if (sign === MINUS || sign === PLUS) {
     negative = sign === MINUS;
     i++;
@@ -115,7 +150,7 @@ function fastDecimal(s: string, from: number, to: number, fraction: boolean): nu
   let scale = 0;
   let seenDot = false;
   for (; i < to; i++) {
-    const c = s.charCodeAt(i);
+    const c = s[i]!;
     if (c >= ZERO && c <= NINE) {
       mantissa = mantissa * 10 + (c - ZERO);
       digits++;

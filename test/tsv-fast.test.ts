@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { IngestBatch, type Placed } from '../model/ingest-batch.js';
 import type { MetricResolution } from '../model/ingest-record.js';
 import { parseTsv, parseTsvInto, type TsvContext } from '../model/tsv.js';
+import { RawKeys } from '../actors/ingest/raw-keys.js';
 import type { AccountId, EpochMs, MetricKey } from '../model/types.js';
 
 const metric = (name: string): Placed => ({ key: name as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: { canonical: name } as never, partition: name.length % 3 });
@@ -47,7 +48,7 @@ test('fast and full TSV parsing agree on every line', (t) => {
       const body = lines.join('\n');
       const full = parseTsv(body, ctx);
       const batch = new IngestBatch<Placed>();
-      const fast = parseTsvInto(body, ctx, batch);
+      const fast = parseTsvInto(Buffer.from(body), ctx, batch);
       if (fast.lines !== full.lines) throw new Error('line counts differ');
       if (JSON.stringify(fast.errors) !== JSON.stringify(full.errors)) throw new Error(`errors differ:\n${JSON.stringify(fast.errors)}\n${JSON.stringify(full.errors)}`);
       const a = summary(batch.records());
@@ -57,4 +58,55 @@ test('fast and full TSV parsing agree on every line', (t) => {
     { numRuns: 3000 },
   );
   t.pass();
+});
+
+test('with metrics remembered by their raw bytes (a parse worker), the first and later parses agree with the full parser', (t) => {
+  const name = fc.oneof(fc.constantFrom('a', 'b|ST[x:y]', 'c.d', '', 'has space', 'ünï', 'ünï|ST[ö:ä]'), fc.string({ maxLength: 6 }));
+  const anyLine = fc
+    .tuple(fc.constantFrom('M', 'M', 'H1'), fc.constantFrom('1700000000.000', '1700000001.500', 'x.000'), fc.constantFrom('chk', 'other', 'chk'), name, fc.constantFrom('n', 'i', 's'), value)
+    .map((f) => f.join('\t'));
+  fc.assert(
+    fc.property(fc.array(anyLine, { maxLength: 30 }), (lines) => {
+      const body = lines.join('\n');
+      const full = parseTsv(body, ctx);
+      const known = new RawKeys<Placed>(ctx.resolve);
+      for (const round of ['first', 'again']) {
+        const batch = new IngestBatch<Placed>();
+        const fast = parseTsvInto(Buffer.from(body), ctx, batch, known);
+        if (JSON.stringify(fast.errors) !== JSON.stringify(full.errors)) throw new Error(`${round}: errors differ`);
+        const a = summary(batch.records());
+        const b = summary(full.records);
+        if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`${round}: records differ for ${JSON.stringify(body)}:\n${a.join('\n')}\n---\n${b.join('\n')}`);
+      }
+    }),
+    { numRuns: 2000 },
+  );
+  t.pass();
+});
+
+test('raw keys: the same name under another check, or bytes that differ anywhere, are other metrics', (t) => {
+  const resolved: string[] = [];
+  const known = new RawKeys<Placed>((check, n) => {
+    resolved.push(`${check}/${n}`);
+    return { ok: true, metric: metric(`${check}/${n}`) };
+  });
+  const b = Buffer.from('chk\tcpu|ST[a:b]\nother\tcpu|ST[a:b]\nchk\tcpu|ST[a:c]');
+  const fields: [number, number, number][] = [[0, 3, 15], [16, 21, 33], [34, 37, 49]];
+  t.is(known.find(b, ...fields[0]), undefined, 'nothing known yet');
+  const metrics = fields.map((f) => (known.resolveNew(b, ...f) as { metric: Placed }).metric);
+  t.deepEqual(metrics.map((m) => m.key), ['chk/cpu|ST[a:b]', 'other/cpu|ST[a:b]', 'chk/cpu|ST[a:c]']);
+  fields.forEach((f, i) => t.is(known.find(b, ...f), metrics[i], `fields ${i} are found`));
+  // A table past its first growth still finds everything.
+  const many = Buffer.from(Array.from({ length: 5000 }, (_, i) => `chk\tm${i}`).join('\n'));
+  let at = 0;
+  const spans: [number, number, number][] = [];
+  for (let i = 0; i < 5000; i++) {
+    const tab = many.indexOf(9, at);
+    const end = many.indexOf(10, tab) === -1 ? many.length : many.indexOf(10, tab);
+    spans.push([at, tab, end]);
+    at = end + 1;
+  }
+  for (const s of spans) known.resolveNew(many, ...s);
+  t.true(spans.every((s, i) => known.find(many, ...s)?.key === `chk/m${i}`));
+  t.is(known.size, 5003);
 });

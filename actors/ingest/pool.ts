@@ -137,7 +137,7 @@ export class IngestPool {
 
   private parseHere(format: RawFormat, ctx: RawContext, body: Buffer, limits: LaneLimits | undefined): LaneParse {
     const screen = limits === undefined ? null : this.options.screen(limits.refuse === undefined ? null : new Map(limits.refuse));
-    const parsed = format === 'tsv' ? parseTsvBody(this.registry, body.toString('utf8'), ctx, screen?.screen) : parseMetricListBody(this.registry, body, ctx, screen?.screen);
+    const parsed = format === 'tsv' ? parseTsvBody(this.registry, body, ctx, screen?.screen) : parseMetricListBody(this.registry, body, ctx, screen?.screen);
     return { ...parsed, body, lane: -1, epoch: 0, candidates: screen?.candidates ?? [], limited: screen?.limited ?? [], screen };
   }
 

@@ -28,7 +28,7 @@ export interface ParsedBody<B = IngestBatch<MetricInfo>> {
   submitted: number;
 }
 
-export function parseTsvBody(registry: MetricRegistry, body: string, ctx: RawContext, screen?: Screen): ParsedBody {
+export function parseTsvBody(registry: MetricRegistry, body: Buffer, ctx: RawContext, screen?: Screen): ParsedBody {
   const batch = new IngestBatch<MetricInfo>();
   const resolver = registry.resolver(ctx.headerAccount);
   const s = screenFor(ctx, screen);

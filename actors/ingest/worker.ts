@@ -12,6 +12,7 @@ import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-n
 import { Interner } from '../../model/interner.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
+import { RawKeys } from './raw-keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import { packDeclarations, type LaneVerdict, type NewMetric, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
 
@@ -58,6 +59,8 @@ interface Screening {
 
 /** Past this many metrics the worker forgets them all and starts a new sid epoch. */
 const MAX_METRICS = 2_000_000;
+/** Past this many check fields their parses are forgotten (they are only a shortcut). */
+const MAX_CHECK_FIELDS = 100_000;
 
 const { partitions, shards } = workerData as { partitions: number; shards: number };
 let epoch = 0;
@@ -65,6 +68,10 @@ let byKey = new Map<string, WorkerMetric>();
 /** Check uuids and names, kept once: every new name parses its line's check field again. */
 let texts = new Interner();
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
+/** TSV metrics by their lines' check and name bytes, per header account (not while series limits screen: see `parse`). */
+let rawKeys = new Map<AccountId | null, RawKeys<WorkerMetric>>();
+/** Check fields parsed, per header account (a new name parses its line's check field; checks are few). */
+let checkFields = new Map<string, ReturnType<typeof parseCheckField>>();
 let metrics: WorkerMetric[] = [];
 let fresh: NewMetric[] = [];
 let screening: Screening | null = null;
@@ -74,6 +81,8 @@ function forget(): void {
   byKey = new Map();
   texts = new Interner();
   byCheck = new Map();
+  rawKeys = new Map();
+  checkFields = new Map();
   metrics = [];
 }
 
@@ -155,12 +164,30 @@ function tsvResolver(headerAccount: AccountId | null) {
     let hit = names.get(name);
     if (hit === undefined) {
       const own = ownString(name);
-      const check = parseCheckField(ownString(checkField), headerAccount);
-      hit = check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, own) : check;
+      hit = resolveTsv(ownString(checkField), own, headerAccount);
       names.set(own, hit);
     }
     return screened(hit);
   };
+}
+
+/** A TSV line's check field and name to its metric, interned; the check field's parse is kept. */
+function resolveTsv(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<WorkerMetric> {
+  const key = `${headerAccount ?? ''}\u0000${checkField}`;
+  let check = checkFields.get(key);
+  if (check === undefined) {
+    check = parseCheckField(checkField, headerAccount);
+    if (checkFields.size >= MAX_CHECK_FIELDS) checkFields = new Map();
+    checkFields.set(key, check);
+  }
+  return check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, name) : check;
+}
+
+/** The raw-key table of a header account's TSV bodies. */
+function rawKeysOf(headerAccount: AccountId | null): RawKeys<WorkerMetric> {
+  let keys = rawKeys.get(headerAccount);
+  if (keys === undefined) rawKeys.set(headerAccount, (keys = new RawKeys((checkField, name) => resolveTsv(checkField, name, headerAccount))));
+  return keys;
 }
 
 /** MetricList samples: cached per envelope (account, uuid, check name), then per name. */
@@ -193,7 +220,9 @@ function parse(job: ParseJob): ParseResult {
   let submitted;
   const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);
   if (job.format === 'tsv') {
-    const r = parseTsvInto(body.toString('utf8'), { resolve: tsvResolver(job.ctx.headerAccount), latestAllowed: job.ctx.latestAllowed, textSizeLimit: job.ctx.textSizeLimit }, batch);
+    // Series limits screen every line's metric, so with them on every line is resolved by its text.
+    const known = screening === null ? rawKeysOf(job.ctx.headerAccount) : undefined;
+    const r = parseTsvInto(body, { resolve: tsvResolver(job.ctx.headerAccount), latestAllowed: job.ctx.latestAllowed, textSizeLimit: job.ctx.textSizeLimit }, batch, known);
     errors = r.errors;
     submitted = r.lines;
   } else {

@@ -902,7 +902,7 @@ export class FerriteNode implements NodeApi {
   /** A journal entry's samples, as they were accepted when it was written. */
   private replayed(entry: DecodedJournal, seq: number): IngestBatch<MetricInfo> {
     if (!entry.raw) return IngestBatch.of(this.recordsOf(entry.entry, seq));
-    if (entry.format === 'tsv') return parseTsvBody(this.registry, entry.body.toString('utf8'), entry.ctx).batch;
+    if (entry.format === 'tsv') return parseTsvBody(this.registry, entry.body, entry.ctx).batch;
     return parseMetricListBody(this.registry, entry.body, entry.ctx).batch;
   }
 

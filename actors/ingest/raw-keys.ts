@@ -1,0 +1,128 @@
+// A parse worker's metrics by the raw bytes of a TSV line's check and name fields (issue 30:
+// a sample of a known series allocates nothing). At a million series a Map keyed by name
+// strings costs a string per line to look up, a string per series to keep, and a chain of
+// cache misses per sample; here a line's fields are hashed where they lie in the body, and one
+// probe of a typed open-addressing table, checked against a copy of the name's bytes, finds
+// the metric. Check fields repeat line after line, so each is kept once, as a small number.
+import type { MetricIdentity, MetricResolution } from '../../model/ingest-record.js';
+import type { KnownKeys } from '../../model/tsv.js';
+import { grown } from '../../model/typed-arrays.js';
+
+const EMPTY = -1;
+/** Slots per entry at least (load factor ≤ 1/2). */
+const SLOTS_PER_ENTRY = 2;
+
+export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
+  /** Check fields by their text (latin1 of their bytes: one string per distinct check). */
+  private readonly checkIds = new Map<string, number>();
+  private lastCheck: Buffer = Buffer.alloc(0);
+  private lastCheckId = -1;
+  /** Name bytes of every entry, back to back. */
+  private arena = new Uint8Array(1 << 16);
+  private arenaUsed = 0;
+  private starts = new Uint32Array(1024);
+  private lengths = new Uint32Array(1024);
+  private hashes = new Uint32Array(1024);
+  private checks = new Uint32Array(1024);
+  private readonly metrics: M[] = [];
+  /** Entry + 1 per slot (0 = empty), by hash. */
+  private slots = new Int32Array(2048);
+
+  /** `resolve`: a check field and name as text to a metric (uncached: this table is the cache). */
+  constructor(private readonly resolve: (checkField: string, name: string) => MetricResolution<M>) {}
+
+  get size(): number {
+    return this.metrics.length;
+  }
+
+  find(bytes: Buffer, from: number, tab: number, to: number): M | undefined {
+    const check = this.checkId(bytes, from, tab);
+    if (check === EMPTY) return undefined;
+    const entry = this.lookup(bytes, tab + 1, to, check, hashName(bytes, tab + 1, to, check));
+    return entry === EMPTY ? undefined : this.metrics[entry];
+  }
+
+  resolveNew(bytes: Buffer, from: number, tab: number, to: number): MetricResolution<M> {
+    const resolved = this.resolve(bytes.toString('utf8', from, tab), bytes.toString('utf8', tab + 1, to));
+    if (resolved.ok) this.add(bytes, from, tab, to, resolved.metric);
+    return resolved;
+  }
+
+  private add(bytes: Buffer, from: number, tab: number, to: number, metric: M): void {
+    const check = this.checkId(bytes, from, tab, true);
+    const hash = hashName(bytes, tab + 1, to, check);
+    if (this.lookup(bytes, tab + 1, to, check, hash) !== EMPTY) return;
+    const entry = this.metrics.length;
+    if (entry === this.starts.length) this.growEntries();
+    if ((entry + 1) * SLOTS_PER_ENTRY > this.slots.length) this.rehash(this.slots.length * 2);
+    const length = to - tab - 1;
+    if (this.arenaUsed + length > this.arena.length) this.arena = grown(this.arena, Math.max(this.arena.length * 2, this.arenaUsed + length));
+    this.arena.set(bytes.subarray(tab + 1, to), this.arenaUsed);
+    this.starts[entry] = this.arenaUsed;
+    this.lengths[entry] = length;
+    this.arenaUsed += length;
+    this.hashes[entry] = hash;
+    this.checks[entry] = check;
+    this.metrics.push(metric);
+    this.place(entry);
+  }
+
+  /** The entry holding the name bytes [from, to) of check `check`, or EMPTY. */
+  private lookup(bytes: Uint8Array, from: number, to: number, check: number, hash: number): number {
+    const mask = this.slots.length - 1;
+    const length = to - from;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const entry = this.slots[slot]! - 1;
+      if (entry === EMPTY) return EMPTY;
+      if (this.hashes[entry] !== hash || this.checks[entry] !== check || this.lengths[entry] !== length) continue;
+      if (sameBytes(this.arena, this.starts[entry]!, bytes, from, length)) return entry;
+    }
+  }
+
+  private place(entry: number): void {
+    const mask = this.slots.length - 1;
+    let slot = this.hashes[entry]! & mask;
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    this.slots[slot] = entry + 1;
+  }
+
+  private rehash(size: number): void {
+    this.slots = new Int32Array(size);
+    for (let entry = 0; entry < this.metrics.length; entry++) this.place(entry);
+  }
+
+  private growEntries(): void {
+    const n = this.starts.length * 2;
+    this.starts = grown(this.starts, n);
+    this.lengths = grown(this.lengths, n);
+    this.hashes = grown(this.hashes, n);
+    this.checks = grown(this.checks, n);
+  }
+
+  /** The number of the check field [from, to): the last one's when the bytes are the same; EMPTY when unknown and not `create`. */
+  private checkId(bytes: Buffer, from: number, to: number, create = false): number {
+    if (this.lastCheckId !== EMPTY && to - from === this.lastCheck.length && sameBytes(this.lastCheck, 0, bytes, from, to - from)) return this.lastCheckId;
+    const text = bytes.toString('latin1', from, to);
+    let id = this.checkIds.get(text);
+    if (id === undefined) {
+      if (!create) return EMPTY;
+      id = this.checkIds.size;
+      this.checkIds.set(text, id);
+    }
+    this.lastCheck = Buffer.from(bytes.subarray(from, to));
+    this.lastCheckId = id;
+    return id;
+  }
+}
+
+/** FNV-1a over the name's bytes, seeded with the check's number. */
+function hashName(bytes: Uint8Array, from: number, to: number, check: number): number {
+  let h = (0x811c9dc5 ^ Math.imul(check, 0x9e3779b1)) >>> 0;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+function sameBytes(a: Uint8Array, at: number, b: Uint8Array, from: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (a[at + i] !== b[from + i]) return false;
+  return true;
+}
