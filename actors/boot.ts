@@ -43,8 +43,8 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     rebuild = await Rebuild.open(storage, config.rebuild, log);
     // After a rebalance switched (or finished), the node runs under the topology it moved to,
     // though its topology file still names the one it started from.
-    const running = rebalance.runningTopology();
-    ring = buildRing(running.nodes.some((n) => n.id === identity) ? running : fileTopology);
+    // A node the next topology leaves out runs under it too once switched (it owns nothing then).
+    ring = buildRing(rebalance.runningTopology());
     nats = await natsFor(config, ring.topology, identity);
     if (nats !== null && ring.topology.nodes.length > 1) {
       replication = await Replication.open(storage.outbox, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
@@ -83,11 +83,11 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
         rebuild_send: (p) => node.rebuildWalks.start((p as RebuildAsk).target, (p as RebuildAsk).run),
         rebuild_status: async (p) => node.rebuildWalks.status((p as RebuildAsk).target, (p as RebuildAsk).run),
         applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
-        rebalance_state: async () => node.rebalance.report(),
+        rebalance_state: async () => node.rebalance.peerReport(),
         topology_loaded: async (p) => node.hasTopology(p),
       }),
     );
-    replication!.setProbe((peer, incarnation) => node.rpc!.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
+    replication!.setProbe((peer, incarnation) => node.callPeer<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
   }
   return node;
 }
