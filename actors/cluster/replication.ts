@@ -263,7 +263,7 @@ export class Replication {
   /** Loads sequences and unconfirmed messages of peers not loaded at start (re-published on the next tick). */
   private async loadPeers(peers: string[]): Promise<void> {
     for (const peer of peers) {
-      if (this.nextSeq.has(peer)) continue;
+      if (this.nextSeq.has(peer) || peer === this.identity) continue;
       const pending = this.pendingOf(peer);
       const { messages, lastSeq } = await this.outbox.load(peer);
       for (const { seq, value } of messages) pending.set(seq, { at: 0, tries: 0, records: value[0] === 0 ? countRecords(value) : 1 });
