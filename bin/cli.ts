@@ -11,6 +11,7 @@ import { TopologyError } from '../model/topology/index.js';
 import { TransportError } from '../transport/nats.js';
 import { DataDirError } from '../storage/open-error.js';
 import { runCluster, type ClusterOptions } from './cluster.js';
+import { ResizeError, runResize, type ResizeOptions } from './resize.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
 import { runBackup, runRestore } from './backup.js';
@@ -78,6 +79,29 @@ program
       await runCluster(o);
     } catch (error) {
       console.error((error as Error).message);
+      process.exit(2);
+    }
+  });
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+program
+  .command('resize')
+  .description('grow or shrink a running cluster: plan the new topology, load it on every node, activate the rebalance')
+  .requiredOption('-b, --bootstrap <node>', 'a node of the cluster: http://host:port or host[:port] (port 8112 by default)')
+  .option('-a, --add <address:port,node-id[,side]>', 'a node to add (repeatable); a new node id is made when left out', collect, [])
+  .option('-r, --remove <node-id>', 'a node to remove (repeatable; at most write_copies − 1)', collect, [])
+  .option('--weight <n>', 'virtual nodes of each added node (default: the first current node\'s weight)', int)
+  .option('-o, --out <file>', 'write the new topology (JSON) here, to start the new nodes with')
+  .option('-y, --yes', 'load and activate it (without: a dry run that only prints the change)', false)
+  .option('-w, --wait', 'with --yes: print progress until every node is IDLE under the new topology', false)
+  .addHelpText('after', '\nStart each new node first, with --topology set to the new topology (see --out), or after: the rebalance\nwaits at VOTE until every node of both topologies has the new topology loaded.')
+  .action(async (o: ResizeOptions) => {
+    try {
+      await runResize(o);
+    } catch (error) {
+      if (!(error instanceof ResizeError)) throw error;
+      console.error(error.message);
       process.exit(2);
     }
   });

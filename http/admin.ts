@@ -95,6 +95,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       max_peer_lag: lags.length === 0 ? 0 : Math.max(...lags),
       avg_peer_lag: lags.length === 0 ? 0 : lags.reduce((a, b) => a + b, 0) / lags.length,
       ...(replication === null ? {} : { replication }),
+      rebalance: node.rebalance.progressReport(),
       ...(node.rebuild.report() === null ? {} : { rebuild: node.rebuild.report() }),
       ...(node.rebuildWalks.report() === null ? {} : { rebuild_walks: node.rebuildWalks.report() }),
       checkpoint: node.checkpoints.report(),

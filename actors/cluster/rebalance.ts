@@ -30,10 +30,11 @@
 // Nodes ask each other on the next topology's request subject (`rebalance_state`).
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
-import type { Topology } from '../../model/topology/index.js';
+import { refusalOf, type Topology } from '../../model/topology/index.js';
 import type { NodeStorage } from '../../storage/node-storage.js';
 import type { TopologyLibrary } from './topologies.js';
 import type { RelocationFigures } from './relocation.js';
+import { RebalanceProgress, type RebalanceProgressReport } from './rebalance-progress.js';
 
 /** After a failed step (a peer or NATS away), the step is tried again this much later. */
 const RETRY_MS = 2_000;
@@ -88,8 +89,10 @@ export interface RebalanceHooks {
   flushed(): boolean;
   /** The rebalance is complete (this node is IDLE under the next topology): the old topology is let go. */
   finished(): Promise<void>;
-  /** Sends what this node holds to the owners `next` adds; stops early once `aborted()`. */
-  relocate(next: Topology, aborted: () => boolean): Promise<RelocationFigures>;
+  /** Sends what this node holds to the owners `next` adds, counting into `figures`; stops early once `aborted()`. */
+  relocate(next: Topology, aborted: () => boolean, figures: RelocationFigures): Promise<RelocationFigures>;
+  /** Metrics this node holds (the walk's denominator). */
+  metricCount(): Promise<number>;
   /** True once the nodes of `next` confirmed everything this node sent them. */
   delivered(next: Topology): boolean;
   /** Every other node's `/rebalance/state` and readiness (null: it did not answer). */
@@ -127,8 +130,8 @@ export class Rebalance {
   private closed = false;
   /** Counts background runs: an abort followed by a new activate to the same hash must end the old one. */
   private runs = 0;
-  /** What the last REHASH sent (null: none finished since start). */
-  relocated: RelocationFigures | null = null;
+  /** How far the rebalance under way (or the last one) has got. */
+  readonly progress = new RebalanceProgress();
   /** An activate or deactivate in progress: a second one meanwhile would act on a stale state. */
   private changing: string | null = null;
 
@@ -187,6 +190,7 @@ export class Rebalance {
     this.hooks = hooks;
     const next = this.stored.next === null ? undefined : this.topologies.get(this.stored.next);
     if (next === undefined) return;
+    this.progress.begin();
     // Once switched, the node already runs under `next`; the old topology comes back beside it.
     if (this.stored.switched !== true) await hooks.started(next);
     else await hooks.resumedSwitched(this.topologies.current, this.stored.state);
@@ -200,6 +204,11 @@ export class Rebalance {
 
   report(): RebalanceReport {
     return { current: this.stored.current, next: this.stored.next ?? '-', state: this.stored.state };
+  }
+
+  /** `/state` `rebalance`. */
+  progressReport(): RebalanceProgressReport {
+    return this.progress.report(this.report());
   }
 
   /** The answer to a peer's `rebalance_state`. */
@@ -230,6 +239,7 @@ export class Rebalance {
     } finally {
       this.changing = null;
     }
+    this.progress.begin();
     void this.run(next);
     this.log.info({ current: current.hash, next: want }, 'rebalance activated');
     return this.report();
@@ -274,11 +284,11 @@ export class Rebalance {
             await this.advance(next.hash, 'TOPO_REBALANCE_REHASH');
             break;
           case 'TOPO_REBALANCE_REHASH': {
-            const figures = await hooks.relocate(next, aborted);
+            const figures = await hooks.relocate(next, aborted, this.progress.walking(await hooks.metricCount()));
             if (!aborted()) this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation sent; waiting for the new owners to confirm');
             while (!aborted() && !hooks.delivered(next)) await sleep(DELIVERY_POLL_MS);
             if (aborted()) return;
-            this.relocated = figures;
+            this.progress.walked();
             this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation done and confirmed');
             await this.advance(next.hash, 'TOPO_REBALANCE_REHASH_VOTE');
             break;
@@ -309,6 +319,7 @@ export class Rebalance {
               await this.write({ current: next.hash, next: null, state: 'TOPO_REBALANCE_IDLE', from: this.stored.from ?? this.stored.current });
               this.topologies.setCurrent(next);
             });
+            this.progress.done();
             this.log.info({ current: next.hash }, 'rebalance complete');
             await hooks.finished();
             return;
@@ -332,6 +343,7 @@ export class Rebalance {
     let asked = 0;
     while (!aborted()) {
       const states = await this.hooks!.peerStates(next);
+      this.progress.heard(states);
       const waiting = [...states].filter(([, r]) => !reached(r, next.hash, state)).map(([id]) => id);
       if (waiting.length === 0) return true;
       if (++asked % 50 === 0) this.log.info({ state, waiting }, 'rebalance: waiting for other nodes');
@@ -345,6 +357,7 @@ export class Rebalance {
     let asked = 0;
     while (!aborted()) {
       const states = await this.hooks!.peerStates(next);
+      this.progress.heard(states);
       const waiting = [...states].filter(([, r]) => !readyFor(r, next.hash)).map(([id]) => id);
       if (!this.hooks!.flushed()) waiting.push('this node (its writes routed before activation are not all confirmed yet)');
       if (waiting.length === 0) return true;
@@ -396,22 +409,4 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
 function isState(s: unknown): s is RebalanceStateName {
   return (REBALANCE_STATES as readonly unknown[]).includes(s);
-}
-
-/**
- * Why moving from `current` to `next` is not allowed (null: it is), after IRONdb's caveats
- * (administration/resizing-clusters): at most W−1 nodes removed per rebalance, since
- * removing W could take every copy of some metric away at once; no change of sidedness,
- * which needs a migration; and not to the topology already current.
- */
-export function refusalOf(current: Topology, next: Topology): string | null {
-  if (next.hash === current.hash) return 'it is the current topology';
-  const kept = new Set(next.nodes.map((n) => n.id));
-  const removed = current.nodes.filter((n) => !kept.has(n.id)).map((n) => n.id);
-  if (removed.length >= current.writeCopies) {
-    return `it removes ${removed.length} node(s) (${removed.join(', ')}) but at most write_copies − 1 = ${current.writeCopies - 1} may be removed in one rebalance`;
-  }
-  const sided = (t: Topology) => t.nodes.some((n) => n.side !== null);
-  if (sided(current) !== sided(next)) return `it ${sided(next) ? 'adds' : 'removes'} sides; changing sidedness needs a migration to a new cluster, not a rebalance`;
-  return null;
 }

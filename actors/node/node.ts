@@ -213,7 +213,8 @@ export class FerriteNode implements NodeApi {
       peersLoaded: (next) => this.peersLoaded(next),
       switchTo: (next) => this.switchTopology(next),
       cleanup: (next) => this.dropNotOwned(next),
-      relocate: (next, aborted) => this.relocateTo(next, aborted),
+      relocate: (next, aborted, figures) => this.relocateTo(next, aborted, figures),
+      metricCount: () => this.metricCount(),
       delivered: (next) => this.deliveredTo(next),
       finished: () => this.endRebalanceWindow(),
     });
@@ -335,6 +336,7 @@ export class FerriteNode implements NodeApi {
       await this.commit(IngestBatch.of(records), null, (batch) => (applied = replication.markApplied(batch, envelope)));
       replication.installApplied(applied!);
       this.stats.journalRecordsApplied += records.length;
+      if (this.rebalance.report().next !== '-') this.rebalance.progress.applied(envelope.op === 'records' ? records.length : 1, body.byteLength);
     }
     // On the stream it came by: the sender listens there (it may not listen on the other any more).
     stream.reportApplied(envelope.sender, replication.appliedReport(envelope.incarnation));
@@ -671,13 +673,14 @@ export class FerriteNode implements NodeApi {
    * A rebalance's REHASH: the samples of metrics `next` gives new owners go to them, and every
    * check tag to the nodes that join (check tags live on every node), through the outbox.
    */
-  private async relocateTo(next: Topology, aborted: () => boolean): Promise<RelocationFigures> {
+  private async relocateTo(next: Topology, aborted: () => boolean, figures: RelocationFigures): Promise<RelocationFigures> {
     const replication = this.replication;
     if (replication === null) throw new Error('a node without cluster replication (standalone) cannot relocate data yet');
-    const figures = await relocate({
+    await relocate({
       ...this.relocationBase(replication),
       targets: gainingOwners(this.identity, this.ring, buildRing(next)),
       aborted,
+      figures,
     });
     const joining = next.nodes.map((n) => n.id).filter((id) => !this.ring.topology.nodes.some((n) => n.id === id));
     if (joining.length === 0 || aborted()) return figures;
