@@ -74,6 +74,7 @@ program
   .option('--base-port <port>', 'node i serves HTTP on base-port + i', int, 8112)
   .option('--data-dir <dir>', 'data for every node, the topology and NATS (default: a new temp dir)')
   .option('--log-level <level>', 'log level of the nodes', 'warn')
+  .addHelpText('after', '\nWhile it runs, one command per line on stdin: add [port] (a new node, rebalanced onto),\nremove <node-id> (rebalanced off, then stopped), status, stop.')
   .action(async (o: ClusterOptions) => {
     try {
       await runCluster(o);
