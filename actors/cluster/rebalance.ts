@@ -342,8 +342,7 @@ export class Rebalance {
   private async everyNode(next: Topology, state: RebalanceStateName, aborted: () => boolean): Promise<boolean> {
     let asked = 0;
     while (!aborted()) {
-      const states = await this.hooks!.peerStates(next);
-      this.progress.heard(states);
+      const states = await this.askPeers(next);
       const waiting = [...states].filter(([, r]) => !reached(r, next.hash, state)).map(([id]) => id);
       if (waiting.length === 0) return true;
       if (++asked % 50 === 0) this.log.info({ state, waiting }, 'rebalance: waiting for other nodes');
@@ -352,12 +351,18 @@ export class Rebalance {
     return false;
   }
 
+  /** Every other node's state, as progress reports show it (ready as the vote counts it). */
+  private async askPeers(next: Topology): Promise<Map<string, PeerRebalanceReport | null>> {
+    const states = await this.hooks!.peerStates(next);
+    this.progress.heard(new Map([...states].map(([id, r]) => [id, r === null ? null : { ...r, ready: readyFor(r, next.hash) }])));
+    return states;
+  }
+
   /** Waits until this node and every other node of both topologies is ready for the walks (false: aborted or stopping meanwhile). */
   private async everyNodeReady(next: Topology, aborted: () => boolean): Promise<boolean> {
     let asked = 0;
     while (!aborted()) {
-      const states = await this.hooks!.peerStates(next);
-      this.progress.heard(states);
+      const states = await this.askPeers(next);
       const waiting = [...states].filter(([, r]) => !readyFor(r, next.hash)).map(([id]) => id);
       if (!this.hooks!.flushed()) waiting.push('this node (its writes routed before activation are not all confirmed yet)');
       if (waiting.length === 0) return true;
