@@ -41,6 +41,7 @@ program
   .option('--shards <n>', 'shard worker threads, each owning a share of the partitions and its own RocksDB directory (default: cores - 1, at least 1)', int)
   .option('--sync-writes', 'acknowledge writes only once their WAL is fsynced (group commit); survives power loss')
   .option('--rebuild', 'fetch from the peers everything this node owns before serving (a node whose data directory was lost); not repeated once done')
+  .option('--join', 'a new node of a cluster in a rebalance: forward client requests to nodes not yet running this topology until all do; not repeated once done')
   .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
   .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
   .option('--default-account <id>', 'account of /api/v1/* queries, /api/put and carbon without an x-svc-account-id header', int)

@@ -25,7 +25,8 @@ const commands: Record<string, Command> = {
     const change = planChange(rig.topology, [{ address: '127.0.0.1', port, id: randomUUID(), side: null }], [], randomUUID);
     const node = change.added[0]!;
     console.log(`adding node ${node.id} at ${urlOf(node)} (topology ${change.next.hash})`);
-    await rig.startNode(node, rig.writeTopology(change.next));
+    // It joins: client requests sent to it meanwhile go to the nodes not yet switched.
+    await rig.startNode(node, rig.writeTopology(change.next), ['--join']);
     await resize(rig, change);
     console.log(`node ${node.id} ${urlOf(node)}`);
   },

@@ -42,13 +42,13 @@ export class Rig {
     return path.join(this.root, 'topology.json');
   }
 
-  /** Starts `node` under the topology in `file`; resolves once it answers HTTP. */
-  async startNode(node: TopologyNode, file = this.topologyFile): Promise<void> {
+  /** Starts `node` under the topology in `file` (with `extra` flags); resolves once it answers HTTP. */
+  async startNode(node: TopologyNode, file = this.topologyFile, extra: string[] = []): Promise<void> {
     const dir = (this.dirs[node.id] ??= this.freeDirName());
     this.saveDirs();
     const child = spawn(
       process.execPath,
-      [BIN, 'serve', '--host', '127.0.0.1', '--port', String(node.apiport), '--data-dir', path.join(this.root, dir), '--node-id', node.id, '--topology', file, '--nats', this.natsUrl, '--log-level', this.o.logLevel],
+      [BIN, 'serve', '--host', '127.0.0.1', '--port', String(node.apiport), '--data-dir', path.join(this.root, dir), '--node-id', node.id, '--topology', file, '--nats', this.natsUrl, '--log-level', this.o.logLevel, ...extra],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
     this.children.set(node.id, child);

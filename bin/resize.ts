@@ -46,6 +46,7 @@ export async function runResize(o: ResizeOptions, print: Print = console.log): P
   if (o.out !== undefined) {
     writeFileSync(o.out, JSON.stringify(topologyJson(change.next), null, 2) + '\n');
     print(`new topology written to ${o.out}`);
+    for (const n of change.added) print(`start ${n.id} with: ferrite serve --node-id ${n.id} --topology ${o.out} --join --port ${n.apiport} --nats <url>`);
   }
   if (!o.yes) {
     print('dry run: nothing changed (run again with --yes to load and activate it)');
@@ -101,7 +102,7 @@ export async function applyChange(change: TopologyChange, print: Print): Promise
       print(`loaded on ${node.id} (${nodeUrl(node)})`);
     } catch (error) {
       if (!added.has(node.id)) throw new ResizeError(`loading the new topology on ${node.id} (${nodeUrl(node)}) failed, nothing was activated: ${(error as Error).message}`);
-      print(`not loaded on new node ${node.id} (${nodeUrl(node)}): ${(error as Error).message}; start it with --node-id ${node.id} and the new topology; the rebalance waits for it`);
+      print(`not loaded on new node ${node.id} (${nodeUrl(node)}): ${(error as Error).message}; start it with --node-id ${node.id}, --join and the new topology; the rebalance waits for it`);
     }
   }
   for (const node of change.current.nodes) {

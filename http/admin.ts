@@ -96,6 +96,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       avg_peer_lag: lags.length === 0 ? 0 : lags.reduce((a, b) => a + b, 0) / lags.length,
       ...(replication === null ? {} : { replication }),
       rebalance: node.rebalance.progressReport(),
+      ...optional('join', node.joining.report(node.ring.topology, node.gossip, node.identity)),
       ...(node.rebuild.report() === null ? {} : { rebuild: node.rebuild.report() }),
       ...(node.rebuildWalks.report() === null ? {} : { rebuild_walks: node.rebuildWalks.report() }),
       checkpoint: node.checkpoints.report(),
@@ -122,4 +123,9 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       application: 'ferrite',
     };
   });
+}
+
+/** `{[key]: value}`, or nothing when `value` is null. */
+function optional<T>(key: string, value: T | null): Record<string, T> {
+  return value === null ? {} : { [key]: value };
 }

@@ -1,8 +1,9 @@
 // Rebalances under a continuous write load on the real rig (nats-server, `ferrite serve`
 // processes at W=2): 3 → 4 nodes, then 4 → 3 (one of the first nodes leaves). A writer keeps
-// writing through the serving nodes and records what was acknowledged; a reader keeps reading
-// every metric through them, during each rebalance and after it, and records every acknowledged
-// sample it does not get back, any value never written and any timestamp answered twice. The
+// writing through every node — the joining one (started with --join) and the leaving one too —
+// and records what was acknowledged; a reader keeps reading every metric through every node,
+// during each rebalance and after it, and records every acknowledged sample it does not get
+// back, any value never written and any timestamp answered twice. The
 // rebalance is activated on the nodes at different moments, writes flowing through a node not
 // yet activated meanwhile: the case where writes routed before a node's activation once missed
 // the new owners (README "Rebalance"). Afterwards: every node places metrics on the new ring,
@@ -97,17 +98,18 @@ async function checkPlacement(t: import('ava').ExecutionContext, load: WriteLoad
 
 test.serial('3 → 4 at W=2 under continuous writes, activated at different moments: every acknowledged sample readable throughout, ownership on the new ring after', async (t) => {
   const c = await startCluster(3, 2);
-  const grown = await growBy(c);
+  const grown = await growBy(c, ['--join']);
   const load = new WriteLoad(names);
   rig = { c, joined: { ...grown.node, id: grown.id }, load };
   const old = c.members.map(refOf);
   for (const n of old) t.true(await load.writeThrough(n), 'a write before');
   await c.settled();
 
-  const reader = new ReadChecker(load);
-  // The joining node gets no traffic before the rebalance is done (README "Rebalance").
-  load.start(() => old);
-  reader.start(() => old);
+  const reader = new ReadChecker(load, () => c.settled(30_000, [grown.node.url]));
+  // The joining node forwards what it gets to nodes not yet switched until every node runs its topology.
+  const all = [...old, { id: grown.id, url: grown.node.url }];
+  load.start(() => all);
+  reader.start(() => all);
   const before = load.batches;
   const seen = await rebalance(load, grown, old.slice(0, 2), old.slice(2), old);
   const during = { batches: load.batches - before, reads: reader.reads };
@@ -115,12 +117,15 @@ test.serial('3 → 4 at W=2 under continuous writes, activated at different mome
   await reader.stop();
   t.log(`${during.batches} write batches (${load.failures} failed) and ${during.reads} reads during the rebalance (${reader.lagged} found a sample late); states seen: ${[...seen].join(', ')}`);
   t.true(during.batches > HELD_BACK_BATCHES && during.reads > 0, 'writes and reads happened during the rebalance');
+  t.deepEqual(reader.problems, [], 'every acknowledged sample read back through every node during the rebalance');
 
-  const all = [...old, { id: grown.id, url: grown.node.url }];
+  await eventually('the new node to record its join done', async () => (await getJson(`${grown.node.url}/state`)).json.join?.state === 'joined');
+  const join = (await getJson(`${grown.node.url}/state`)).json.join;
+  t.true(join.forwarded > 0, `the new node forwarded what it got meanwhile (${join.forwarded} requests)`);
   t.true(await load.writeThrough(all[3]!), 'a write through the new node after');
   await c.settled();
   for (const n of all) await reader.checkAll(n);
-  t.deepEqual(reader.problems, [], 'every acknowledged sample read back through every node, during and after');
+  t.deepEqual(reader.problems, [], 'and after it');
   await checkPlacement(t, load, buildRing(parseTopology(grown.json)), all);
 });
 
@@ -132,7 +137,7 @@ test.serial('4 → 3 at W=2 under continuous writes: the leaving node relocates 
   const staying = all.filter((n) => n !== leaving);
   const shrunk = topologyOf([...c.members.filter((m) => m.id !== leaving.id), { id: joined.id, port: Number(new URL(joined.url).port) }]);
 
-  const reader = new ReadChecker(load);
+  const reader = new ReadChecker(load, () => c.settled(30_000, [joined.url]));
   load.start(() => all);
   reader.start(() => all);
   const before = load.batches;
@@ -142,11 +147,12 @@ test.serial('4 → 3 at W=2 under continuous writes: the leaving node relocates 
   await reader.stop();
   t.log(`${during.batches} write batches (${load.failures} failed) and ${during.reads} reads during the rebalance (${reader.lagged} found a sample late); states seen: ${[...seen].join(', ')}`);
   t.true(during.batches > HELD_BACK_BATCHES && during.reads > 0, 'writes and reads happened during the rebalance');
+  t.deepEqual(reader.problems, [], 'every acknowledged sample read back through every node during the rebalance');
 
   await c.settled();
   // The leaving node still answers (it forwards every read) until it is stopped.
   for (const n of all) await reader.checkAll(n);
-  t.deepEqual(reader.problems, [], 'every acknowledged sample read back through every node, during and after');
+  t.deepEqual(reader.problems, [], 'and after it');
   for (const name of names) t.is(((await raw(leaving.url, name)) as { code?: string }).code, 'FER_ERR_METRIC_NOT_FOUND', `${name}: the leaving node keeps none`);
   t.is(await stateOf(leaving.url), 'TOPO_REBALANCE_IDLE');
 

@@ -68,11 +68,12 @@ test.serial('ferrite resize: refusals, a dry run, then 3 → 4 and 4 → 3 with 
     const moved = movedShare(buildRing(parseTopology(JSON.stringify({ write_copies: 2, nodes: grown.nodes.slice(0, 3) }))), buildRing(grown));
     t.regex(dry.stdout, new RegExp(`moves: ${(100 * moved.metrics).toFixed(1)}% of the metrics get a new owner`));
     t.regex(dry.stdout, /dry run: nothing changed/);
+    t.regex(dry.stdout, new RegExp(`start ${id} with: ferrite serve --node-id ${id} --topology ${file} --join --port ${port}`));
     t.is((await getJson(`${boot}/topology/${grown.hash}`)).status, 404, 'a dry run loads nothing');
     const made = await resize('-b', boot, '-a', `127.0.0.1:${port}`);
     t.regex(made.stdout, /\+ [0-9a-f-]{36} 127\.0\.0\.1:\d+ weight 32 {2}\(new id, made here\)/, 'an id left out is made and printed');
 
-    const joined = await spawnNode(path.join(dir, 'data'), ['--port', String(port), '--node-id', id, '--topology', file, '--nats', c.nats.url]);
+    const joined = await spawnNode(path.join(dir, 'data'), ['--port', String(port), '--node-id', id, '--topology', file, '--join', '--nats', c.nats.url]);
     const grow = await resize('-b', boot, '-a', `127.0.0.1:${port},${id}`, '--yes', '--wait');
     t.is(grow.code, 0, grow.stderr);
     t.is(grow.stdout.match(/^activated on /gm)?.length, 3, 'activated on every old node');

@@ -27,6 +27,7 @@ import { ClusterRouting } from '../cluster/routing.js';
 import type { TopologyLibrary } from '../cluster/topologies.js';
 import type { PeerRebalanceReport, Rebalance, RebalanceStateName } from '../cluster/rebalance.js';
 import { RebuildWalks, type Rebuild, type RebuildWalkStatus } from '../cluster/rebuild.js';
+import type { Joining } from '../cluster/joining.js';
 import { gainingOwners, relocate, type RelocationDeps, type RelocationFigures } from '../cluster/relocation.js';
 import { updatesOf } from '../../model/check-tags.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
@@ -96,6 +97,8 @@ export interface NodeParts {
   rebalance: Rebalance;
   /** This node's rebuild from its peers, if one was asked for. */
   rebuild: Rebuild;
+  /** This node's join of a cluster in a rebalance, if one was asked for. */
+  joining: Joining;
 }
 
 export class FerriteNode implements NodeApi {
@@ -132,6 +135,8 @@ export class FerriteNode implements NodeApi {
   readonly rebalance: Rebalance;
   /** This node's rebuild from its peers (`/state` `rebuild`). */
   readonly rebuild: Rebuild;
+  /** This node's join of a cluster in a rebalance (`/state` `join`; http/join-forward.ts). */
+  readonly joining: Joining;
   /** The walks this node runs for peers that rebuild. */
   readonly rebuildWalks: RebuildWalks;
   private nextSeq = 1;
@@ -163,9 +168,10 @@ export class FerriteNode implements NodeApi {
   readonly limits: SeriesLimits;
 
   constructor(parts: NodeParts) {
-    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild } = parts;
+    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild, joining } = parts;
     this.topologies = topologies;
     this.rebuild = rebuild;
+    this.joining = joining;
     this.rebuildWalks = new RebuildWalks((target, figures, aborted) => this.walkFor(target, figures, aborted), () => this.metricCount(), log);
     this.rebalance = rebalance;
     this.config = config;
@@ -627,6 +633,8 @@ export class FerriteNode implements NodeApi {
     const nats = this.nats;
     if (replication === null || nats === null) throw new Error('a node without cluster replication (standalone) cannot switch topology yet');
     if (this.ring.topology.hash === next.hash) return;
+    // First, as it may fail (and the switch be tried again): nothing else has changed then.
+    await this.shards.askAll('adoptTopology', next);
     const ring = buildRing(next);
     replication.switchToNext();
     // The next topology's Rpc becomes the running one; the old one keeps answering beside it.
@@ -641,7 +649,6 @@ export class FerriteNode implements NodeApi {
     this.gossip.start();
     this.ring = ring;
     this.routing = new ClusterRouting(this.identity, ring, this.gossip, replication, this.rpc, this.config.peerTimeoutMs);
-    await this.shards.askAll('adoptTopology', next);
   }
 
   /**

@@ -3,7 +3,10 @@
 // turn, and records what was acknowledged; the reader keeps reading every metric through the
 // nodes it is given and records every acknowledged sample it did not get back (a sample
 // acknowledged before the read was sent must be in the answer, value for value), every value
-// never written, and every timestamp answered twice.
+// never written, and every timestamp answered twice. Replication is asynchronous, so a sample
+// may reach its other owner a moment after it was acknowledged: when one is missing, the writer
+// pauses, the reader waits until every node has had everything it sent applied (no journal
+// message unconfirmed anywhere), and reads again; only a sample missing then counts as lost.
 import { getJson, mLine, put, UUID } from './node.js';
 
 /** [ts ms, value] as /raw answers them. */
@@ -26,6 +29,10 @@ export class WriteLoad {
   failures = 0;
   private running: Promise<void> | null = null;
   private stopped = false;
+  /** Set while a reader checks a missing sample: the writer waits (resolved to go on). */
+  private paused: { until: Promise<void>; go: () => void } | null = null;
+  /** The batch in flight, awaited by `pause`. */
+  private inFlight: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly names: readonly string[],
@@ -43,8 +50,10 @@ export class WriteLoad {
     this.stopped = false;
     this.running = (async () => {
       for (let k = 0; !this.stopped; k++) {
+        await this.paused?.until;
         const list = targets();
-        await this.writeThrough(list[k % list.length]!);
+        this.inFlight = this.writeThrough(list[k % list.length]!);
+        await this.inFlight;
         // A steady load, not a flood: the rig's nodes share two cores with the test.
         await new Promise((r) => setTimeout(r, PAUSE_MS));
       }
@@ -53,7 +62,23 @@ export class WriteLoad {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.resume();
     await this.running;
+  }
+
+  /** Holds the writer after the batch in flight; resolves once that one is answered. */
+  async pause(): Promise<void> {
+    if (this.paused === null) {
+      let go = () => {};
+      const until = new Promise<void>((r) => (go = r));
+      this.paused = { until, go };
+    }
+    await this.inFlight;
+  }
+
+  resume(): void {
+    this.paused?.go();
+    this.paused = null;
   }
 
   /** One batch, one sample per metric, through `node`; true when acknowledged. */
@@ -78,19 +103,19 @@ export class WriteLoad {
   }
 }
 
-/** A sample missing from a read is looked for again this often, this many times, before it counts as lost. */
-const LAG_RETRY_MS = 250;
-const LAG_RETRIES = 40;
-
 export class ReadChecker {
   readonly problems: string[] = [];
   reads = 0;
-  /** Reads that lacked an acknowledged sample at first and got it on a later try (replication lag). */
+  /** Reads that lacked an acknowledged sample at first and got it once replication had caught up. */
   lagged = 0;
   private running: Promise<void> | null = null;
   private stopped = false;
 
-  constructor(private readonly load: WriteLoad) {}
+  constructor(
+    private readonly load: WriteLoad,
+    /** Resolves once no node holds a journal message its receiver has not applied. */
+    private readonly settled: () => Promise<void>,
+  ) {}
 
   /** Reads every metric through each of `sources()` in turn until stopped. */
   start(sources: () => NodeRef[]): void {
@@ -117,12 +142,16 @@ export class ReadChecker {
     // Copied before the read is sent: these must all be in the answer.
     const acked = new Map(this.load.acked.get(name)!);
     let missing = await this.missingOf(node, name, acked);
-    // Replication is asynchronous: an acknowledged sample reaches the other owners a moment
-    // later. A sample still missing after a while is lost (or went elsewhere), not late.
-    for (let tries = 0; missing !== null && missing.size > 0 && tries < LAG_RETRIES; tries++) {
-      if (tries === 0) this.lagged++;
-      await new Promise((r) => setTimeout(r, LAG_RETRY_MS));
-      missing = await this.missingOf(node, name, missing);
+    if (missing !== null && missing.size > 0) {
+      // Late or lost: once everything sent is applied everywhere, a late one is there.
+      this.lagged++;
+      await this.load.pause();
+      try {
+        await this.settled();
+        missing = await this.missingOf(node, name, missing);
+      } finally {
+        this.load.resume();
+      }
     }
     if (missing !== null && missing.size > 0) this.problem(`${name} through ${node.id}: ${missing.size} of ${acked.size} acknowledged samples missing (first at ${[...missing.keys()][0]})`);
   }

@@ -39,15 +39,15 @@ export function topologyOf(nodes: readonly { id: string; port: number }[], write
   return { json, hash: parseTopology(json).hash };
 }
 
-/** A fourth node, started under the grown topology (its current one), and that topology. */
-export async function growBy(c: TestCluster): Promise<{ node: ChildNode; id: string; json: string; hash: string; port: number; dataDir: string; file: string }> {
+/** A fourth node, started under the grown topology (its current one, with `extraArgs`), and that topology. */
+export async function growBy(c: TestCluster, extraArgs: string[] = []): Promise<{ node: ChildNode; id: string; json: string; hash: string; port: number; dataDir: string; file: string }> {
   const id = randomUUID();
   const port = await freePort();
   const { json } = topologyOf([...c.members, { id, port }]);
   const dir = tempDir('ferrite-rebalance-');
   const file = path.join(dir, 'topology.json');
   writeFileSync(file, json);
-  const node = await spawnNode(path.join(dir, 'data'), ['--port', String(port), '--node-id', id, '--topology', file, '--nats', c.nats.url]);
+  const node = await spawnNode(path.join(dir, 'data'), ['--port', String(port), '--node-id', id, '--topology', file, '--nats', c.nats.url, ...extraArgs]);
   return { node, id, json, hash: parseTopology(json).hash, port, dataDir: path.join(dir, 'data'), file };
 }
 
