@@ -8,7 +8,7 @@
 // yet activated meanwhile: the case where writes routed before a node's activation once missed
 // the new owners (README "Rebalance"). Afterwards: every node places metrics on the new ring,
 // owners hold every acknowledged sample, non-owners none; the leaving node ends with nothing.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { buildRing, ownersOf, parseTopology, type Ring } from '../model/topology/index.js';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { ReadChecker, WriteLoad, type NodeRef } from './helpers/load.js';
@@ -45,9 +45,9 @@ async function reachedState(url: string, hash: string, state: string): Promise<b
 }
 
 /**
- * Loads `json` on every node, activates it on `first` at once and on `last` only after
+ * Loads `to` on every node, activates it on `first` at once and on `last` only after
  * HELD_BACK_BATCHES more write batches (or once a first node got past REHASH), then waits
- * until every node of `idleOn` is IDLE under it.
+ * until every node of `everyone` is IDLE under it; the states seen meanwhile.
  */
 async function rebalance(load: WriteLoad, to: { json: string; hash: string }, first: NodeRef[], last: NodeRef[], everyone: NodeRef[]): Promise<Set<string>> {
   for (const n of everyone) {
@@ -71,13 +71,27 @@ async function rebalance(load: WriteLoad, to: { json: string; hash: string }, fi
   return seen;
 }
 
+/** Runs `run` (a rebalance) while the writer and the reader go through `nodes`; nothing may be found wrong meanwhile. */
+async function underLoad(t: ExecutionContext, load: WriteLoad, reader: ReadChecker, nodes: NodeRef[], run: () => Promise<Set<string>>): Promise<void> {
+  load.start(() => nodes);
+  reader.start(() => nodes);
+  const before = load.batches;
+  const seen = await run();
+  const during = { batches: load.batches - before, reads: reader.reads };
+  await load.stop();
+  await reader.stop();
+  t.log(`${during.batches} write batches (${load.failures} failed) and ${during.reads} reads during the rebalance (${reader.lagged} found a sample late); states seen: ${[...seen].join(', ')}`);
+  t.true(during.batches > HELD_BACK_BATCHES && during.reads > 0, 'writes and reads happened during the rebalance');
+  t.deepEqual(reader.problems, [], 'every acknowledged sample read back through every node during the rebalance');
+}
+
 async function activate(n: NodeRef, hash: string): Promise<void> {
   const r = await post(`${n.url}/rebalance/activate/${hash}`);
   if (r.status !== 200) throw new Error(`activating on ${n.id}: ${JSON.stringify(r.json)}`);
 }
 
 /** Every node places each metric on `ring`, its owners hold every acknowledged sample, the other nodes none. */
-async function checkPlacement(t: import('ava').ExecutionContext, load: WriteLoad, ring: Ring, nodes: NodeRef[]): Promise<void> {
+async function checkPlacement(t: ExecutionContext, load: WriteLoad, ring: Ring, nodes: NodeRef[]): Promise<void> {
   for (const node of nodes) {
     for (const name of names) {
       const want = ownersOf(ring, `${UUID}-${name}`).map((n) => n.id);
@@ -108,16 +122,7 @@ test.serial('3 → 4 at W=2 under continuous writes, activated at different mome
   const reader = new ReadChecker(load, () => c.settled(30_000, [grown.node.url]));
   // The joining node forwards what it gets to nodes not yet switched until every node runs its topology.
   const all = [...old, { id: grown.id, url: grown.node.url }];
-  load.start(() => all);
-  reader.start(() => all);
-  const before = load.batches;
-  const seen = await rebalance(load, grown, old.slice(0, 2), old.slice(2), old);
-  const during = { batches: load.batches - before, reads: reader.reads };
-  await load.stop();
-  await reader.stop();
-  t.log(`${during.batches} write batches (${load.failures} failed) and ${during.reads} reads during the rebalance (${reader.lagged} found a sample late); states seen: ${[...seen].join(', ')}`);
-  t.true(during.batches > HELD_BACK_BATCHES && during.reads > 0, 'writes and reads happened during the rebalance');
-  t.deepEqual(reader.problems, [], 'every acknowledged sample read back through every node during the rebalance');
+  await underLoad(t, load, reader, all, () => rebalance(load, grown, old.slice(0, 2), old.slice(2), old));
 
   await eventually('the new node to record its join done', async () => (await getJson(`${grown.node.url}/state`)).json.join?.state === 'joined');
   const join = (await getJson(`${grown.node.url}/state`)).json.join;
@@ -138,16 +143,7 @@ test.serial('4 → 3 at W=2 under continuous writes: the leaving node relocates 
   const shrunk = topologyOf([...c.members.filter((m) => m.id !== leaving.id), { id: joined.id, port: Number(new URL(joined.url).port) }]);
 
   const reader = new ReadChecker(load, () => c.settled(30_000, [joined.url]));
-  load.start(() => all);
-  reader.start(() => all);
-  const before = load.batches;
-  const seen = await rebalance(load, shrunk, [all[0]!, leaving, all[3]!], [all[2]!], all);
-  const during = { batches: load.batches - before, reads: reader.reads };
-  await load.stop();
-  await reader.stop();
-  t.log(`${during.batches} write batches (${load.failures} failed) and ${during.reads} reads during the rebalance (${reader.lagged} found a sample late); states seen: ${[...seen].join(', ')}`);
-  t.true(during.batches > HELD_BACK_BATCHES && during.reads > 0, 'writes and reads happened during the rebalance');
-  t.deepEqual(reader.problems, [], 'every acknowledged sample read back through every node during the rebalance');
+  await underLoad(t, load, reader, all, () => rebalance(load, shrunk, [all[0]!, leaving, all[3]!], [all[2]!], all));
 
   await c.settled();
   // The leaving node still answers (it forwards every read) until it is stopped.
