@@ -180,7 +180,9 @@ export class Replication {
    * under the old topology alone, every one after under both.
    */
   async beginNext(ring: Ring, journal: JournalStream): Promise<void> {
-    this.endNext(false);
+    // A window left from the rebalance before (its end still draining) or an aborted one goes first.
+    if (this.window?.switched) this.endWindow();
+    else this.endNext(false);
     const next = sideOf(ring, journal);
     await this.loadPeers([...next.ids].filter((id) => !this.ring.topology.nodes.some((n) => n.id === id)));
     const barrier = new Map(this.ring.topology.nodes.filter((n) => n.id !== this.identity).map((n) => [n.id, this.lastStaged(n.id)]));

@@ -550,12 +550,15 @@ export class FerriteNode implements NodeApi {
   private async endRebalanceWindow(): Promise<void> {
     const replication = this.replication;
     const old = replication?.otherJournal() ?? null;
+    const oldRpc = this.otherRpc;
     if (replication === null || old === null) return;
     // Messages peers sent here on the old stream before they finished are applied first; any
     // left after this would be re-published on the running stream by their senders' outboxes.
     for (let waited = 0; waited < this.config.peerTimeoutMs && (await old.pending(this.identity)) !== 0; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    // A rebalance activated meanwhile has ended this window already and opened its own.
+    if (replication.otherJournal() !== old) return;
     replication.endWindow();
-    this.stopOtherRpc();
+    if (this.otherRpc === oldRpc) this.stopOtherRpc();
   }
 
   /** Answers requests on `hash`'s subjects too, as on the running topology's. */
