@@ -18,6 +18,7 @@ import { Replication } from './cluster/replication.js';
 import { TopologyLibrary } from './cluster/topologies.js';
 import { Rebalance } from './cluster/rebalance.js';
 import { Rebuild } from './cluster/rebuild.js';
+import { Joining } from './cluster/joining.js';
 import { ferr } from '../model/errors.js';
 import { natsFor, readTopologyFile, topologyFor } from './cluster/topology-file.js';
 
@@ -36,15 +37,17 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
   let topologies: TopologyLibrary;
   let rebalance: Rebalance;
   let rebuild: Rebuild;
+  let joining: Joining;
   try {
     const fileTopology = topologyFor(config, fromFile, identity);
     topologies = await TopologyLibrary.open(storage, fileTopology);
     rebalance = await Rebalance.open(storage, topologies, log);
     rebuild = await Rebuild.open(storage, config.rebuild, log);
+    joining = await Joining.open(storage, config.join, log);
     // After a rebalance switched (or finished), the node runs under the topology it moved to,
     // though its topology file still names the one it started from.
-    const running = rebalance.runningTopology();
-    ring = buildRing(running.nodes.some((n) => n.id === identity) ? running : fileTopology);
+    // A node the next topology leaves out runs under it too once switched (it owns nothing then).
+    ring = buildRing(rebalance.runningTopology());
     nats = await natsFor(config, ring.topology, identity);
     if (nats !== null && ring.topology.nodes.length > 1) {
       replication = await Replication.open(storage.outbox, ring, identity, await JournalStream.open(nats, ring.topology.hash, config.peerTimeoutMs), log);
@@ -71,7 +74,7 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     await storage.close();
     throw error;
   }
-  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild });
+  node = new FerriteNode({ config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild, joining });
   await node.begin();
   if (rpc !== null) {
     // Kept as a function: a rebalance's switch serves the same requests on the new topology's subjects.
@@ -83,11 +86,11 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
         rebuild_send: (p) => node.rebuildWalks.start((p as RebuildAsk).target, (p as RebuildAsk).run),
         rebuild_status: async (p) => node.rebuildWalks.status((p as RebuildAsk).target, (p as RebuildAsk).run),
         applied: async (p) => replication!.appliedReport((p as { incarnation: string }).incarnation),
-        rebalance_state: async () => node.rebalance.report(),
+        rebalance_state: async () => node.rebalance.peerReport(),
         topology_loaded: async (p) => node.hasTopology(p),
       }),
     );
-    replication!.setProbe((peer, incarnation) => node.rpc!.call<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
+    replication!.setProbe((peer, incarnation) => node.callPeer<AppliedReport>(peer, 'applied', { incarnation }, Math.min(PROBE_TIMEOUT_MS, config.peerTimeoutMs)));
   }
   return node;
 }

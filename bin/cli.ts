@@ -11,6 +11,7 @@ import { TopologyError } from '../model/topology/index.js';
 import { TransportError } from '../transport/nats.js';
 import { DataDirError } from '../storage/open-error.js';
 import { runCluster, type ClusterOptions } from './cluster.js';
+import { ResizeError, runResize, type ResizeOptions } from './resize.js';
 import { VERSION } from '../model/version.js';
 import { envName, loadConfig } from './config-sources.js';
 import { runBackup, runRestore } from './backup.js';
@@ -40,6 +41,7 @@ program
   .option('--shards <n>', 'shard worker threads, each owning a share of the partitions and its own RocksDB directory (default: cores - 1, at least 1)', int)
   .option('--sync-writes', 'acknowledge writes only once their WAL is fsynced (group commit); survives power loss')
   .option('--rebuild', 'fetch from the peers everything this node owns before serving (a node whose data directory was lost); not repeated once done')
+  .option('--join', 'a new node of a cluster in a rebalance: forward client requests to nodes not yet running this topology until all do; not repeated once done')
   .option('--conflict-resolver <name>', 'abs_biggest | abs_smallest | biggest | smallest, or last_<one of those> (higher MetricList generation wins first)')
   .option('--log-level <level>', 'fatal | error | warn | info | debug | trace | silent')
   .option('--default-account <id>', 'account of /api/v1/* queries, /api/put and carbon without an x-svc-account-id header', int)
@@ -73,11 +75,35 @@ program
   .option('--base-port <port>', 'node i serves HTTP on base-port + i', int, 8112)
   .option('--data-dir <dir>', 'data for every node, the topology and NATS (default: a new temp dir)')
   .option('--log-level <level>', 'log level of the nodes', 'warn')
+  .addHelpText('after', '\nWhile it runs, one command per line on stdin: add [port] (a new node, rebalanced onto),\nremove <node-id> (rebalanced off, then stopped), status, stop.')
   .action(async (o: ClusterOptions) => {
     try {
       await runCluster(o);
     } catch (error) {
       console.error((error as Error).message);
+      process.exit(2);
+    }
+  });
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+program
+  .command('resize')
+  .description('grow or shrink a running cluster: plan the new topology, load it on every node, activate the rebalance')
+  .requiredOption('-b, --bootstrap <node>', 'a node of the cluster: http://host:port or host[:port] (port 8112 by default)')
+  .option('-a, --add <address:port,node-id[,side]>', 'a node to add (repeatable); a new node id is made when left out', collect, [])
+  .option('-r, --remove <node-id>', 'a node to remove (repeatable; at most write_copies − 1)', collect, [])
+  .option('--weight <n>', 'virtual nodes of each added node (default: the first current node\'s weight)', int)
+  .option('-o, --out <file>', 'write the new topology (JSON) here, to start the new nodes with')
+  .option('-y, --yes', 'load and activate it (without: a dry run that only prints the change)', false)
+  .option('-w, --wait', 'with --yes: print progress until every node is IDLE under the new topology', false)
+  .addHelpText('after', '\nStart each new node first, with --topology set to the new topology (see --out), or after: the rebalance\nwaits at VOTE until every node of both topologies has the new topology loaded.')
+  .action(async (o: ResizeOptions) => {
+    try {
+      await runResize(o);
+    } catch (error) {
+      if (!(error instanceof ResizeError)) throw error;
+      console.error(error.message);
       process.exit(2);
     }
   });

@@ -95,6 +95,8 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       max_peer_lag: lags.length === 0 ? 0 : Math.max(...lags),
       avg_peer_lag: lags.length === 0 ? 0 : lags.reduce((a, b) => a + b, 0) / lags.length,
       ...(replication === null ? {} : { replication }),
+      rebalance: node.rebalance.progressReport(),
+      ...optional('join', node.joining.report(node.ring.topology, node.gossip, node.identity)),
       ...(node.rebuild.report() === null ? {} : { rebuild: node.rebuild.report() }),
       ...(node.rebuildWalks.report() === null ? {} : { rebuild_walks: node.rebuildWalks.report() }),
       checkpoint: node.checkpoints.report(),
@@ -131,4 +133,9 @@ function heapSource(node: FerriteNode, of: string): 'main' | (() => Promise<Node
   if (!Number.isSafeInteger(n) || n < 0 || of === '' || of === 'parse') return null;
   if (of.startsWith('parse')) return n < node.ingestPool.workers ? () => node.ingestPool.heapSnapshot(n) : null;
   return n < node.shards.count ? () => node.shards.heapSnapshot(n) : null;
+}
+
+/** `{[key]: value}`, or nothing when `value` is null. */
+function optional<T>(key: string, value: T | null): Record<string, T> {
+  return value === null ? {} : { [key]: value };
 }

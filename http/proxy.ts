@@ -32,18 +32,23 @@ export function proxyToOwner(node: FerriteNode, segments: MetricSegments = uuidA
     const metric = metricFromPath(node, uuid, name);
     if (node.routing.readsLocally(metric)) return;
     // A rebuilding node forwards even a proxied read of what it owns, to its other owners.
-    await forward(node, req, reply, node.routing.liveOwners(metric).filter((o) => o.id !== node.identity), metric.name.canonical);
+    await forward(node, req, reply, node.routing.liveOwners(metric).filter((o) => o.id !== node.identity), metric.name.canonical, { 'x-svc-proxied': '1' });
   };
 }
 
-async function forward(node: FerriteNode, req: FastifyRequest, reply: FastifyReply, owners: TopologyNode[], what: string): Promise<void> {
+/**
+ * Sends `req` to each of `owners` in turn (with the `hop` headers added) until one answers, whose
+ * answer becomes the reply (`x-svc-proxied-to` names it); FER_ERR_NO_OWNER naming each failure
+ * when none did. Also how a joining node forwards client requests (http/join-forward.ts).
+ */
+export async function forward(node: FerriteNode, req: FastifyRequest, reply: FastifyReply, owners: TopologyNode[], what: string, hop: Record<string, string>): Promise<void> {
   const problems: string[] = [];
   const failed: string[] = [];
   for (const owner of owners) {
     try {
       const res = await fetch(`http://${owner.address}:${owner.apiport}${req.url}`, {
         method: req.method,
-        headers: { ...forwardedHeaders(req), 'x-svc-proxied': '1' },
+        headers: { ...forwardedHeaders(req), ...hop },
         body: req.method === 'GET' || req.method === 'HEAD' ? undefined : (req.body as Buffer | undefined),
         signal: AbortSignal.timeout(node.config.peerTimeoutMs),
       });

@@ -27,6 +27,7 @@ import { graphiteRoutes } from './graphite.js';
 import { consoleRoutes } from './console.js';
 import { countTraffic } from './traffic.js';
 import { registerOpenApi } from './openapi.js';
+import { registerJoinForwarding } from './join-forward.js';
 import { isValidationError, validationError } from './validation.js';
 
 export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance {
@@ -51,6 +52,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
   });
 
   registerLoadShedding(app, node.admission);
+  registerJoinForwarding(app, node);
 
   app.setErrorHandler((error: FastifyError | FerriteError, req, reply) => {
     if (error instanceof FerriteError) {

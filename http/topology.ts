@@ -6,8 +6,7 @@ import { XMLBuilder } from 'fast-xml-parser';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
-import { buildRing, ownersOf, type Topology, type TopologyNode } from '../model/topology/index.js';
-import { topologyJson } from '../actors/cluster/topologies.js';
+import { buildRing, ownersOf, topologyJson, type Topology, type TopologyNode } from '../model/topology/index.js';
 import { metricFromPath } from './metric-param.js';
 import { fields, metricNameParam, str, TAG, uuidParam } from './schemas.js';
 

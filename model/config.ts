@@ -92,6 +92,12 @@ export interface FerriteConfig {
    * that finished a rebuild is not rebuilt again.
    */
   rebuild: boolean;
+  /**
+   * This node joins a cluster in a rebalance (started under the new topology): until every node of
+   * its topology runs under it, client requests are forwarded to one that does not yet
+   * (actors/cluster/joining.ts). Once done, not again.
+   */
+  join: boolean;
   /** How often data past its retention is dropped. */
   retentionSweepIntervalMs: number;
   /** Directory of `.lua` extensions served under /extension/lua (null = none). */
@@ -168,6 +174,7 @@ export function defaultConfig(): FerriteConfig {
     implicitLatest: false,
     syncWrites: false,
     rebuild: false,
+    join: false,
     extensionsDir: null,
     luaTimeoutMs: 5000,
     luaMemoryBytes: 64 * 1024 * 1024,
@@ -240,6 +247,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
   if (typeof c.syncWrites !== 'boolean') throw new ConfigError('syncWrites', 'must be true or false');
   if (typeof c.rebuild !== 'boolean') throw new ConfigError('rebuild', 'must be true or false');
+  if (typeof c.join !== 'boolean') throw new ConfigError('join', 'must be true or false');
   requireInt(c, 'histogramRollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'retentionSweepIntervalMs', 10, 7 * DAY * 1000);
   requireEcosystemDefaults(c);

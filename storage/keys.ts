@@ -67,6 +67,8 @@ export const STATE_KEY = {
   rebalance: Buffer.from('rebalance'),
   /** This node's rebuild from its peers (actors/cluster/rebuild.ts), JSON; absent when none was ever asked for. */
   rebuild: Buffer.from('rebuild'),
+  /** This node's join of a cluster in a rebalance (actors/cluster/joining.ts), JSON; absent when none was ever asked for. */
+  join: Buffer.from('join'),
 } as const;
 
 /** `topology/<hash>`: a topology loaded with `POST /topology/<hash>`, as normalized JSON. */

@@ -83,6 +83,14 @@ export class NodeStorage {
     await this.store.batch().put(CF.state, STATE_KEY.rebuild, Buffer.from(json)).write();
   }
 
+  async joinState(): Promise<string | null> {
+    return (await this.store.get(CF.state, STATE_KEY.join))?.toString('utf8') ?? null;
+  }
+
+  async storeJoinState(json: string): Promise<void> {
+    await this.store.batch().put(CF.state, STATE_KEY.join, Buffer.from(json)).write();
+  }
+
   // ---- the ingest journal ----
 
   stageJournalEntry(batch: NodeBatch, seq: number, entry: Uint8Array): void {

@@ -1,62 +1,10 @@
 // `ferrite cluster`: a real nats-server and three real nodes under one generated topology.
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { BIN, getJson, tempDir } from './helpers/node.js';
+import { getJson, tempDir } from './helpers/node.js';
+import { freeBase, portFree, startRig } from './helpers/rig.js';
 import { clientTopologyHash } from './helpers/irondb-ring.js';
-
-interface Rig {
-  nodes: { id: string; url: string }[];
-  hash: string;
-  stop(): Promise<number | null>;
-}
-
-/** Starts the rig and reads the node URLs it prints. */
-async function startRig(basePort: number, dataDir: string): Promise<Rig> {
-  const child = spawn(process.execPath, [BIN, 'cluster', '--nodes', '3', '--write-copies', '2', '--base-port', String(basePort), '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`rig did not start: ${err}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if ((out.match(/^node /gm) ?? []).length === 3) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`rig exited with ${code}: ${err}`)));
-  });
-  const nodes = [...out.matchAll(/^node (\S+) (\S+)$/gm)].map((m) => ({ id: m[1]!, url: m[2]! }));
-  const hash = /^topology ([0-9a-f]{64})/m.exec(out)![1]!;
-  return {
-    nodes,
-    hash,
-    async stop() {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
-
-async function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
-
-async function freeBase(): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    if ((await portFree(base)) && (await portFree(base + 1)) && (await portFree(base + 2))) return base;
-  }
-}
 
 test('ferrite cluster runs three nodes over one NATS under one topology, and restarts the same cluster', async (t) => {
   const dir = tempDir('ferrite-rig-');

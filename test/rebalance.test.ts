@@ -1,9 +1,11 @@
 // Rebalance on the real rig: a nats-server, three `ferrite serve` processes at W=2, and a
-// fourth started with the grown topology. Here the rebalance is activated on two of the three
-// old nodes only, so it cannot pass REHASH_VOTE (the third never relocates) and is aborted
-// there: what was written before reaches the new owners, new writes reach old and new owners,
-// reads keep the old topology; after the abort new writes stop going to the new node.
-// test/rebalance-complete.test.ts runs one to the end.
+// fourth started with the grown topology. Here the rebalance is first activated on two of the
+// three old nodes only, so it is held at VOTE (no walk starts until every node dual-writes):
+// writes through them reach the new owners as well as the old ones, reads keep the old topology,
+// a restarted node resumes its dual writes, and after an abort new writes stop going to the new
+// node. Then it is activated on all three and runs to the end: what was written before reaches
+// the new node (numeric, text, histograms counted once, check tags), and only what it owns.
+// test/rebalance-complete.test.ts and test/rebalance-continuous.test.ts run more to the end.
 import test from 'ava';
 import { histogramToBase64, Histogram } from '../model/histogram/index.js';
 import { startCluster } from './helpers/cluster.js';
@@ -12,7 +14,7 @@ import { eventually, growBy, owners, post, raw, stateOf } from './helpers/rebala
 
 test.after.always(killSpawnedNodes);
 
-test.serial('rebalance 3 → 4 held at REHASH_VOTE: data written before and during reaches the new owners; reads stay on the old topology; an abort stops the copies; a restart resumes', async (t) => {
+test.serial('rebalance 3 → 4 held at VOTE until every node is activated: writes during reach the new owners; reads stay on the old topology; a restart resumes; an abort stops the copies; then data written before reaches them', async (t) => {
   const c = await startCluster(3, 2);
   const grown = await growBy(c);
   try {
@@ -52,50 +54,35 @@ test.serial('rebalance 3 → 4 held at REHASH_VOTE: data written before and duri
     await c.settled();
 
     for (const m of c.members) t.is((await post(`${m.url}/topology/${grown.hash}`, grown.json)).status, 200);
-    // Every metric has two of the three old nodes as owners, so one of the first two holds it.
     const active = c.members.slice(0, 2);
     for (const m of active) {
       const r = await post(`${m.url}/rebalance/activate/${grown.hash}`);
       t.is(r.status, 200, JSON.stringify(r.json));
       t.is(r.json.state, 'TOPO_REBALANCE_VOTE');
     }
+    await eventually('the wait for the third node to be logged', async () => c.members[0]!.running!.log.some((l) => l.includes('VOTE waits for these nodes to activate') && l.includes(c.members[2]!.id)));
 
+    // Held at VOTE: writes through an activated node go to the old owners and the new ones.
     const during = await put(a, names.map((n, i) => mLine('1000.000', n, 'n', String(i))).join('\n'));
     t.is(during.status, 200, JSON.stringify(during.json));
     await c.settled();
-    for (const m of active) await eventually(`${m.id} in REHASH_VOTE`, async () => (await stateOf(m.url)) === 'TOPO_REBALANCE_REHASH_VOTE');
+    for (const m of active) t.is(await stateOf(m.url), 'TOPO_REBALANCE_VOTE', `${m.id} held at VOTE while a node is not activated`);
+    for (const name of moving) t.deepEqual(await raw(grown.node.url, name), [[1000000, names.indexOf(name)]], `${name}: the write during reached the new node (nothing was walked yet)`);
+    for (const name of names.filter((n) => !moving.includes(n))) t.is(((await raw(grown.node.url, name)) as { code?: string }).code, 'FER_ERR_METRIC_NOT_FOUND', `${name} (not the new node's) was not sent to it`);
     const both = (name: string) => [[940000, -names.indexOf(name) - 1], [1000000, names.indexOf(name)]];
-    for (const name of moving) {
-      await eventually(`${name} on the new node`, async () => JSON.stringify(await raw(grown.node.url, name)) === JSON.stringify(both(name)));
-    }
-    t.pass('every metric the new node will own reached it, with what was written before the rebalance');
-    for (const name of movingTexts) t.deepEqual((await getJson(`${grown.node.url}/read/0/2000/${UUID}/${name}`)).json, [[940000, `up ${name}`]], `text ${name} on the new node`);
-    t.deepEqual((await getJson(`${grown.node.url}/meta/check/tag/${tagged[0]}`)).json, { [tagged[0]]: ['team:x'] }, 'check tags reach the new node, removals included');
-    t.deepEqual((await getJson(`${grown.node.url}/meta/check/tag/5/${tagged[1]}`)).json, { [tagged[1]]: ['team:b'] }, 'account-scoped check tags too');
-    // Sent by the primary owner only (here only those whose primary is one of the two active nodes): counted once.
-    const activeIds = active.map((m) => m.id);
-    const sentHists = (await Promise.all(movingHists.map(async (n) => (activeIds.includes((await owners(a, n))[0]!) ? n : null)))).filter((n): n is string => n !== null);
-    t.true(sentHists.length > 0, 'some histograms have an active primary');
-    for (const name of sentHists) t.deepEqual((await getJson(`${grown.node.url}/histogram/1000/1000/60/${UUID}/${name}`)).json, [[960, 60, { '+30e-001': 1 }]], `histogram ${name} on the new node`);
-    for (const name of names.filter((n) => !moving.includes(n))) t.is((await raw(grown.node.url, name) as { code?: string }).code, 'FER_ERR_METRIC_NOT_FOUND', `${name} (not the new node's) was not sent to it`);
     for (const name of names) {
-      for (const owner of await owners(a, name)) {
-        t.deepEqual(await raw(c.members.find((m) => m.id === owner)!.url, name), both(name), `${name} on its current owner`);
-      }
+      for (const owner of await owners(a, name)) t.deepEqual(await raw(c.members.find((m) => m.id === owner)!.url, name), both(name), `${name} on its current owner`);
       const r = await getJson(`${c.members[2]!.url}/raw/${UUID}/${encodeURIComponent(name)}?start_ts=0.000&end_ts=100000.000`);
       t.deepEqual(r.json, both(name), `${name} readable through any old node (old topology)`);
     }
 
-    // A restart of an old node resumes the rebalance, and with it the copies to new owners.
+    // A restart of an activated node resumes the rebalance, and with it the dual writes.
     await c.kill(0);
     await c.start(0);
-    t.is(await stateOf(a), 'TOPO_REBALANCE_REHASH_VOTE');
+    t.is(await stateOf(a), 'TOPO_REBALANCE_VOTE');
     t.is((await put(a, moving.map((n) => mLine('1060.000', n, 'n', '7')).join('\n'))).status, 200);
-    for (const name of moving) {
-      await eventually(`${name}'s third sample on the new node`, async () => ((await raw(grown.node.url, name)) as unknown[]).length === 3);
-    }
+    for (const name of moving) await eventually(`${name}'s write after the restart on the new node`, async () => ((await raw(grown.node.url, name)) as unknown[]).length === 2);
 
-    t.is(await stateOf(c.members[1]!.url), 'TOPO_REBALANCE_REHASH_VOTE', 'waiting for the third node to relocate');
     for (const m of active) t.is((await post(`${m.url}/rebalance/deactivate/${grown.hash}`)).status, 200);
     await c.settled();
     t.is((await put(a, moving.map((n) => mLine('1120.000', n, 'n', '8')).join('\n'))).status, 200);
@@ -106,9 +93,20 @@ test.serial('rebalance 3 → 4 held at REHASH_VOTE: data written before and duri
     }
     // Give a stray copy time to arrive before checking that none did.
     await new Promise((r) => setTimeout(r, 1000));
-    for (const name of moving) t.is(((await raw(grown.node.url, name)) as unknown[]).length, 3, `${name}: after the abort, the new node gets nothing more`);
+    for (const name of moving) t.is(((await raw(grown.node.url, name)) as unknown[]).length, 2, `${name}: after the abort, the new node gets nothing more`);
     const state = await getJson(`${a}/state`);
     t.false(grown.id in state.json.replication.peers, 'an aborted rebalance leaves no outbox for the node that did not join');
+
+    // Activated on every old node: the walks send what was written before, and it runs to the end.
+    for (const m of c.members) t.is((await post(`${m.url}/rebalance/activate/${grown.hash}`)).status, 200);
+    await eventually('the rebalance to finish', async () => (await Promise.all(c.members.map((m) => stateOf(m.url)))).every((s) => s === 'TOPO_REBALANCE_IDLE'), 120_000);
+    const all = (name: string) => [...both(name), [1060000, 7], [1120000, 8]];
+    for (const name of moving) t.deepEqual(await raw(grown.node.url, name), all(name), `${name}: everything written before and during on the new node, once`);
+    for (const name of movingTexts) t.deepEqual((await getJson(`${grown.node.url}/read/0/2000/${UUID}/${name}`)).json, [[940000, `up ${name}`]], `text ${name} on the new node`);
+    t.deepEqual((await getJson(`${grown.node.url}/meta/check/tag/${tagged[0]}`)).json, { [tagged[0]]: ['team:x'] }, 'check tags reach the new node, removals included');
+    t.deepEqual((await getJson(`${grown.node.url}/meta/check/tag/5/${tagged[1]}`)).json, { [tagged[1]]: ['team:b'] }, 'account-scoped check tags too');
+    for (const name of movingHists) t.deepEqual((await getJson(`${grown.node.url}/histogram/1000/1000/60/${UUID}/${name}`)).json, [[960, 60, { '+30e-001': 1 }]], `histogram ${name} on the new node, counted once`);
+    for (const name of names.filter((n) => !moving.includes(n))) t.is(((await raw(grown.node.url, name)) as { code?: string }).code, 'FER_ERR_METRIC_NOT_FOUND', `${name} (not the new node's) was not sent to it`);
   } finally {
     grown.node.child.kill('SIGTERM');
     await grown.node.exited;

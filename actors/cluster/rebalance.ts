@@ -5,25 +5,36 @@
 // (`state` key `rebalance`) on every change, so a restart resumes where the node was.
 //
 // The steps, each recorded before the next begins:
-// - VOTE: waits until every node of both topologies has the next topology loaded (they ask
-//   each other `topology_loaded`), so none starts copying to owners another node cannot place;
-// - REHASH: new writes already go to both topologies' owners (the `started` hook,
-//   actors/cluster/replication.ts); this node sends what it holds to the owners it gains
-//   (actors/cluster/relocation.ts) and waits until they confirmed it all;
+// - VOTE: new writes already go to both topologies' owners (the `started` hook,
+//   actors/cluster/replication.ts). Waits until every node of both topologies has the next
+//   topology loaded (they ask each other `topology_loaded`), so none starts copying to owners
+//   another node cannot place, and until every node is *ready*: dual-writing, and every message
+//   it routed before that confirmed applied by its receivers (`flushed`). Why: a walk copies
+//   what its node holds when it reads a metric; a write some node routed to the old owners
+//   alone (before its own activation) and that reaches an old owner after that owner's walk
+//   read the metric would never reach the new owner. Once every node is ready, every such
+//   write is on its old owners before any walk starts, and every later write goes to the new
+//   owners directly, so the walks and the dual writes together give the new owners everything;
+// - REHASH: this node sends what it holds to the owners it gains (actors/cluster/relocation.ts)
+//   and waits until they confirmed it all;
 // - REHASH_VOTE: waits until every node of both topologies has relocated, then switches: the
-//   node runs under the next topology from here on (routing, replication, reads, search).
+//   node runs under the next topology from here on (routing, replication, reads, search), a
+//   node the next topology leaves out too (it then owns nothing and forwards every read).
+//   Writes still go to the old owners too, since nodes not yet switched read from them.
 //   From then on the rebalance cannot be aborted;
 // - CLEANUP: waits until every node has switched (until then some still read under the old
-//   topology, from the old owners), then deletes the metrics this node no longer owns;
+//   topology, from the old owners), then stops writing to the old owners and deletes the
+//   metrics this node no longer owns;
 // - COMPLETE, COMPLETE_VOTE: waits until every node has cleaned up, then IDLE with the next
 //   topology as current.
 // Nodes ask each other on the next topology's request subject (`rebalance_state`).
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
-import type { Topology } from '../../model/topology/index.js';
+import { refusalOf, type Topology } from '../../model/topology/index.js';
 import type { NodeStorage } from '../../storage/node-storage.js';
 import type { TopologyLibrary } from './topologies.js';
 import type { RelocationFigures } from './relocation.js';
+import { RebalanceProgress, type RebalanceProgressReport } from './rebalance-progress.js';
 
 /** After a failed step (a peer or NATS away), the step is tried again this much later. */
 const RETRY_MS = 2_000;
@@ -62,16 +73,30 @@ export interface RebalanceReport {
   state: RebalanceStateName;
 }
 
+/** What a node answers its peers' `rebalance_state`: its report, and whether it is ready for the walks (see VOTE above). */
+export interface PeerRebalanceReport extends RebalanceReport {
+  ready: boolean;
+}
+
 /** What the node does when a rebalance starts (or resumes at boot) and when it ends. */
 export interface RebalanceHooks {
+  /** Dual writes to `next`'s owners begin (at activation, or at start when not yet switched). */
   started(next: Topology): Promise<void>;
+  /** At start, a node that had switched in a rebalance still under way: the old topology `old` comes back beside the running one. */
+  resumedSwitched(old: Topology, state: RebalanceStateName): Promise<void>;
   stopped(): Promise<void>;
-  /** Sends what this node holds to the owners `next` adds; stops early once `aborted()`. */
-  relocate(next: Topology, aborted: () => boolean): Promise<RelocationFigures>;
+  /** True once everything this node routed before its dual writes began was confirmed by its receivers. */
+  flushed(): boolean;
+  /** The rebalance is complete (this node is IDLE under the next topology): the old topology is let go. */
+  finished(): Promise<void>;
+  /** Sends what this node holds to the owners `next` adds, counting into `figures`; stops early once `aborted()`. */
+  relocate(next: Topology, aborted: () => boolean, figures: RelocationFigures): Promise<RelocationFigures>;
+  /** Metrics this node holds (the walk's denominator). */
+  metricCount(): Promise<number>;
   /** True once the nodes of `next` confirmed everything this node sent them. */
   delivered(next: Topology): boolean;
-  /** Every other node's `/rebalance/state` (null: it did not answer). */
-  peerStates(next: Topology): Promise<Map<string, RebalanceReport | null>>;
+  /** Every other node's `/rebalance/state` and readiness (null: it did not answer). */
+  peerStates(next: Topology): Promise<Map<string, PeerRebalanceReport | null>>;
   /** Whether every other node of both topologies has `next` loaded (null: it did not answer). */
   peersLoaded(next: Topology): Promise<Map<string, boolean | null>>;
   /** Runs the node under `next` from now on. */
@@ -91,6 +116,12 @@ export function reached(r: RebalanceReport | null, hash: string, state: Rebalanc
   return r.next === hash && REBALANCE_STATES.indexOf(r.state) >= REBALANCE_STATES.indexOf(state);
 }
 
+/** Whether a node reporting `r` is ready for the walks of the rebalance to `hash` (see VOTE above): ready, or past VOTE. */
+export function readyFor(r: PeerRebalanceReport | null, hash: string): boolean {
+  if (r === null) return false;
+  return reached(r, hash, 'TOPO_REBALANCE_REHASH') || (reached(r, hash, 'TOPO_REBALANCE_VOTE') && r.ready);
+}
+
 export class Rebalance {
   private stored: Stored;
   private hooks: RebalanceHooks | null = null;
@@ -99,8 +130,8 @@ export class Rebalance {
   private closed = false;
   /** Counts background runs: an abort followed by a new activate to the same hash must end the old one. */
   private runs = 0;
-  /** What the last REHASH sent (null: none finished since start). */
-  relocated: RelocationFigures | null = null;
+  /** How far the rebalance under way (or the last one) has got. */
+  readonly progress = new RebalanceProgress();
   /** An activate or deactivate in progress: a second one meanwhile would act on a stale state. */
   private changing: string | null = null;
 
@@ -122,6 +153,11 @@ export class Rebalance {
     // different topology file since) no longer applies: it is dropped, not resumed.
     const usable = stored !== null && stored.current === current && isState(stored.state) && (stored.next === null || topologies.get(stored.next) !== undefined);
     this.stored = usable ? stored : { current, next: null, state: 'TOPO_REBALANCE_IDLE' };
+  }
+
+  /** True while this node is in a rebalance and has switched to its next topology. */
+  switchedNow(): boolean {
+    return this.stored.switched === true && this.stored.next !== null;
   }
 
   /** True once this node switched topology in a rebalance (in one, or after one finished). */
@@ -154,8 +190,10 @@ export class Rebalance {
     this.hooks = hooks;
     const next = this.stored.next === null ? undefined : this.topologies.get(this.stored.next);
     if (next === undefined) return;
-    // Once switched, the node already runs under `next`: there is nothing to copy to it.
+    this.progress.begin();
+    // Once switched, the node already runs under `next`; the old topology comes back beside it.
     if (this.stored.switched !== true) await hooks.started(next);
+    else await hooks.resumedSwitched(this.topologies.current, this.stored.state);
     void this.run(next);
   }
 
@@ -166,6 +204,16 @@ export class Rebalance {
 
   report(): RebalanceReport {
     return { current: this.stored.current, next: this.stored.next ?? '-', state: this.stored.state };
+  }
+
+  /** `/state` `rebalance`. */
+  progressReport(): RebalanceProgressReport {
+    return this.progress.report(this.report());
+  }
+
+  /** The answer to a peer's `rebalance_state`. */
+  peerReport(): PeerRebalanceReport {
+    return { ...this.report(), ready: this.stored.next !== null && this.hooks?.flushed() === true };
   }
 
   /** Starts a rebalance to loaded topology `hash`, after checking it is one the cluster can move to. */
@@ -191,6 +239,7 @@ export class Rebalance {
     } finally {
       this.changing = null;
     }
+    this.progress.begin();
     void this.run(next);
     this.log.info({ current: current.hash, next: want }, 'rebalance activated');
     return this.report();
@@ -231,14 +280,15 @@ export class Rebalance {
         switch (this.stored.state) {
           case 'TOPO_REBALANCE_VOTE':
             if (!(await this.everyNodeLoaded(next, aborted))) return;
+            if (!(await this.everyNodeReady(next, aborted))) return;
             await this.advance(next.hash, 'TOPO_REBALANCE_REHASH');
             break;
           case 'TOPO_REBALANCE_REHASH': {
-            const figures = await hooks.relocate(next, aborted);
+            const figures = await hooks.relocate(next, aborted, this.progress.walking(await hooks.metricCount()));
             if (!aborted()) this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation sent; waiting for the new owners to confirm');
             while (!aborted() && !hooks.delivered(next)) await sleep(DELIVERY_POLL_MS);
             if (aborted()) return;
-            this.relocated = figures;
+            this.progress.walked();
             this.log.info({ next: next.hash, ...figures }, 'rebalance: relocation done and confirmed');
             await this.advance(next.hash, 'TOPO_REBALANCE_REHASH_VOTE');
             break;
@@ -269,7 +319,9 @@ export class Rebalance {
               await this.write({ current: next.hash, next: null, state: 'TOPO_REBALANCE_IDLE', from: this.stored.from ?? this.stored.current });
               this.topologies.setCurrent(next);
             });
+            this.progress.done();
             this.log.info({ current: next.hash }, 'rebalance complete');
+            await hooks.finished();
             return;
           default:
             return;
@@ -290,10 +342,31 @@ export class Rebalance {
   private async everyNode(next: Topology, state: RebalanceStateName, aborted: () => boolean): Promise<boolean> {
     let asked = 0;
     while (!aborted()) {
-      const states = await this.hooks!.peerStates(next);
+      const states = await this.askPeers(next);
       const waiting = [...states].filter(([, r]) => !reached(r, next.hash, state)).map(([id]) => id);
       if (waiting.length === 0) return true;
       if (++asked % 50 === 0) this.log.info({ state, waiting }, 'rebalance: waiting for other nodes');
+      await sleep(VOTE_POLL_MS);
+    }
+    return false;
+  }
+
+  /** Every other node's state, as progress reports show it (ready as the vote counts it). */
+  private async askPeers(next: Topology): Promise<Map<string, PeerRebalanceReport | null>> {
+    const states = await this.hooks!.peerStates(next);
+    this.progress.heard(new Map([...states].map(([id, r]) => [id, r === null ? null : { ...r, ready: readyFor(r, next.hash) }])));
+    return states;
+  }
+
+  /** Waits until this node and every other node of both topologies is ready for the walks (false: aborted or stopping meanwhile). */
+  private async everyNodeReady(next: Topology, aborted: () => boolean): Promise<boolean> {
+    let asked = 0;
+    while (!aborted()) {
+      const states = await this.askPeers(next);
+      const waiting = [...states].filter(([, r]) => !readyFor(r, next.hash)).map(([id]) => id);
+      if (!this.hooks!.flushed()) waiting.push('this node (its writes routed before activation are not all confirmed yet)');
+      if (waiting.length === 0) return true;
+      if (++asked % 20 === 1) this.log.info({ next: next.hash, waiting }, 'rebalance: VOTE waits for these nodes to activate and confirm what they routed before');
       await sleep(VOTE_POLL_MS);
     }
     return false;
@@ -341,22 +414,4 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
 function isState(s: unknown): s is RebalanceStateName {
   return (REBALANCE_STATES as readonly unknown[]).includes(s);
-}
-
-/**
- * Why moving from `current` to `next` is not allowed (null: it is), after IRONdb's caveats
- * (administration/resizing-clusters): at most W−1 nodes removed per rebalance, since
- * removing W could take every copy of some metric away at once; no change of sidedness,
- * which needs a migration; and not to the topology already current.
- */
-export function refusalOf(current: Topology, next: Topology): string | null {
-  if (next.hash === current.hash) return 'it is the current topology';
-  const kept = new Set(next.nodes.map((n) => n.id));
-  const removed = current.nodes.filter((n) => !kept.has(n.id)).map((n) => n.id);
-  if (removed.length >= current.writeCopies) {
-    return `it removes ${removed.length} node(s) (${removed.join(', ')}) but at most write_copies − 1 = ${current.writeCopies - 1} may be removed in one rebalance`;
-  }
-  const sided = (t: Topology) => t.nodes.some((n) => n.side !== null);
-  if (sided(current) !== sided(next)) return `it ${sided(next) ? 'adds' : 'removes'} sides; changing sidedness needs a migration to a new cluster, not a rebalance`;
-  return null;
 }

@@ -6,10 +6,18 @@
 // messages loses data. Receivers remember, per sender incarnation, which messages they
 // applied, in the same batch as the data: re-delivery never applies anything twice.
 //
-// During a rebalance (actors/cluster/rebalance.ts) writes also go to the next topology's
-// owners. Nodes only in the next topology are reached through the next topology's journal
-// stream (they consume that one); every other peer keeps getting its messages on the current
-// stream, so per-peer sequences stay one series on one stream.
+// During a rebalance (actors/cluster/rebalance.ts) a node is in a *window* of two topologies,
+// the old one and the next one, from its activation until the rebalance completes:
+// - writes go to the owners under both: before the switch, because the next owners must get
+//   every write the walks do not copy; after it until every node has switched (`oldInUse`),
+//   because nodes not yet switched still read from the old owners;
+// - the node consumes both topologies' journal streams, so a peer may reach it on either;
+// - a peer of the old topology gets its messages on the old stream while old writes go on (it
+//   consumes that one from its start until its own rebalance completes), a peer only in the
+//   next topology on the next stream (it consumes that one, running under it, or since its
+//   activation). Applied reports go back on the stream a message came by.
+// Per-peer sequences stay one series: a receiver's applied marks are per sender incarnation,
+// whatever the stream, so a message re-published on the other stream is recognised.
 import type { Logger } from 'pino';
 import { ferr } from '../../model/errors.js';
 import type { CheckTagScope, CheckTagUpdate } from '../../model/check-tags.js';
@@ -81,6 +89,30 @@ export interface JournaledDelete extends PortableIdentity {
   periods: number[] | null;
 }
 
+/** One topology of a rebalance window: its ring, its journal stream, its owners (cached). */
+interface Side {
+  ring: Ring;
+  journal: JournalStream;
+  owners: Map<string, string[]>;
+  ids: Set<string>;
+}
+
+/** A rebalance under way on this node (see the top of this file). */
+interface Window {
+  old: Side;
+  next: Side;
+  /** True once the node runs under `next` (ring and journal are next's). */
+  switched: boolean;
+  /** Writes still go to the old owners and records for them are still kept: until every node switched. */
+  oldInUse: boolean;
+  /**
+   * The last message staged for each peer when dual writes began: everything up to it was
+   * routed under the old topology alone. Until the peers confirmed it, an old owner's walk
+   * could miss it (`flushed`).
+   */
+  barrier: Map<string, number>;
+}
+
 export interface PeerLag {
   unconfirmed_messages: number;
   unconfirmed_records: number;
@@ -93,8 +125,8 @@ export class Replication {
   private readonly unconfirmed = new Map<string, Map<number, Unconfirmed>>();
   private readonly applied = new Map<string, Applied>();
   private readonly owners = new Map<string, string[]>();
-  /** The rebalance's next topology: its ring, its journal, and the owners it gives (cached). */
-  private next: { ring: Ring; journal: JournalStream; owners: Map<string, string[]>; peers: Set<string> } | null = null;
+  /** The rebalance under way (null: none). */
+  private window: Window | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** Asks a peer directly what it applied (null: it did not answer). */
   private probe: (peer: string, incarnation: string) => Promise<AppliedReport | null> = async () => null;
@@ -119,7 +151,7 @@ export class Replication {
 
   /** Starts confirmations and re-publication; everything left in the outbox goes out again. */
   start(): void {
-    this.journal.onApplied(this.identity, (report) => void this.confirmed(report).catch((e) => this.log.error({ err: e }, 'outbox confirmation failed')));
+    this.listen(this.journal);
     this.timer = setInterval(() => void this.republishDue().catch((e) => this.log.warn({ err: e }, 're-publication failed')), REPUBLISH_TICK_MS);
     this.timer.unref();
   }
@@ -136,26 +168,65 @@ export class Replication {
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.journal.close();
-    this.next?.journal.close();
+    this.window?.old.journal.close();
+    this.window?.next.journal.close();
   }
 
   /**
-   * Starts sending writes to the owners `ring` (the next topology's) gives as well. Nodes not
-   * in the current topology get theirs on `journal`, the next topology's stream; what the
-   * outbox still holds for them (from an earlier, interrupted rebalance) goes out again.
+   * A rebalance to `ring` begins (or resumes, not switched): writes go to its owners too, and
+   * nodes only in it get theirs on `journal`, its stream. What the outbox still holds for those
+   * (from an earlier, interrupted rebalance) goes out again. The barrier is taken in the same
+   * synchronous step as the window is installed: every message staged before was routed
+   * under the old topology alone, every one after under both.
    */
   async beginNext(ring: Ring, journal: JournalStream): Promise<void> {
-    this.endNext(false);
-    const current = new Set(this.ring.topology.nodes.map((n) => n.id));
-    const peers = new Set(ring.topology.nodes.map((n) => n.id).filter((id) => !current.has(id)));
-    for (const peer of peers) {
-      const pending = this.pendingOf(peer);
-      const { messages, lastSeq } = await this.outbox.load(peer);
-      for (const { seq, value } of messages) pending.set(seq, { at: 0, tries: 0, records: value[0] === 0 ? countRecords(value) : 1 });
-      this.nextSeq.set(peer, lastSeq + 1);
-    }
-    this.next = { ring, journal, owners: new Map(), peers };
-    journal.onApplied(this.identity, (report) => void this.confirmed(report).catch((e) => this.log.error({ err: e }, 'outbox confirmation failed')));
+    // A window left from the rebalance before (its end still draining) or an aborted one goes first.
+    if (this.window?.switched) this.endWindow();
+    else this.endNext(false);
+    const next = sideOf(ring, journal);
+    await this.loadPeers([...next.ids].filter((id) => !this.ring.topology.nodes.some((n) => n.id === id)));
+    const barrier = new Map(this.ring.topology.nodes.filter((n) => n.id !== this.identity).map((n) => [n.id, this.lastStaged(n.id)]));
+    this.window = { old: sideOf(this.ring, this.journal), next, switched: false, oldInUse: true, barrier };
+    this.listen(journal);
+  }
+
+  /**
+   * At start, a node that had switched in a rebalance still under way (it runs under the next
+   * topology already): the old topology's side comes back, to consume its stream and, unless
+   * the node is past its cleanup (`oldInUse` false), to keep writing to its owners.
+   */
+  async resumeSwitched(oldRing: Ring, oldJournal: JournalStream, oldInUse: boolean): Promise<void> {
+    const old = sideOf(oldRing, oldJournal);
+    await this.loadPeers([...old.ids].filter((id) => !this.ring.topology.nodes.some((n) => n.id === id)));
+    this.window = { old, next: sideOf(this.ring, this.journal), switched: true, oldInUse, barrier: new Map() };
+    this.listen(oldJournal);
+  }
+
+  /** The rebalance's other topology's stream (null: no rebalance): consumed beside the running one. */
+  otherJournal(): JournalStream | null {
+    const w = this.window;
+    if (w === null) return null;
+    return w.switched ? w.old.journal : w.next.journal;
+  }
+
+  /**
+   * True once every peer confirmed what this node staged before its dual writes began: from
+   * then on, every write this node routed without the next owners is on its old owners, where
+   * their walks read it.
+   */
+  flushed(): boolean {
+    const w = this.window;
+    if (w === null) return false;
+    for (const [peer, seq] of w.barrier) if (!this.confirmedThrough(peer, seq)) return false;
+    return true;
+  }
+
+  /**
+   * Stops writing to the old topology's owners and keeping records for metrics only they own:
+   * every node has switched, so none reads from them any more (the rebalance's cleanup).
+   */
+  stopOldWrites(): void {
+    if (this.window !== null) this.window.oldInUse = false;
   }
 
   /**
@@ -163,59 +234,99 @@ export class Replication {
    * for nodes only in that topology is dropped: they are not part of the cluster after all.
    */
   endNext(drop = true): void {
-    const next = this.next;
-    if (next === null) return;
-    this.next = null;
-    next.journal.close();
-    if (!drop) return;
-    for (const peer of next.peers) {
-      const pending = this.unconfirmed.get(peer);
+    const w = this.window;
+    if (w === null || w.switched) return;
+    this.window = null;
+    w.next.journal.close();
+    if (drop) this.dropPeers([...w.next.ids].filter((id) => !w.old.ids.has(id)));
+  }
+
+  /**
+   * The rebalance completed: the old topology's stream is closed, and what the outbox holds
+   * for nodes the running topology left out is dropped (they own nothing any more).
+   */
+  endWindow(): void {
+    const w = this.window;
+    if (w === null || !w.switched) return;
+    this.window = null;
+    w.old.journal.close();
+    this.dropPeers([...w.old.ids].filter((id) => !w.next.ids.has(id) && id !== this.identity));
+  }
+
+  /** Forgets every message staged for `peers` (they leave the cluster). */
+  private dropPeers(peers: string[]): void {
+    for (const peer of peers) {
       this.unconfirmed.delete(peer);
-      const last = (this.nextSeq.get(peer) ?? 1) - 1;
-      if (pending !== undefined && last > 0) void this.outbox.confirm(peer, last, []).catch((e) => this.log.warn({ err: e }, 'dropping an aborted rebalance outbox failed'));
+      const last = this.lastStaged(peer);
+      if (last > 0) void this.outbox.confirm(peer, last, []).catch((e) => this.log.warn({ err: e, peer }, 'dropping the outbox of a node that left failed'));
     }
+  }
+
+  /** Loads sequences and unconfirmed messages of peers not loaded at start (re-published on the next tick). */
+  private async loadPeers(peers: string[]): Promise<void> {
+    for (const peer of peers) {
+      if (this.nextSeq.has(peer) || peer === this.identity) continue;
+      const pending = this.pendingOf(peer);
+      const { messages, lastSeq } = await this.outbox.load(peer);
+      for (const { seq, value } of messages) pending.set(seq, { at: 0, tries: 0, records: value[0] === 0 ? countRecords(value) : 1 });
+      this.nextSeq.set(peer, lastSeq + 1);
+    }
+  }
+
+  /** Applied reports may come back on `journal` too. */
+  private listen(journal: JournalStream): void {
+    journal.onApplied(this.identity, (report) => void this.confirmed(report).catch((e) => this.log.error({ err: e }, 'outbox confirmation failed')));
   }
 
   /**
    * The rebalance's switch: the next topology becomes this replication's topology and its
-   * stream the one it publishes to and (once the caller consumes it) receives from. Sequences,
-   * the outbox and applied marks carry on unchanged; what was published on the old stream and
-   * not yet confirmed is re-published on the new one, where the receiver dedupes it.
+   * stream the one it publishes to and receives from. Sequences, the outbox and applied marks
+   * carry on unchanged; the old topology's stream stays open (see the top of this file).
    */
   switchToNext(): void {
-    const next = this.next;
-    if (next === null) throw new Error('BUG: switchToNext without a next topology');
-    const old = this.journal;
-    this.ring = next.ring;
-    this.journal = next.journal;
+    const w = this.window;
+    if (w === null) throw new Error('BUG: switchToNext without a next topology');
+    if (w.switched) return;
+    this.ring = w.next.ring;
+    this.journal = w.next.journal;
     this.owners.clear();
-    this.next = null;
-    old.close();
+    w.switched = true;
   }
 
-  /** Every node a write may go to: the current topology's, and the next one's during a rebalance. */
+  /** Every node a write may go to: the running topology's, and the other one's during a rebalance. */
   peers(): string[] {
-    const ids = this.ring.topology.nodes.map((n) => n.id);
-    if (this.next !== null) ids.push(...this.next.peers);
-    return ids.filter((id) => id !== this.identity);
+    const ids = new Set(this.ring.topology.nodes.map((n) => n.id));
+    const other = this.otherSide();
+    if (other !== null) for (const id of other.ids) ids.add(id);
+    ids.delete(this.identity);
+    return [...ids];
   }
 
-  /** True when the rebalance's next topology makes this node an owner of `metric`. */
-  ownsNext(metric: Pick<MetricInfo, 'key'>): boolean {
-    return this.next !== null && this.targetsOf(metric).includes(this.identity);
+  /** The topology written to besides the running one (null: none now). */
+  private otherSide(): Side | null {
+    const w = this.window;
+    if (w === null) return null;
+    if (!w.switched) return w.next;
+    return w.oldInUse ? w.old : null;
   }
 
-  /** Where a metric's writes go: its owners, and during a rebalance its next owners too. */
+  /**
+   * Whether records for `metric` belong here: this node owns it under the running topology,
+   * or under the other one of a rebalance while that one is in use. After a switch the node
+   * drops the others (they would bring back what its cleanup deletes).
+   */
+  accepts(metric: Pick<MetricInfo, 'key'>): boolean {
+    if (this.owns(metric)) return true;
+    const other = this.otherSide();
+    return other !== null && ownersOn(other, metric.key).includes(this.identity);
+  }
+
+  /** Where a metric's writes go: its owners, and during a rebalance its owners under the other topology too. */
   targetsOf(metric: Pick<MetricInfo, 'key'>): string[] {
     const ids = this.ownersOf(metric);
-    const next = this.next;
-    if (next === null) return ids;
-    let nextIds = next.owners.get(metric.key);
-    if (nextIds === undefined) {
-      nextIds = ownersOf(next.ring, metric.key).map((n) => n.id);
-      next.owners.set(metric.key, nextIds);
-    }
-    return [...new Set([...ids, ...nextIds])];
+    const other = this.otherSide();
+    if (other === null) return ids;
+    return [...new Set([...ids, ...ownersOn(other, metric.key)])];
   }
   /** The owners of a metric, primary first (cached: the ring never changes under a node). */
   ownersOf(metric: Pick<MetricInfo, 'key'>): string[] {
@@ -277,8 +388,15 @@ export class Replication {
   }
 
   private async send(o: Outgoing): Promise<void> {
-    const journal = this.next?.peers.has(o.peer) ? this.next.journal : this.journal;
-    await journal.publish(o.peer, { sender: this.identity, incarnation: this.incarnation, seq: o.seq, op: o.op }, o.body);
+    await this.streamFor(o.peer).publish(o.peer, { sender: this.identity, incarnation: this.incarnation, seq: o.seq, op: o.op }, o.body);
+  }
+
+  /** The stream `peer` surely consumes (see the top of this file). */
+  private streamFor(peer: string): JournalStream {
+    const w = this.window;
+    if (w === null) return this.journal;
+    if (w.old.ids.has(peer) && (w.oldInUse || !w.next.ids.has(peer))) return w.old.journal;
+    return w.next.journal;
   }
 
   /** True when the message was applied before (a re-delivery or re-publication). */
@@ -387,14 +505,22 @@ export class Replication {
 
   /** Restores sequences and the unconfirmed set from the outbox (re-published on the first tick). */
   private async loadOutbox(): Promise<void> {
-    for (const node of this.ring.topology.nodes) {
-      if (node.id === this.identity) continue;
-      const pending = this.pendingOf(node.id);
-      const { messages, lastSeq } = await this.outbox.load(node.id);
-      for (const { seq, value } of messages) pending.set(seq, { at: 0, tries: 0, records: value[0] === 0 ? countRecords(value) : 1 });
-      this.nextSeq.set(node.id, lastSeq + 1);
-    }
+    await this.loadPeers(this.ring.topology.nodes.map((n) => n.id).filter((id) => id !== this.identity));
   }
+}
+
+function sideOf(ring: Ring, journal: JournalStream): Side {
+  return { ring, journal, owners: new Map(), ids: new Set(ring.topology.nodes.map((n) => n.id)) };
+}
+
+/** A metric's owners on `side`, primary first (cached). */
+function ownersOn(side: Side, key: string): string[] {
+  let ids = side.owners.get(key);
+  if (ids === undefined) {
+    ids = ownersOf(side.ring, key).map((n) => n.id);
+    side.owners.set(key, ids);
+  }
+  return ids;
 }
 
 /** Records in a stored journal entry (for lag reporting after a restart). */

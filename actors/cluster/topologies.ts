@@ -3,7 +3,7 @@
 // before a rebalance to it starts). Loaded ones are kept in the node store's `state` family
 // so a rebalance that names them can resume after a restart.
 import { ferr } from '../../model/errors.js';
-import { parseTopology, TopologyError, type Topology } from '../../model/topology/index.js';
+import { parseTopology, topologyJson, TopologyError, type Topology } from '../../model/topology/index.js';
 import type { NodeStorage } from '../../storage/node-storage.js';
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -61,12 +61,4 @@ export class TopologyLibrary {
     }
     return this.known.get(want)!;
   }
-}
-
-/** The JSON form the parser reads back (`{"write_copies", "nodes"}`), node order kept: it is part of the hash. */
-export function topologyJson(t: Topology): { write_copies: number; nodes: object[] } {
-  return {
-    write_copies: t.writeCopies,
-    nodes: t.nodes.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, weight: n.weight, ...(n.side === null ? {} : { side: n.side }) })),
-  };
 }

@@ -25,8 +25,9 @@ import { IngestAdmission } from './admission.js';
 import { CheckpointHealth } from './checkpoint-health.js';
 import { ClusterRouting } from '../cluster/routing.js';
 import type { TopologyLibrary } from '../cluster/topologies.js';
-import type { Rebalance, RebalanceReport } from '../cluster/rebalance.js';
+import type { PeerRebalanceReport, Rebalance, RebalanceStateName } from '../cluster/rebalance.js';
 import { RebuildWalks, type Rebuild, type RebuildWalkStatus } from '../cluster/rebuild.js';
+import type { Joining } from '../cluster/joining.js';
 import { gainingOwners, relocate, type RelocationDeps, type RelocationFigures } from '../cluster/relocation.js';
 import { updatesOf } from '../../model/check-tags.js';
 import { IngestPool, type LaneParse, type LaneSamples } from '../ingest/pool.js';
@@ -96,6 +97,8 @@ export interface NodeParts {
   rebalance: Rebalance;
   /** This node's rebuild from its peers, if one was asked for. */
   rebuild: Rebuild;
+  /** This node's join of a cluster in a rebalance, if one was asked for. */
+  joining: Joining;
 }
 
 /** One shard as /state shows it. */
@@ -120,10 +123,13 @@ export class FerriteNode implements NodeApi {
   rpc: Rpc | null;
   /** Answers other nodes' requests on an Rpc (actors/boot.ts wires the coordinators' answerers). */
   private serveRpc: ((rpc: Rpc) => void) | null = null;
-  /** During a rebalance, until the switch: answers `rebalance_state` on the next topology's subject. */
-  private voteRpc: Rpc | null = null;
-  /** The topology whose journal stream a switch started consuming (null: the one started with). */
-  private consumingSince: string | null = null;
+  /**
+   * During a rebalance: requests on the other topology's subjects (the next one's until the
+   * switch, the old one's after it), answered like those on `rpc`, so peers on either reach it.
+   */
+  private otherRpc: Rpc | null = null;
+  /** Journal messages are applied one at a time, whichever stream they came by (the applied marks are read, then written). */
+  private applying: Promise<void> = Promise.resolve();
   private readonly log: Logger;
   private readonly nats: NatsConnection | null;
   private readonly replication: Replication | null;
@@ -140,6 +146,8 @@ export class FerriteNode implements NodeApi {
   readonly rebalance: Rebalance;
   /** This node's rebuild from its peers (`/state` `rebuild`). */
   readonly rebuild: Rebuild;
+  /** This node's join of a cluster in a rebalance (`/state` `join`; http/join-forward.ts). */
+  readonly joining: Joining;
   /** The walks this node runs for peers that rebuild. */
   readonly rebuildWalks: RebuildWalks;
   private nextSeq = 1;
@@ -171,9 +179,10 @@ export class FerriteNode implements NodeApi {
   readonly limits: SeriesLimits;
 
   constructor(parts: NodeParts) {
-    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild } = parts;
+    const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild, joining } = parts;
     this.topologies = topologies;
     this.rebuild = rebuild;
+    this.joining = joining;
     this.rebuildWalks = new RebuildWalks((target, figures, aborted) => this.walkFor(target, figures, aborted), () => this.metricCount(), log);
     this.rebalance = rebalance;
     this.config = config;
@@ -211,22 +220,25 @@ export class FerriteNode implements NodeApi {
     if (this.replication !== null) await this.startReplication(this.replication);
     await this.rebalance.attach({
       started: (next) => this.beginDualWrites(next),
+      resumedSwitched: (old, state) => this.resumeSwitched(old, state),
       stopped: async () => {
         this.replication?.endNext();
-        this.voteRpc?.stop();
-        this.voteRpc = null;
+        this.stopOtherRpc();
       },
+      flushed: () => this.replication?.flushed() ?? true,
       peerStates: (next) => this.peerRebalanceStates(next),
       peersLoaded: (next) => this.peersLoaded(next),
       switchTo: (next) => this.switchTopology(next),
       cleanup: (next) => this.dropNotOwned(next),
-      relocate: (next, aborted) => this.relocateTo(next, aborted),
+      relocate: (next, aborted, figures) => this.relocateTo(next, aborted, figures),
+      metricCount: () => this.metricCount(),
       delivered: (next) => this.deliveredTo(next),
+      finished: () => this.endRebalanceWindow(),
     });
     this.rebuild.attach({
       peers: () => this.ring.topology.nodes.map((n) => n.id).filter((id) => id !== this.identity),
-      send: (peer, run) => this.askPeer<RebuildWalkStatus>(peer, 'rebuild_send', { target: this.identity, run }),
-      status: (peer, run) => this.askPeer<RebuildWalkStatus>(peer, 'rebuild_status', { target: this.identity, run }),
+      send: (peer, run) => this.callPeer<RebuildWalkStatus>(peer, 'rebuild_send', { target: this.identity, run }),
+      status: (peer, run) => this.callPeer<RebuildWalkStatus>(peer, 'rebuild_status', { target: this.identity, run }),
       finished: () => {
         this.gossip.rebuilding = false;
       },
@@ -321,7 +333,13 @@ export class FerriteNode implements NodeApi {
    * Applies one message of this node's cluster journal exactly like a local write, marking
    * it applied in the same batch; a message applied before is only reported again.
    */
-  async applyJournal(envelope: JournalEnvelope, body: Uint8Array): Promise<void> {
+  applyJournal(envelope: JournalEnvelope, body: Uint8Array, stream: JournalStream): Promise<void> {
+    const done = this.applying.then(() => this.applyOne(envelope, body, stream));
+    this.applying = done.catch(() => undefined);
+    return done;
+  }
+
+  private async applyOne(envelope: JournalEnvelope, body: Uint8Array, stream: JournalStream): Promise<void> {
     const replication = this.replication!;
     this.checkWritable();
     if (!replication.alreadyApplied(envelope)) {
@@ -329,14 +347,16 @@ export class FerriteNode implements NodeApi {
       if (envelope.op === 'nnt') await this.applyJournaledRollups(body);
       if (envelope.op === 'checktags') await this.applyJournaledCheckTags(body);
       const received = envelope.op === 'records' ? this.recordsOf(decodeJournalEntry(body)) : [];
-      for (const r of received) if (!replication.owns(r.metric)) replication.misdirected++;
-      const records = this.rebalance.hasSwitched() ? received.filter((r) => this.keepsAfterSwitch(r.metric)) : received;
+      for (const r of received) if (!replication.accepts(r.metric)) replication.misdirected++;
+      const records = this.rebalance.hasSwitched() ? received.filter((r) => replication.accepts(r.metric)) : received;
       let applied: AppliedUpdate | null = null;
       await this.commit(IngestBatch.of(records), null, (batch) => (applied = replication.markApplied(batch, envelope)));
       replication.installApplied(applied!);
       this.stats.journalRecordsApplied += records.length;
+      if (this.rebalance.report().next !== '-') this.rebalance.progress.applied(envelope.op === 'records' ? records.length : 1, body.byteLength);
     }
-    replication.journal.reportApplied(envelope.sender, replication.appliedReport(envelope.incarnation));
+    // On the stream it came by: the sender listens there (it may not listen on the other any more).
+    stream.reportApplied(envelope.sender, replication.appliedReport(envelope.incarnation));
   }
 
   /** Replication figures for /state (null when standalone). */
@@ -398,20 +418,12 @@ export class FerriteNode implements NodeApi {
     return found.ok ? { doc, metric: found.metric } : null;
   }
 
-  /**
-   * After a rebalance switched this node to a new topology, messages sent under the old one
-   * still arrive (re-published from outboxes). For a metric this node no longer owns they are
-   * dropped: every sender also sent them to the new owners, and storing them would bring back
-   * what the cleanup deleted.
-   */
-  private keepsAfterSwitch(metric: MetricInfo): boolean {
-    return this.routing.owns(metric) || this.replication?.ownsNext(metric) === true;
-  }
-
   private async applyJournaledRollups(body: Uint8Array): Promise<void> {
     const j = this.journaledDoc<JournaledRollups>(body);
     if (j === null) return;
-    if (this.rebalance.hasSwitched() && !this.keepsAfterSwitch(j.metric)) return;
+    // After a switch, records for a metric this node no longer keeps are dropped: every sender
+    // sent them to the new owners too, and storing them would bring back what the cleanup deletes.
+    if (this.rebalance.hasSwitched() && this.replication?.accepts(j.metric) === false) return;
     const decode = (records: [number, string][]): [number, RollupAccumulator][] => records.map(([ts, acc]) => [ts, decodeAccumulator(Buffer.from(acc, 'base64'))]);
     if (j.doc.levels !== undefined) await this.shards.about(j.metric, 'setRollupLevels', j.doc.levels.map(([period, records]) => [period, decode(records)]));
     else await this.shards.about(j.metric, 'writeRollups', decode(j.doc.records));
@@ -528,7 +540,8 @@ export class FerriteNode implements NodeApi {
 
   /**
    * A rebalance to `next` started (or resumes): writes go to its owners too, those only in
-   * `next` through its journal stream. A standalone node has no replication to extend.
+   * `next` through its journal stream, which this node consumes from now on beside its own,
+   * and it answers requests on `next`'s subjects too. A standalone node has no replication to extend.
    */
   private async beginDualWrites(next: Topology): Promise<void> {
     if (this.replication === null || this.nats === null) {
@@ -536,16 +549,71 @@ export class FerriteNode implements NodeApi {
       return;
     }
     await this.replication.beginNext(buildRing(next), await JournalStream.open(this.nats, next.hash, this.config.peerTimeoutMs));
-    // Nodes that join run under `next` and ask on its subjects; until this node switches they reach it here.
-    this.voteRpc?.stop();
-    this.voteRpc = new Rpc(this.nats, next.hash, this.identity);
-    this.voteRpc.serve({ rebalance_state: async () => this.rebalance.report(), topology_loaded: async (p) => this.hasTopology(p) });
+    this.startOtherRpc(next.hash);
+    await this.consume(this.replication.otherJournal()!);
+  }
+
+  /**
+   * At start, a node that had switched in a rebalance not yet complete: it consumes the old
+   * topology's stream again, answers on its subjects and, before its cleanup, writes to its owners too.
+   */
+  private async resumeSwitched(old: Topology, state: RebalanceStateName): Promise<void> {
+    if (this.replication === null || this.nats === null) return;
+    const oldInUse = state === 'TOPO_REBALANCE_CLEANUP';
+    await this.replication.resumeSwitched(buildRing(old), await JournalStream.open(this.nats, old.hash, this.config.peerTimeoutMs), oldInUse);
+    this.startOtherRpc(old.hash);
+    await this.consume(this.replication.otherJournal()!);
+  }
+
+  /** The rebalance completed: the old topology's stream is drained and closed, its subjects left. */
+  private async endRebalanceWindow(): Promise<void> {
+    const replication = this.replication;
+    const old = replication?.otherJournal() ?? null;
+    const oldRpc = this.otherRpc;
+    if (replication === null || old === null) return;
+    // Messages peers sent here on the old stream before they finished are applied first; any
+    // left after this would be re-published on the running stream by their senders' outboxes.
+    for (let waited = 0; waited < this.config.peerTimeoutMs && (await old.pending(this.identity)) !== 0; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    // A rebalance activated meanwhile has ended this window already and opened its own.
+    if (replication.otherJournal() !== old) return;
+    replication.endWindow();
+    if (this.otherRpc === oldRpc) this.stopOtherRpc();
+  }
+
+  /** Answers requests on `hash`'s subjects too, as on the running topology's. */
+  private startOtherRpc(hash: string): void {
+    this.stopOtherRpc();
+    this.otherRpc = new Rpc(this.nats!, hash, this.identity);
+    this.serveRpc?.(this.otherRpc);
+  }
+
+  private stopOtherRpc(): void {
+    this.otherRpc?.stop();
+    this.otherRpc = null;
   }
 
   /** Sets how this node answers other nodes (boot.ts), and starts answering on the current Rpc. */
   answerRequests(serve: (rpc: Rpc) => void): void {
     this.serveRpc = serve;
     if (this.rpc !== null) serve(this.rpc);
+    if (this.otherRpc !== null) serve(this.otherRpc);
+  }
+
+  /**
+   * The Rpc that reaches `peer`: every node of a rebalance answers on both topologies'
+   * subjects, so the running one does, except for a node only in the next topology while
+   * this one has not switched (it answers on the next topology's alone).
+   */
+  private rpcFor(peer: string): Rpc | null {
+    if (this.otherRpc === null || this.rebalance.switchedNow() || this.ring.topology.nodes.some((n) => n.id === peer)) return this.rpc;
+    return this.otherRpc;
+  }
+
+  /** A request to `peer`, on the subjects that reach it. */
+  callPeer<T>(peer: string, op: string, payload: unknown, timeoutMs = this.config.peerTimeoutMs): Promise<T> {
+    const rpc = this.rpcFor(peer);
+    if (rpc === null) return Promise.reject(new Error('a standalone node has no peers to ask'));
+    return rpc.call<T>(peer, op, payload, timeoutMs);
   }
 
   /** `topology_loaded`: whether this node has the topology `{hash}` loaded (or runs under it). */
@@ -560,65 +628,57 @@ export class FerriteNode implements NodeApi {
    * yet does not listen on `next`'s); nodes only in `next` run under it and answer on its subjects.
    */
   private async peersLoaded(next: Topology): Promise<Map<string, boolean | null>> {
-    const current = new Set(this.topologies.current.nodes.map((n) => n.id));
-    const ids = [...new Set([...current, ...next.nodes.map((n) => n.id)])].filter((id) => id !== this.identity);
-    const ask = (id: string) => {
-      const rpc = current.has(id) ? this.rpc : (this.voteRpc ?? this.rpc);
-      return rpc === null ? Promise.resolve(null) : rpc.call<boolean>(id, 'topology_loaded', { hash: next.hash }, this.config.peerTimeoutMs).catch(() => null);
-    };
-    const answers = await Promise.all(ids.map(ask));
-    return new Map(ids.map((id, i) => [id, answers[i]!]));
+    return this.askEveryNode(next, (id) => this.callPeer<boolean>(id, 'topology_loaded', { hash: next.hash }));
   }
 
   /** Where every other node of both topologies is in the rebalance to `next` (null: no answer). */
-  private async peerRebalanceStates(next: Topology): Promise<Map<string, RebalanceReport | null>> {
-    const rpc = this.voteRpc ?? this.rpc;
+  private async peerRebalanceStates(next: Topology): Promise<Map<string, PeerRebalanceReport | null>> {
+    return this.askEveryNode(next, (id) => this.callPeer<PeerRebalanceReport>(id, 'rebalance_state', {}));
+  }
+
+  /** `ask` of every other node of the current topology and `next` (null: it did not answer). */
+  private async askEveryNode<T>(next: Topology, ask: (id: string) => Promise<T>): Promise<Map<string, T | null>> {
     const ids = [...new Set([...this.topologies.current.nodes, ...next.nodes].map((n) => n.id))].filter((id) => id !== this.identity);
-    const answers = await Promise.all(ids.map((id) => (rpc === null ? Promise.resolve(null) : rpc.call<RebalanceReport>(id, 'rebalance_state', {}, this.config.peerTimeoutMs).catch(() => null))));
+    const answers = await Promise.all(ids.map((id) => ask(id).catch(() => null)));
     return new Map(ids.map((id, i) => [id, answers[i]!]));
   }
 
   /**
    * The rebalance's switch: from now on this node routes, replicates, reads, searches and
-   * gossips under `next`. Replication keeps its outbox and sequences (replication.ts
-   * switchToNext); requests are answered on `next`'s subjects. A node `next` leaves out keeps
-   * its old view: it owns nothing any more and should be stopped once the rebalance is done.
+   * gossips under `next`. Replication keeps its outbox and sequences and both streams
+   * (replication.ts switchToNext); requests are answered on both topologies' subjects until
+   * the rebalance completes. A node `next` leaves out switches too: it owns nothing under
+   * `next`, so it forwards every read to the new owners; stop it once the rebalance is done.
    */
   private async switchTopology(next: Topology): Promise<void> {
-    if (!next.nodes.some((n) => n.id === this.identity)) return;
     const replication = this.replication;
     const nats = this.nats;
     if (replication === null || nats === null) throw new Error('a node without cluster replication (standalone) cannot switch topology yet');
-    // Everything but consuming first, so a failure (NATS away) is retried by consuming alone.
-    if (this.ring.topology.hash !== next.hash) {
-      const ring = buildRing(next);
-      replication.switchToNext();
-      this.voteRpc?.stop();
-      this.voteRpc = null;
-      this.rpc?.stop();
-      const rpc = new Rpc(nats, next.hash, this.identity);
-      this.serveRpc?.(rpc);
-      this.rpc = rpc;
-      this.gossip.stop();
-      const rebuilding = this.gossip.rebuilding;
-      this.gossip = new Gossip(nats, this.identity, next, this.clock);
-      this.gossip.rebuilding = rebuilding;
-      this.gossip.start();
-      this.ring = ring;
-      this.routing = new ClusterRouting(this.identity, ring, this.gossip, replication, rpc, this.config.peerTimeoutMs);
-      await this.shards.askAll('adoptTopology', next);
-    }
-    if (this.consumingSince === next.hash) return;
-    await replication.journal.consume(
-      this.identity,
-      (envelope, body) => this.applyJournal(envelope, body),
-      (error) => this.log.warn({ err: error }, 'cluster journal: apply failed; the message will be redelivered'),
-    );
-    this.consumingSince = next.hash;
+    if (this.ring.topology.hash === next.hash) return;
+    // First, as it may fail (and the switch be tried again): nothing else has changed then.
+    await this.shards.askAll('adoptTopology', next);
+    const ring = buildRing(next);
+    replication.switchToNext();
+    // The next topology's Rpc becomes the running one; the old one keeps answering beside it.
+    const old = this.rpc;
+    this.rpc = this.otherRpc ?? new Rpc(nats, next.hash, this.identity);
+    if (this.otherRpc === null) this.serveRpc?.(this.rpc);
+    this.otherRpc = old;
+    this.gossip.stop();
+    const rebuilding = this.gossip.rebuilding;
+    this.gossip = new Gossip(nats, this.identity, next, this.clock);
+    this.gossip.rebuilding = rebuilding;
+    this.gossip.start();
+    this.ring = ring;
+    this.routing = new ClusterRouting(this.identity, ring, this.gossip, replication, this.rpc, this.config.peerTimeoutMs);
   }
 
-  /** The rebalance's cleanup: every metric this node holds but does not own under `next` is deleted. */
+  /**
+   * The rebalance's cleanup (every node has switched): writes stop going to the old owners, and
+   * every metric this node holds but does not own under `next` is deleted.
+   */
   private async dropNotOwned(next: Topology): Promise<number> {
+    this.replication?.stopOldWrites();
     const ring = buildRing(next);
     let deleted = 0;
     for (let shard = 0; shard < this.config.shards; shard++) {
@@ -642,13 +702,14 @@ export class FerriteNode implements NodeApi {
    * A rebalance's REHASH: the samples of metrics `next` gives new owners go to them, and every
    * check tag to the nodes that join (check tags live on every node), through the outbox.
    */
-  private async relocateTo(next: Topology, aborted: () => boolean): Promise<RelocationFigures> {
+  private async relocateTo(next: Topology, aborted: () => boolean, figures: RelocationFigures): Promise<RelocationFigures> {
     const replication = this.replication;
     if (replication === null) throw new Error('a node without cluster replication (standalone) cannot relocate data yet');
-    const figures = await relocate({
+    await relocate({
       ...this.relocationBase(replication),
       targets: gainingOwners(this.identity, this.ring, buildRing(next)),
       aborted,
+      figures,
     });
     const joining = next.nodes.map((n) => n.id).filter((id) => !this.ring.topology.nodes.some((n) => n.id === id));
     if (joining.length === 0 || aborted()) return figures;
@@ -705,12 +766,6 @@ export class FerriteNode implements NodeApi {
     return figures.reduce((a, f) => a + (f.index.metrics ?? 0), 0);
   }
 
-  /** A request to `peer` on the running topology's subjects. */
-  private askPeer<T>(peer: string, op: string, payload: unknown): Promise<T> {
-    if (this.rpc === null) return Promise.reject(new Error('a standalone node has no peers to ask'));
-    return this.rpc.call<T>(peer, op, payload, this.config.peerTimeoutMs);
-  }
-
   /** What every walk of this node's metrics shares (rebalance and rebuild): where to read, how to send. */
   private relocationBase(replication: Replication): Pick<RelocationDeps, 'shards' | 'shardCount' | 'histogramPeriod' | 'registry' | 'send' | 'sendRollups'> {
     return {
@@ -748,9 +803,14 @@ export class FerriteNode implements NodeApi {
   private async startReplication(replication: Replication): Promise<void> {
     await replication.loadApplied();
     replication.start();
-    await replication.journal.consume(
+    await this.consume(replication.journal);
+  }
+
+  /** Applies this node's messages on `stream` as they come. */
+  private consume(stream: JournalStream): Promise<void> {
+    return stream.consume(
       this.identity,
-      (envelope, body) => this.applyJournal(envelope, body),
+      (envelope, body) => this.applyJournal(envelope, body, stream),
       (error) => this.log.warn({ err: error }, 'cluster journal: apply failed; the message will be redelivered'),
     );
   }
@@ -762,7 +822,7 @@ export class FerriteNode implements NodeApi {
     this.rebalance.close();
     this.rebuild.close();
     this.rebuildWalks.close();
-    this.voteRpc?.stop();
+    this.otherRpc?.stop();
     this.gossip.stop();
     this.replication?.stop();
     this.rpc?.stop();

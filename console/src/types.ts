@@ -87,3 +87,56 @@ export interface ExtensionInfo {
   description: string;
   params: Record<string, { name: string; type: string }>;
 }
+
+/** `/state` `rebalance` (actors/cluster/rebalance-progress.ts). */
+export interface RebalanceProgress {
+  current: string;
+  next: string;
+  state: string;
+  started: string | null;
+  finished: string | null;
+  elapsed_s: number;
+  metrics_total: number;
+  metrics_seen: number;
+  metrics_sent: number;
+  records_sent: number;
+  bytes_sent: number;
+  check_tag_updates_sent: number;
+  records_received: number;
+  bytes_received: number;
+  rate_metrics_per_s: number;
+  rate_bytes_per_s: number;
+  percent: number;
+  peers: Record<string, { current: string; next: string; state: string; ready: boolean } | null>;
+}
+
+/** A peer's walk for a rebuilding node (actors/cluster/rebuild.ts RebuildWalkStatus). */
+export interface RebuildWalk {
+  run: string;
+  state: string;
+  figures: { metrics_seen: number; metrics_sent: number; records_sent: number; bytes_sent: number };
+  total_metrics: number;
+  error?: string;
+}
+
+/** `/state` `rebuild`. */
+export interface RebuildProgress {
+  state: 'running' | 'done';
+  run: string;
+  started: string;
+  elapsed_s: number;
+  metrics_received: number;
+  records_received: number;
+  bytes_received: number;
+  rate_bytes_per_s: number;
+  rate_metrics_per_s: number;
+  percent: number;
+  peers: Record<string, RebuildWalk | null>;
+}
+
+/** The parts of `/state` the Topology page shows. */
+export interface ClusterChanges {
+  rebalance?: RebalanceProgress;
+  rebuild?: RebuildProgress;
+  rebuild_walks?: Record<string, RebuildWalk>;
+}

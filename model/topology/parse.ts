@@ -73,3 +73,11 @@ function toInt(v: unknown, what: string): number {
   if (!Number.isInteger(n)) throw new TopologyError(`${what} must be an integer, got ${JSON.stringify(v)}`);
   return n;
 }
+
+/** The JSON form `parseTopology` reads back (`{"write_copies", "nodes"}`), node order kept: it is part of the hash. */
+export function topologyJson(t: Pick<Topology, 'writeCopies' | 'nodes'>): { write_copies: number; nodes: object[] } {
+  return {
+    write_copies: t.writeCopies,
+    nodes: t.nodes.map((n) => ({ id: n.id, address: n.address, port: n.port, apiport: n.apiport, weight: n.weight, ...(n.side === null ? {} : { side: n.side }) })),
+  };
+}

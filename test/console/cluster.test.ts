@@ -1,11 +1,15 @@
 // The console of one node of a real 3-node cluster (nats-server, three `ferrite serve`
 // processes, two copies): every node shown up, the ring shared three ways, replication per
-// peer; then a node is killed and the console shows it down and keeps working.
+// peer; then a node is killed and the console shows it down and keeps working. Then the
+// Topology page's rebalance and rebuild panel: a rebalance to four nodes held at VOTE and run
+// to the end, and a node rebuilt from its peers after its data directory was wiped.
+import { rmSync } from 'node:fs';
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { launchBrowser, openPage, screenshot, waitForNumber } from '../helpers/browser.js';
-import { killSpawnedNodes, mLine, put, UUID } from '../helpers/node.js';
+import { getJson, killSpawnedNodes, mLine, put, UUID } from '../helpers/node.js';
+import { eventually, growBy, post, stateOf } from '../helpers/rebalance.js';
 
 const ACCOUNT = 123;
 const METRICS = 12;
@@ -83,4 +87,54 @@ test.serial('a node of a 3-node cluster shows every node, the ring and replicati
   await page.getByLabel('chart req|ST[svc:s1]').check();
   t.true((await waitForNumber(page, '.df4 .chart', 'data-points', (v) => v > 0)) > 0, 'charted while a node is down');
   t.deepEqual(errors, []);
+});
+
+test.serial('the Topology page shows a rebalance under way and done, and a rebuild', async (t) => {
+  await cluster.start(2);
+  const [first, second, third] = cluster.members as [(typeof cluster.members)[0], (typeof cluster.members)[0], (typeof cluster.members)[0]];
+  await cluster.settled();
+  const grown = await growBy(cluster);
+  try {
+    const { page, errors } = await openPage(browser, `${first.url}/#/topology`);
+    await page.locator('[data-testid=rebalance][data-state=none]').waitFor();
+    for (const m of cluster.members) t.is((await post(`${m.url}/topology/${grown.hash}`, grown.json)).status, 200);
+    // Activated on two of the three: held at VOTE, the third shown not ready.
+    for (const m of [first, second]) t.is((await post(`${m.url}/rebalance/activate/${grown.hash}`)).status, 200);
+    await page.locator('[data-testid=rebalance][data-state=TOPO_REBALANCE_VOTE]').waitFor({ timeout: 20_000 });
+    const peer = (id: string) => page.locator('[data-testid=rebalance-peers] tbody tr').filter({ hasText: id.slice(0, 8) });
+    await peer(third.id).filter({ hasText: 'IDLE' }).waitFor({ timeout: 20_000 });
+    await peer(grown.id).filter({ hasText: 'yes' }).waitFor({ timeout: 20_000 });
+    t.regex((await page.locator('[data-testid=rebalance] p').first().textContent())!, new RegExp(`VOTE from [0-9a-f]{8} to ${grown.hash.slice(0, 8)}`));
+    await screenshot(page, 'cluster-rebalance-vote');
+
+    t.is((await post(`${third.url}/rebalance/activate/${grown.hash}`)).status, 200);
+    await eventually('the rebalance to finish', async () => (await Promise.all(cluster.members.map((m) => stateOf(m.url)))).every((s) => s === 'TOPO_REBALANCE_IDLE'), 60_000);
+    await page.locator('[data-testid=rebalance][data-state=TOPO_REBALANCE_IDLE]').waitFor({ timeout: 20_000 });
+    const progress = (await getJson(`${first.url}/state`)).json.rebalance;
+    t.true(progress.metrics_sent > 0 && progress.bytes_sent > 0, 'the first node sent metrics to the new one');
+    const figures = page.locator('[data-testid=rebalance-figures]');
+    t.regex((await figures.locator('tr').filter({ hasText: 'metrics sent' }).textContent())!, new RegExp(`metrics sent${progress.metrics_sent.toLocaleString('en-US')}`));
+    t.regex((await figures.locator('tr').filter({ hasText: 'walked' }).textContent())!, /100 %/);
+    await screenshot(page, 'cluster-rebalance-done');
+
+    // The second node loses its data and rebuilds it from its peers (under the topology the
+    // cluster now runs: the one its wiped store had moved to).
+    await cluster.kill(1);
+    rmSync(second.dataDir, { recursive: true, force: true });
+    await cluster.start(1, ['--rebuild', '--topology', grown.file]);
+    await eventually('the rebuild to finish', async () => (await getJson(`${second.url}/state`)).json.rebuild?.state === 'done', 60_000);
+    await page.goto(`${second.url}/#/topology`);
+    await page.locator('[data-testid=rebuild][data-state=done]').waitFor({ timeout: 20_000 });
+    const rebuild = (await getJson(`${second.url}/state`)).json.rebuild;
+    t.true(rebuild.metrics_received > 0);
+    t.regex((await page.locator('[data-testid=rebuild-figures] tr').filter({ hasText: 'metrics received' }).textContent())!, new RegExp(rebuild.metrics_received.toLocaleString('en-US')));
+    t.is(await page.locator('[data-testid=rebuild-peers] tbody tr').count(), 3, 'each peer\'s walk');
+    await screenshot(page, 'cluster-rebuild-done');
+    await page.goto(`${first.url}/#/topology`);
+    await page.locator('[data-testid=rebuild-walks-table] tbody tr').filter({ hasText: second.id.slice(0, 8) }).waitFor({ timeout: 20_000 });
+    t.deepEqual(errors, []);
+  } finally {
+    grown.node.child.kill('SIGTERM');
+    await grown.node.exited;
+  }
 });

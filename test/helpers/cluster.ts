@@ -26,8 +26,8 @@ export interface TestCluster {
   kill(i: number): Promise<void>;
   /** Starts member `i` (again), with `extraArgs` added to its flags this time (e.g. `--rebuild`). */
   start(i: number, extraArgs?: string[]): Promise<void>;
-  /** Waits until no node holds unconfirmed journal messages for a peer. */
-  settled(timeoutMs?: number): Promise<void>;
+  /** Waits until no node (of the members, and `others` by URL) holds unconfirmed journal messages for a peer. */
+  settled(timeoutMs?: number, others?: string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,10 +72,11 @@ export async function startCluster(nodes = 3, writeCopies = 2, nodeArgs: string[
       await m.running?.exited;
       m.running = null;
     },
-    async settled(timeoutMs = 30_000) {
+    async settled(timeoutMs = 30_000, others: string[] = []) {
       const deadline = Date.now() + timeoutMs;
+      const urls = () => [...members.filter((m) => m.running !== null).map((m) => m.url), ...others];
       for (;;) {
-        const states = await Promise.all(members.filter((m) => m.running !== null).map((m) => getJson(`${m.url}/state`)));
+        const states = await Promise.all(urls().map((url) => getJson(`${url}/state`)));
         const busy = states.some((s) => s.json.replication.journal_pending !== 0 || Object.values(s.json.replication.peers as Record<string, { unconfirmed_messages: number }>).some((p) => p.unconfirmed_messages > 0));
         if (!busy) return;
         if (Date.now() > deadline) throw new Error(`cluster not settled after ${timeoutMs} ms: ${JSON.stringify(states.map((s) => s.json.replication))}`);

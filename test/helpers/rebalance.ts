@@ -33,19 +33,21 @@ export async function eventually(what: string, check: () => Promise<boolean>, ti
   }
 }
 
-/** A fourth node, started under the grown topology (its current one), and that topology. */
-export async function growBy(c: TestCluster): Promise<{ node: ChildNode; id: string; json: string; hash: string; port: number; dataDir: string; file: string }> {
+/** A topology of `nodes` on loopback (the test rig's weights), as JSON, and its hash. */
+export function topologyOf(nodes: readonly { id: string; port: number }[], writeCopies = 2): { json: string; hash: string } {
+  const json = JSON.stringify({ write_copies: writeCopies, nodes: nodes.map((m) => ({ id: m.id, address: '127.0.0.1', port: m.port, apiport: m.port, weight: 32 })) });
+  return { json, hash: parseTopology(json).hash };
+}
+
+/** A fourth node, started under the grown topology (its current one, with `extraArgs`), and that topology. */
+export async function growBy(c: TestCluster, extraArgs: string[] = []): Promise<{ node: ChildNode; id: string; json: string; hash: string; port: number; dataDir: string; file: string }> {
   const id = randomUUID();
   const port = await freePort();
-  const doc = {
-    write_copies: 2,
-    nodes: [...c.members.map((m) => ({ id: m.id, address: '127.0.0.1', port: m.port, apiport: m.port, weight: 32 })), { id, address: '127.0.0.1', port, apiport: port, weight: 32 }],
-  };
-  const json = JSON.stringify(doc);
+  const { json } = topologyOf([...c.members, { id, port }]);
   const dir = tempDir('ferrite-rebalance-');
   const file = path.join(dir, 'topology.json');
   writeFileSync(file, json);
-  const node = await spawnNode(path.join(dir, 'data'), ['--port', String(port), '--node-id', id, '--topology', file, '--nats', c.nats.url]);
+  const node = await spawnNode(path.join(dir, 'data'), ['--port', String(port), '--node-id', id, '--topology', file, '--nats', c.nats.url, ...extraArgs]);
   return { node, id, json, hash: parseTopology(json).hash, port, dataDir: path.join(dir, 'data'), file };
 }
 

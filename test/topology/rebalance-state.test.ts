@@ -2,8 +2,8 @@
 // The node is standalone, which cannot relocate data yet (README "Rebalance"), so a started
 // rebalance goes no further than REHASH here; test/rebalance.test.ts runs one on a cluster.
 import test from 'ava';
-import { REBALANCE_STATES, refusalOf } from '../../actors/cluster/rebalance.js';
-import { parseTopology } from '../../model/topology/index.js';
+import { REBALANCE_STATES } from '../../actors/cluster/rebalance.js';
+import { parseTopology, refusalOf } from '../../model/topology/index.js';
 import { getJson, startNode, tempDir } from '../helpers/node.js';
 
 const self = '7e1a0b2c-0000-4000-8000-000000000001';

@@ -1,11 +1,13 @@
 // Topology: the ring drawn as a circle of virtual nodes coloured by node, each node's share
-// of the key space, and a locate box (check uuid + metric name → its owners).
+// of the key space, a rebalance or rebuild under way (pages/cluster-changes.ts), and a locate
+// box (check uuid + metric name → its owners).
 import { ApiError, getJson, seg } from '../api.js';
 import { PALETTE } from '../chart.js';
 import { card, errorBox, fill, h, pill, table } from '../dom.js';
 import { percent, short } from '../format.js';
 import type { Page } from '../page.js';
-import type { Nodes } from '../types.js';
+import type { ClusterChanges, Nodes } from '../types.js';
+import { clusterChanges } from './cluster-changes.js';
 
 interface Vnode {
   id: string;
@@ -25,6 +27,7 @@ export function topologyPage(): Page {
   const shares = h('div');
   const summary = h('p');
   const located = h('div', { class: 'located' });
+  const changes = h('div', { class: 'changes' });
   const uuid = h('input', { type: 'text', name: 'uuid', placeholder: 'check uuid', size: 38 });
   const metric = h('input', { type: 'text', name: 'metric', placeholder: 'metric name, e.g. cpu|ST[host:a]', size: 40 });
   let nodes: Nodes | null = null;
@@ -53,10 +56,12 @@ export function topologyPage(): Page {
     'div',
     { class: 'page topology' },
     card('Ring', summary, h('div', { class: 'ring-row' }, ring, shares)),
+    card('Rebalance and rebuild', changes),
     card('Locate a metric', h('form', { class: 'inline', onsubmit: (e: Event) => void locate(e) }, uuid, metric, h('button', { type: 'submit' }, 'Locate')), located),
   );
 
   async function refresh(): Promise<void> {
+    fill(changes, clusterChanges(await getJson<ClusterChanges>('/state')));
     nodes = await getJson<Nodes>('/console/api/nodes');
     const colors = new Map(nodes.nodes.map((n, i) => [n.id, PALETTE[i % PALETTE.length]!]));
     const hash = nodes.topology.hash;
@@ -85,7 +90,7 @@ export function topologyPage(): Page {
     }
   }
 
-  return { el, refresh, refreshMs: 5_000 };
+  return { el, refresh, refreshMs: 2_000 };
 }
 
 /** Each vnode owns the arc up to its location from the previous one (clockwise from the top). */
