@@ -407,7 +407,8 @@ export class RollupStore {
     let known = 0;
     for (const v of s.values) if (v !== null) known++;
     if (known >= CARRY_SAMPLES) return carryAfter(s, null);
-    const aged = await this.agedCarry(metric);
+    // Ageing reads sealed windows only: a metric with none (first named by this process, never sealed) has no aged state to read.
+    const aged = metric.unsealed === true ? null : await this.agedCarry(metric);
     const usable = aged !== null && aged.to <= (s.ts[0] ?? before) ? aged.carry : null;
     return carryAfter(s, usable);
   }

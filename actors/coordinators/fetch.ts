@@ -31,7 +31,7 @@ export function runFetch(node: NodeApi, plan: FetchPlan, deadline = Infinity): P
       checkDeadline(deadline, 'the fetch');
       return applyReducers(columns, plan.reduce.slice(1), plan.count);
     }
-    const columns = await Promise.all(plan.streams.map((s, i) => streamColumn(node, plan, s, `streams[${i}]`)));
+    const columns = await streamColumns(node, plan);
     checkDeadline(deadline, 'the fetch');
     return applyReducers(columns, plan.reduce, plan.count);
   })();
@@ -65,9 +65,33 @@ async function foldStreams(node: NodeApi, plan: FetchPlan, reduce: ReduceSpec): 
   return groups.map(([label, members], g) => sums.column(g, label, how, commonTags(members), members.length));
 }
 
+/**
+ * Every stream's column. The numeric streams this node holds are read one question per shard
+ * (a fetch of a thousand streams is a few messages, not a thousand); the others one by one.
+ */
+async function streamColumns(node: NodeApi, plan: FetchPlan): Promise<Column[]> {
+  const metrics = plan.streams.map((s, i) => (s.kind === 'numeric' ? streamMetric(node, s, `streams[${i}]`) : null));
+  const local = plan.streams.flatMap((_, i) => (metrics[i] !== null && node.routing.readsLocally(metrics[i]!) ? [i] : []));
+  const slots = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count };
+  const cells = new Map<number, Float64Array | null>();
+  const asked = [...node.shards.byShard(local, (i) => metrics[i]!.partition)].map(async ([n, list]) => {
+    const got = await node.shards.askShard(n, 'numericCellsMany', list.map((i) => ({ metric: wireMetric(metrics[i]!), transform: plan.streams[i]!.transform.name })), slots);
+    list.forEach((i, k) => cells.set(i, got[k]!));
+  });
+  await Promise.all(asked);
+  return Promise.all(plan.streams.map((s, i) => (cells.has(i) ? numericColumn(plan, s, metrics[i]!, cells.get(i)!) : streamColumn(node, plan, s, `streams[${i}]`))));
+}
+
 /** The stream's transformed values per slot (NaN: none), read by its shard; null when never stored here. */
 function numericSlots(node: NodeApi, plan: FetchPlan, s: StreamSpec, metric: MetricInfo): Promise<Float64Array | null> {
   return node.shards.about(metric, 'numericCells', { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, s.transform.name);
+}
+
+/** A numeric stream's column from its cells (null: never stored here). */
+function numericColumn(plan: FetchPlan, s: StreamSpec, metric: MetricInfo, cells: Float64Array | null): Column {
+  const values = new Array<number | null>(plan.count).fill(null);
+  if (cells !== null) for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
+  return { ...headOf(s, metric), kind: 'numeric', values };
 }
 
 const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });
@@ -108,12 +132,8 @@ async function localColumn(node: NodeApi, plan: FetchPlan, s: StreamSpec, metric
   const periodS = plan.periodMs / SECOND;
   const known = () => node.knows(metric);
   switch (s.kind) {
-    case 'numeric': {
-      const values = new Array<number | null>(plan.count).fill(null);
-      const cells = await numericSlots(node, plan, s, metric);
-      if (cells !== null) for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
-      return { ...head, kind: 'numeric', values };
-    }
+    case 'numeric':
+      return numericColumn(plan, s, metric, await numericSlots(node, plan, s, metric));
     case 'histogram': {
       const slots = (await known()) ? await histogramSlots(node, metric, plan) : new Array<Histogram | null>(plan.count).fill(null);
       const t = HISTOGRAM_TRANSFORMS[s.transform.name];

@@ -10,6 +10,11 @@ import { newMetricInfo, type MetricInfo } from '../../model/metric-info.js';
 
 /** Bound on cached (field, name) spellings; past it the cache starts over. */
 const MAX_SPELLINGS = 1_000_000;
+/**
+ * Bound on the descriptions of metrics reads name (a dashboard asks for the same streams again
+ * and again: their names are parsed and hashed once); past it the cache starts over.
+ */
+const MAX_DESCRIBED = 100_000;
 
 export class MetricRegistry {
   private readonly byKey = new Map<MetricKey, MetricInfo>();
@@ -17,6 +22,8 @@ export class MetricRegistry {
   /** Resolver spellings: (account NUL check field) → name → resolution. */
   private byCheck = new Map<string, Map<string, MetricResolution<MetricInfo>>>();
   private checkSpellings = 0;
+  /** Reads' metrics by `uuid NUL name` (see `lookup`). */
+  private described = new Map<string, MetricResolution<MetricInfo>>();
 
   constructor(private readonly partitions: number) {}
 
@@ -102,11 +109,23 @@ export class MetricRegistry {
    * described without being remembered (its account is whatever ingest says).
    */
   lookup(uuid: string, name: string): MetricResolution<MetricInfo> {
+    const spelling = `${uuid}\u0000${name}`;
+    let described = this.described.get(spelling);
+    if (described === undefined) {
+      described = this.describe(uuid, name);
+      if (this.described.size >= MAX_DESCRIBED) this.described = new Map();
+      this.described.set(spelling, described);
+    }
+    if (!described.ok) return described;
+    const known = this.byKey.get(described.metric.key);
+    return known !== undefined ? { ok: true, metric: known } : described;
+  }
+
+  /** A metric named by a read, described (parsed, keyed and placed) without being remembered as interned. */
+  private describe(uuid: string, name: string): MetricResolution<MetricInfo> {
     const parsed = canonicalizeMetricName(name);
     if (!parsed.ok) return parsed;
     const key = metricKey(uuid, parsed.value.canonical);
-    const known = this.byKey.get(key);
-    if (known !== undefined) return { ok: true, metric: known };
     const { id, partition } = placeMetric(key, this.partitions);
     const accountId = 0 as AccountId;
     return { ok: true, metric: newMetricInfo({ key, accountId, uuid, checkName: '', name: parsed.value }, id, id.toString('hex'), partition) };

@@ -57,12 +57,14 @@ async function main(): Promise<void> {
   send({ type: 'ready' });
 }
 
-/** Typed arrays of an answer (itself, or its top-level fields) travel without a copy. */
+/** Typed arrays of an answer (itself, its elements or its top-level fields) travel without a copy. */
 function transferablesOf(value: unknown): ArrayBuffer[] {
   const whole = (v: unknown): v is ArrayBufferView => ArrayBuffer.isView(v) && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength;
   if (whole(value)) return [value.buffer as ArrayBuffer];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
-  return Object.values(value).filter(whole).map((v) => v.buffer as ArrayBuffer);
+  if (typeof value !== 'object' || value === null) return [];
+  const buffers = (Array.isArray(value) ? value : Object.values(value)).filter(whole).map((v) => v.buffer as ArrayBuffer);
+  // An ArrayBuffer listed twice cannot be transferred.
+  return [...new Set(buffers)];
 }
 
 // Keeps the contract honest: every method the node may ask is one the shard has.

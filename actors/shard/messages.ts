@@ -53,9 +53,13 @@ export interface SlotGeometry {
 }
 
 /** A numeric stream a shard folds into partial sums (`group` of a sum, mean or groupby reduce). */
-export interface FoldStream {
+/** A numeric stream to read: its metric and the transform its slots get. */
+export interface NumericStream {
   metric: WireMetric;
   transform: string;
+}
+
+export interface FoldStream extends NumericStream {
   group: number;
 }
 
@@ -105,6 +109,8 @@ export interface ShardMethods {
   rollupJson(metric: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupType): string;
   /** One numeric stream read into slots and transformed (NaN: no value); null when never stored here. */
   numericCells(metric: WireMetric, slots: SlotGeometry, transform: string): Float64Array | null;
+  /** `numericCells` of each stream, in one question (a fetch's streams on this shard). */
+  numericCellsMany(streams: NumericStream[], slots: SlotGeometry): (Float64Array | null)[];
   /** Its streams read, transformed and folded into partial sums per group (a sum, mean or groupby reduce pushed down). */
   foldNumeric(streams: FoldStream[], slots: SlotGeometry, groups: number): WireSums;
   histograms(metric: WireMetric, period: number, start: number, end: number): WireHistogramRow[];

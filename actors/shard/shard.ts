@@ -27,7 +27,7 @@ import { unpackDeclarations, type Declarations, type WirePart } from '../ingest/
 import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
-import type { FoldStream, ListedMetric, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
+import type { FoldStream, ListedMetric, NumericStream, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
@@ -202,10 +202,14 @@ export class Shard {
     return numericValues(transform, slots);
   }
 
+  numericCellsMany(streams: NumericStream[], g: SlotGeometry): Promise<(Float64Array | null)[]> {
+    return Promise.all(streams.map((s) => this.numericCells(s.metric, g, s.transform)));
+  }
+
   async foldNumeric(streams: FoldStream[], g: SlotGeometry, groups: number): Promise<WireSums> {
     const sums = new CellSums(groups, g.count);
     // Read side by side, added in stream order, so the sums are repeatable.
-    const cells = await Promise.all(streams.map((s) => this.numericCells(s.metric, g, s.transform)));
+    const cells = await this.numericCellsMany(streams, g);
     cells.forEach((c, i) => c !== null && sums.add(streams[i]!.group, c));
     return { sum: sums.sum, n: sums.n };
   }
