@@ -10,7 +10,7 @@ const EMPTY = new Uint32Array(0);
  * field: a typed array per term would cost about 200 bytes a series.
  */
 export class IdList {
-  private ids: Uint32Array | null = null;
+  private array: Uint32Array | null = null;
   /** The id while the list holds exactly one and no array yet. */
   private one = 0;
   size = 0;
@@ -36,12 +36,17 @@ export class IdList {
   /** A list of `ids` (sorted, distinct), kept as given (an index snapshot's). */
   static of(ids: Uint32Array): IdList {
     const list = new IdList();
-    if (ids.length === 1) list.first(ids[0]!);
-    else if (ids.length > 1) {
-      list.ids = ids;
-      list.size = ids.length;
-    }
+    list.assign(ids);
     return list;
+  }
+
+  /** Takes `ids` (sorted, distinct) as the list, as given. */
+  protected assign(ids: Uint32Array): void {
+    if (ids.length === 1) this.first(ids[0]!);
+    else if (ids.length > 1) {
+      this.array = ids;
+      this.size = ids.length;
+    }
   }
 
   /** Appends without keeping order (a bulk load); `sortUnique` restores it. */
@@ -51,7 +56,7 @@ export class IdList {
   }
 
   sortUnique(): void {
-    if (this.ids === null) return;
+    if (this.array === null) return;
     const sorted = this.view().sort();
     let n = 0;
     for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[n++] = sorted[i]!;
@@ -60,18 +65,18 @@ export class IdList {
 
   /** The ids, as a view valid until the list is next compacted (appends never disturb it). */
   view(): Uint32Array {
-    if (this.ids !== null) return this.ids.subarray(0, this.size);
+    if (this.array !== null) return this.array.subarray(0, this.size);
     return this.size === 0 ? EMPTY : Uint32Array.of(this.one);
   }
 
   /** Drops ids `keep` rejects, into a fresh array (views handed out earlier stay intact). */
   compact(keep: (id: number) => boolean): void {
     const kept = this.view().filter(keep);
-    this.ids = null;
+    this.array = null;
     this.size = 0;
     if (kept.length === 1) this.first(kept[0]!);
     else if (kept.length > 1) {
-      this.ids = kept;
+      this.array = kept;
       this.size = kept.length;
     }
   }
@@ -83,15 +88,15 @@ export class IdList {
 
   /** The array, with room for one more id (made from the single id when there is none yet). */
   private room(): Uint32Array {
-    if (this.ids === null) {
-      this.ids = new Uint32Array(4);
-      this.ids[0] = this.one;
-    } else if (this.size === this.ids.length) {
-      const next = new Uint32Array(this.ids.length * 2);
-      next.set(this.ids);
-      this.ids = next;
+    if (this.array === null) {
+      this.array = new Uint32Array(4);
+      this.array[0] = this.one;
+    } else if (this.size === this.array.length) {
+      const next = new Uint32Array(this.array.length * 2);
+      next.set(this.array);
+      this.array = next;
     }
-    return this.ids;
+    return this.array;
   }
 }
 

@@ -207,7 +207,7 @@ export class MetricIndex {
       const categories = new Map<string, TermDictionary>();
       for (const c of a.categories) {
         const terms = c.terms.map((t) => {
-          const term = new Term(t.text, IdList.of(t.ids));
+          const term = new Term(t.text, t.ids);
           term.spelling = t.spelling;
           return term;
         });

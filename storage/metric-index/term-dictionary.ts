@@ -12,13 +12,26 @@ export const NO_VALUE = '\u0000';
 /** Values added since the last merge, which a search tests one by one: at most this many, or an eighth of the sorted ones. */
 const MIN_UNSORTED = 256;
 
-export class Term {
+/**
+ * A value and its posting list. The term is its own list: most `__name` values name one metric,
+ * and a million series would otherwise pay for two objects each (issue 30).
+ */
+export class Term extends IdList {
   /** The value as the canonical name spells it, when that differs from the search text (`b"…"`). */
   spelling: string | null = null;
+
+  /** `ids`: its posting list as given (sorted, distinct; an index snapshot's). */
   constructor(
     readonly text: string,
-    readonly ids = new IdList(),
-  ) {}
+    ids?: Uint32Array,
+  ) {
+    super();
+    if (ids !== undefined) this.assign(ids);
+  }
+
+  get ids(): IdList {
+    return this;
+  }
 }
 
 export class TermDictionary {
