@@ -66,6 +66,7 @@ export async function startNode(config: FerriteConfig, log: Logger): Promise<Fer
     });
     shards = await ShardSet.start(config, identity, ring.topology, config.shards, {
       applied: (records) => node?.onShardApplied(records),
+      heap: (shard, share) => node?.admission.heapOf(`shard ${shard}`, share),
       fault: (_shard, partition, error) => node?.onShardFault(partition, error),
       exited: (shard, code) => void node?.onShardExited(shard, code),
     });

@@ -55,6 +55,14 @@ export interface FerriteConfig {
   /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
   maxPendingRecords: number;
   /**
+   * Writes are refused (503, Retry-After) while a shard worker's or the main thread's V8 heap is
+   * above this share of its limit: a node holding more series than its memory allows sheds writes
+   * instead of ending out of memory (issue 30). 0 = off.
+   */
+  memoryPressureShare: number;
+  /** A shard worker's V8 heap limit in MiB (0 = V8's default for the machine, ≈ 4 GiB at 16 GiB and more). */
+  shardHeapMb: number;
+  /**
    * Writes are refused (503) while the p99 of recently acknowledged writes is above this many ms
    * and other writes are in flight: the acknowledged p99 stays near it under any load. 0 = off.
    */
@@ -156,6 +164,8 @@ export function defaultConfig(): FerriteConfig {
     testClock: false,
     maxWriteBytesInFlight: 64 * 1024 * 1024,
     maxPendingRecords: 2_000_000,
+    memoryPressureShare: 0.85,
+    shardHeapMb: 0,
     writeLatencyBudgetMs: 1000,
     logLevel: 'info',
     rollups: [
@@ -238,6 +248,8 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   if (typeof c.testClock !== 'boolean') throw new ConfigError('testClock', 'must be true or false');
   if (c.shards > c.partitions) throw new ConfigError('shards', `must be at most partitions (${c.partitions}): each shard owns whole partitions`);
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
+  if (typeof c.memoryPressureShare !== 'number' || !(c.memoryPressureShare >= 0 && c.memoryPressureShare < 1)) throw new ConfigError('memoryPressureShare', 'must be a number in [0, 1) (0 = off)');
+  requireInt(c, 'shardHeapMb', 0, 1 << 20);
   requireInt(c, 'writeLatencyBudgetMs', 0, 3600 * 1000);
   requireRollupLevels(c, 'histogramRollups');
   requireRollupLevels(c, 'rollups');

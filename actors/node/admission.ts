@@ -2,9 +2,10 @@
 // loop and records in partition mailboxes faster than they are applied: latency grows to
 // seconds for everyone (reads included) and memory with it. A write is admitted only while
 // the bytes of write bodies in flight (received, not yet answered) and the records handed
-// to partitions but not yet applied stay under their limits, and acknowledged writes stay
-// within their latency budget; otherwise it is refused at once with 503 and Retry-After,
-// before its body is read.
+// to partitions but not yet applied stay under their limits, acknowledged writes stay
+// within their latency budget, and no V8 heap of the node (main thread, shard workers) is
+// nearly full; otherwise it is refused at once with 503 and Retry-After, before its body is read.
+import { heapShare } from '../../model/heap.js';
 
 export interface AdmissionLimits {
   /** Bytes of write bodies being parsed, journaled or waiting to be answered. */
@@ -20,6 +21,8 @@ export interface AdmissionLimits {
    * clients wait out Retry-After. Default 1.
    */
   latencyFloorWrites?: number;
+  /** Share of a V8 heap's limit above which writes are refused (memory pressure); 0 or absent = off. */
+  memoryPressureShare?: number;
 }
 
 /** Acknowledged writes the latency budget looks at: the last this many, at most this old. */
@@ -40,6 +43,8 @@ export class IngestAdmission {
   private acked = 0;
   private p99 = 0;
   private p99At = -Infinity;
+  /** The last heap share reported by each shard worker (`shard <n>`). */
+  private readonly heaps = new Map<string, number>();
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -70,6 +75,8 @@ export class IngestAdmission {
    * whole budget is admitted when nothing else is in flight, so it can still make progress.
    */
   admit(bytes: number): string | null {
+    const pressure = this.memoryPressure();
+    if (pressure !== null) return this.refuse(pressure);
     if (this.pendingRecords >= this.limits.maxPendingRecords) return this.refuse(`${this.pendingRecords} records wait to be applied`);
     if (this.bytes > 0 && this.bytes + bytes > this.limits.maxBytes) return this.refuse(`${this.bytes} bytes of writes are in flight`);
     // Over the latency budget, writes queue behind each other: refuse new ones while the node
@@ -80,6 +87,25 @@ export class IngestAdmission {
     this.bytes += bytes;
     this.writes++;
     return null;
+  }
+
+  /** Notes how full a thread's heap is (a shard worker reports it with what it applied). */
+  heapOf(thread: string, share: number): void {
+    this.heaps.set(thread, share);
+  }
+
+  /**
+   * Why writes are refused for memory, or null: a heap (a shard worker's, as last reported, or
+   * this thread's) above its share of the limit. A node holding more series than its memory
+   * allows keeps answering reads and sheds writes, rather than ending out of memory.
+   */
+  memoryPressure(): string | null {
+    const limit = this.limits.memoryPressureShare ?? 0;
+    if (limit <= 0) return null;
+    const main = heapShare();
+    const [thread, share] = main > limit ? ['the main thread', main] : ([...this.heaps].find(([, s]) => s > limit) ?? [null, 0]);
+    if (thread === null) return null;
+    return `memory pressure: ${thread}'s heap is ${Math.round(share * 100)} % of its limit, over ${Math.round(limit * 100)} % (memoryPressureShare); the node holds more series than its memory allows — raise the heap (shardHeapMb), set series limits, or add nodes`;
   }
 
   release(bytes: number): void {
@@ -95,8 +121,16 @@ export class IngestAdmission {
     this.pendingRecords -= records;
   }
 
-  report(): { bytes_in_flight: number; records_pending_apply: number; refused: number; write_p99_ms: number; write_latency_budget_ms: number } {
-    return { bytes_in_flight: this.bytes, records_pending_apply: this.pendingRecords, refused: this.refused, write_p99_ms: this.recentP99(), write_latency_budget_ms: this.limits.latencyBudgetMs };
+  report(): { bytes_in_flight: number; records_pending_apply: number; refused: number; write_p99_ms: number; write_latency_budget_ms: number; heap_shares: Record<string, number>; memory_pressure: string | null } {
+    return {
+      bytes_in_flight: this.bytes,
+      records_pending_apply: this.pendingRecords,
+      refused: this.refused,
+      write_p99_ms: this.recentP99(),
+      write_latency_budget_ms: this.limits.latencyBudgetMs,
+      heap_shares: { main: heapShare(), ...Object.fromEntries(this.heaps) },
+      memory_pressure: this.memoryPressure(),
+    };
   }
 
   private refuse(why: string): string {

@@ -16,6 +16,8 @@ import { fromWireError } from '../shard/wire-error.js';
 /** What shards tell the node without being asked. */
 export interface ShardSetEvents {
   applied(records: number): void;
+  /** A worker's heap in use as a share of its limit (it says so every second). */
+  heap(shard: number, share: number): void;
   fault(shard: number, partition: number, error: Error): void;
   /** A worker ended without being asked to stop. */
   exited(shard: number, code: number): void;
@@ -53,7 +55,8 @@ class ShardClient {
   ) {}
 
   static start(setup: ShardSetup, events: ShardSetEvents): Promise<ShardClient> {
-    const worker = new Worker(new URL('../shard/main.js', import.meta.url), { workerData: setup });
+    const heap = setup.config.shardHeapMb;
+    const worker = new Worker(new URL('../shard/main.js', import.meta.url), { workerData: setup, ...(heap > 0 ? { resourceLimits: { maxOldGenerationSizeMb: heap } } : {}) });
     const client = new ShardClient(setup.shard, worker);
     return new Promise((resolve, reject) => {
       worker.on('message', (reply: ShardReply) => {
@@ -66,6 +69,8 @@ class ShardClient {
           case 'applied':
             client.pending -= reply.records;
             return events.applied(reply.records);
+          case 'heap':
+            return events.heap(setup.shard, reply.share);
           case 'fault':
             return events.fault(setup.shard, reply.partition, fromWireError(reply.error));
           case 'answer':

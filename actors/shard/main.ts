@@ -5,12 +5,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { ShardMethod, ShardMethods, ShardNotice, ShardReply, ShardRequest, ShardSetup } from './messages.js';
 import { Shard } from './shard.js';
 import { toWireError } from './wire-error.js';
+import { heapShare } from '../../model/heap.js';
 
 const port = parentPort!;
 const setup = workerData as ShardSetup;
 const send = (reply: ShardReply, transfer: ArrayBuffer[] = []) => port.postMessage(reply, transfer);
 
 type Handler = (...args: never[]) => unknown;
+
+/** How often the worker says how full its heap is. */
+const HEAP_REPORT_MS = 1000;
 
 /** Closes the store before the worker ends on an error, so a restarted shard can open it again in this process. */
 function exitOnFailure(shard: Shard): void {
@@ -38,6 +42,7 @@ async function main(): Promise<void> {
     return;
   }
   exitOnFailure(shard);
+  setInterval(() => send({ type: 'heap', share: heapShare(setup.config.shardHeapMb) }), HEAP_REPORT_MS).unref();
   const answer = async ({ id, method, args }: ShardRequest): Promise<void> => {
     try {
       const handler = shard[method as ShardMethod] as unknown as Handler;

@@ -164,6 +164,8 @@ export type ShardReply =
   | { type: 'answer'; id: number; ok: false; error: WireError }
   /** Samples handed to partitions (load shedding counts what waits). */
   | { type: 'applied'; records: number }
+  /** Every second: the worker's V8 heap in use as a share of its limit (memory pressure, actors/node/admission.ts). */
+  | { type: 'heap'; share: number }
   /** A partition failed to store data: the node stops acknowledging writes. */
   | { type: 'fault'; partition: number; error: WireError }
   | { type: 'ready' }

@@ -1,0 +1,12 @@
+// How full this thread's V8 heap is: what memory pressure is judged by (actors/node/admission.ts).
+import { getHeapStatistics } from 'node:v8';
+
+/**
+ * The heap in use as a share of its limit. `limitMb`: the old generation limit a worker was
+ * started with (its `resourceLimits`), which is what it ends out of memory at; V8's
+ * `heap_size_limit` does not show it (a worker limited to 64 MiB reports 256).
+ */
+export function heapShare(limitMb = 0): number {
+  const h = getHeapStatistics();
+  return h.used_heap_size / (limitMb > 0 ? limitMb * 2 ** 20 : h.heap_size_limit);
+}
