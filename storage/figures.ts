@@ -63,6 +63,8 @@ export interface ShardFigures {
   arrayBuffers: number;
   /** Open (unsealed) buffers, and bytes of the pooled memory holding their samples (made, in use). */
   openBuffers: { buffers: number; bytes: { allocated: number; used: number } };
+  /** Coarse histogram periods ending by this (epoch ms) are stored, in every partition (null: none aged yet, or levels not deferred). */
+  histogramsAgedTo: number | null;
 }
 
 export async function diskUse(store: Store): Promise<DiskUse> {

@@ -1,21 +1,46 @@
 // One partition's histograms: submissions buffered per (metric, base period, journal seq),
-// sealed as one key each, then merged and rolled up to every coarser level once the period
-// is closed and the journal can no longer replay them (CF.histogram in storage/keys.ts).
+// sealed as one key each, then merged into one base-level record once the period is closed
+// and the journal can no longer replay them (CF.histogram in storage/keys.ts).
+//
+// Coarser levels are aged, as numeric rollups are (storage/rollups.ts): while a coarse period
+// is within the raw retention it is not stored but merged from the base level when read; the
+// retention sweep writes the periods that ended before the raw retention's horizon (`age`),
+// and the partition's cut (`hageing/<partition>`) says which are stored. The base level is the
+// histograms' finest resolution, so nothing is deleted when a period ages: a crash mid-way
+// leaves the cut where it was and the next sweep writes the same periods again. When the base
+// level's own retention is too short to wait for that (see `deferredLevels`), every level is
+// written as soon as its base period is merged, as before ageing.
 // Only the partition actor calls this, one message at a time.
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
 import { ferr } from '../model/errors.js';
 import { cumulativeDelta, deserializeHistogram, Histogram, histogramFromBase64, serializeHistogram } from '../model/histogram/index.js';
-import { CF, decodeU64, encodeU64, histogramCumulativeKey, histogramCumulativePrefix, histogramDirtyKey, histogramDirtyPrefix, histogramKey, histogramKeyParts, METRIC_ID_BYTES, prefixEnd } from './keys.js';
+import { CF, decodeU64, encodeU64, histogramAgeingKey, histogramCumulativeKey, histogramCumulativePrefix, histogramDirtyKey, histogramDirtyPrefix, histogramKey, histogramKeyParts, METRIC_ID_BYTES, prefixEnd } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
 import type { MetricInfo } from '../model/metric-info.js';
 import { maxOf, minOf } from '../model/extremes.js';
+import { MetricCache } from './metric-cache.js';
 
 /** Sealing is forced once this many submissions wait in memory. */
 const MAX_PENDING = 20_000;
 const SECOND = 1000;
 /** Most time one checkpoint spends rolling up before yielding the actor to reads and writes. */
 const ROLLUP_BUDGET_MS = 50;
+/** Base-level time one ageing read covers (a metric's backlog of months is aged a week at a time). */
+const AGEING_STEP_MS = 7 * 86_400_000;
+/** Levels a merged-period cache slot can name (slot = period start in seconds × this + level index). */
+const CACHE_LEVELS = 8;
+
+/**
+ * Coarse periods merged from the base level for reads (null: the period holds nothing), one
+ * cache per shard; a period is cached only while no submission to it is pending or unmerged.
+ */
+export class MergedHistograms extends MetricCache<Histogram | null> {
+  constructor(maxBytes: number) {
+    // Estimated heap of a histogram: its bins (a key and a count each) and the object around them.
+    super(maxBytes, (h) => 64 + (h?.bucketCount ?? 0) * 24);
+  }
+}
 
 interface Pending {
   id: Buffer;
@@ -56,26 +81,117 @@ export class HistogramStore {
    * seqs is superseded: skipped by reads, dropped from disk when the set is sealed.
    */
   private readonly sets = new Map<string, { id: Buffer; start: number; seq: number }>();
+  /** Coarse levels wait for ageing (else they are written with their base periods). */
+  private readonly deferred: boolean;
+  /** Coarse periods ending at or before this are stored (persisted: `hageing/<partition>`). */
+  private agedCut = 0;
+  /** The cut an ageing walk in progress is writing up to: rollups write those periods too. */
+  private ageingTo = 0;
 
   private constructor(
     private readonly partition: number,
     private readonly store: Store,
     config: FerriteConfig,
     private readonly quietMs: number,
+    private readonly merged: MergedHistograms,
   ) {
     this.levels = config.histogramRollups;
+    this.deferred = deferredLevels(config);
   }
 
   /** Loads the dirty markers a previous run left, so their rollups resume. */
-  static async open(partition: number, store: Store, config: FerriteConfig): Promise<HistogramStore> {
-    const hs = new HistogramStore(partition, store, config, config.histogramRollupQuietMs);
+  static async open(partition: number, store: Store, config: FerriteConfig, merged = new MergedHistograms(config.rollupCacheBytes / 4)): Promise<HistogramStore> {
+    const hs = new HistogramStore(partition, store, config, config.histogramRollupQuietMs, merged);
     for (const m of await loadMarkers(store, histogramDirtyPrefix(partition))) {
       hs.markDirty(Buffer.from(m.idHex, 'hex'), m.idHex, m.start, decodeU64(m.value));
     }
     for (const m of await loadMarkers(store, histogramCumulativePrefix(partition))) {
       hs.baselines.set(m.idHex, { id: Buffer.from(m.idHex, 'hex'), ts: m.start, hist: deserializeHistogram(m.value), storedTs: m.start });
     }
+    const cut = await store.get(CF.state, histogramAgeingKey(partition));
+    if (cut !== null) hs.agedCut = (JSON.parse(cut.toString('utf8')) as { cut: number }).cut;
     return hs;
+  }
+
+  /**
+   * Coarse periods ending at or before this are stored: read from disk, rebuilt when a late
+   * submission lands in them. `writing`: as a rollup writes (an ageing walk's target counts).
+   */
+  private storedCut(writing: boolean): number {
+    if (!this.deferred) return Infinity;
+    return writing ? Math.max(this.agedCut, this.ageingTo) : this.agedCut;
+  }
+
+  /**
+   * Starts an ageing walk to `to` (ms): true when there is one to do. From now on rollups write
+   * the coarse periods ending by `to`, so a metric the walk has passed stays complete.
+   */
+  beginAgeing(to: number): boolean {
+    if (!this.deferred || to <= this.agedCut) return false;
+    this.ageingTo = to;
+    return true;
+  }
+
+  /**
+   * Writes the metric's coarse periods that end after the cut and at or before the walk's
+   * target, merged from its base level (each step of the walk in its own batch). Returns the
+   * periods written.
+   */
+  async age(metric: { id: Buffer }, to = this.ageingTo): Promise<number> {
+    if (!this.deferred || to <= this.agedCut) return 0;
+    const coarse = this.levels.slice(1);
+    const coarsestMs = coarse[coarse.length - 1]!.period * SECOND;
+    const first = await this.firstBaseStart(metric.id);
+    if (first === null) return 0;
+    let written = 0;
+    let from = Math.max(first, this.agedCut);
+    from -= from % coarsestMs;
+    // Steps end on coarsest boundaries (or at `to`), so no period of any level spans two.
+    const step = Math.max(1, Math.floor(AGEING_STEP_MS / coarsestMs)) * coarsestMs;
+    while (from < to) {
+      const stepEnd = Math.min(to, from + step);
+      const base = await this.stored(metric.id, this.levels[0]!.period, from, stepEnd);
+      const batch = this.store.batch();
+      try {
+        for (const level of coarse) {
+          const levelMs = level.period * SECOND;
+          for (const [p, h] of regroup(sortRows(base), levelMs)) {
+            if (p + levelMs <= this.agedCut || p + levelMs > to) continue;
+            this.putRecord(batch, metric.id, level.period, p, h);
+            written++;
+          }
+        }
+        await batch.write();
+      } finally {
+        batch.discard();
+      }
+      from = stepEnd;
+    }
+    return written;
+  }
+
+  /** Ends the ageing walk: every metric aged, so reads take coarse periods ending by `to` from disk. */
+  async finishAgeing(to: number): Promise<void> {
+    if (to <= this.agedCut) return;
+    await this.store.batch().put(CF.state, histogramAgeingKey(this.partition), Buffer.from(JSON.stringify({ cut: to }))).write();
+    this.agedCut = to;
+    this.ageingTo = 0;
+  }
+
+  /** Coarse periods ending by this (ms) are stored; 0 when none has aged (or levels are not deferred). */
+  get agedTo(): number {
+    return this.deferred ? this.agedCut : 0;
+  }
+
+  /** An ageing walk that failed: the cut stays, and the next sweep walks again. */
+  abandonAgeing(): void {
+    this.ageingTo = 0;
+  }
+
+  private async firstBaseStart(id: Buffer): Promise<number | null> {
+    const base = this.levels[0]!.period;
+    for await (const { key } of this.store.scan(CF.histogram, { gte: histogramKey(id, base, 0, 0), lt: histogramKey(id, base + 1, 0, 0), limit: 1 })) return histogramKeyParts(key).start;
+    return null;
   }
 
   private get baseMs(): number {
@@ -171,7 +287,10 @@ export class HistogramStore {
     await batch.write();
     for (const [, b] of moved) b.storedTs = b.ts;
     this.unsealed.clear();
-    for (const p of this.pending.values()) this.markDirty(p.id, p.idHex, p.start, p.seq);
+    for (const p of this.pending.values()) {
+      this.markDirty(p.id, p.idHex, p.start, p.seq);
+      this.merged.dropMetric(p.idHex);
+    }
     this.pending.clear();
     this.sets.clear();
   }
@@ -222,6 +341,7 @@ export class HistogramStore {
 
   /** Deletes, in `batch`, every record of the given levels (null = all) for periods starting before `before`. */
   deleteBefore(batch: StoreBatch, metric: MetricInfo, before: number, periods: readonly number[] | null): void {
+    this.merged.dropMetric(metric.idHex);
     for (const level of this.selectLevels(periods)) {
       batch.deleteRange(CF.histogram, histogramKey(metric.id, level.period, 0, 0), histogramKey(metric.id, level.period, before, 0));
     }
@@ -238,6 +358,7 @@ export class HistogramStore {
 
   /** Forgets a cumulative series' baseline, in `batch` (full delete: its next submission starts afresh). */
   forgetCumulative(batch: StoreBatch, metric: MetricInfo): void {
+    this.merged.dropMetric(metric.idHex);
     const b = this.baselines.get(metric.idHex);
     if (b === undefined) return;
     if (b.storedTs !== null) batch.delete(CF.state, histogramCumulativeKey(this.partition, metric.idHex, b.storedTs));
@@ -266,15 +387,47 @@ export class HistogramStore {
       return stored;
     };
     if (levelMs === this.baseMs) return sortRows(await baseRows(from, to));
-    const rolled = await this.stored(metric.id, levelMs / SECOND, from - (from % levelMs), to);
+    // Periods not aged yet (ending after the cut) are merged from the base level.
+    const cut = this.storedCut(false);
+    const agedEnd = Math.max(from, Math.min(to, cut === Infinity ? to : cut - (cut % levelMs)));
+    const rolled = agedEnd > from ? await this.stored(metric.id, levelMs / SECOND, from - (from % levelMs), agedEnd) : new Map<number, Histogram>();
     // Periods with unmerged submissions are not rolled up yet: build them from the base level.
-    for (const p of this.stalePeriods(metric.idHex, levelMs, from, to)) {
+    for (const p of this.stalePeriods(metric.idHex, levelMs, from, agedEnd)) {
       const fresh = new Map<number, Histogram>();
       for (const h of (await baseRows(p, p + levelMs)).values()) mergeInto(fresh, p, h);
       rolled.delete(p);
       for (const [s, h] of fresh) rolled.set(s, h);
     }
+    if (agedEnd < to) for (const [p, h] of await this.mergedPeriods(metric, levelMs, agedEnd, to, baseRows)) rolled.set(p, h);
     return sortRows(rolled);
+  }
+
+  /**
+   * The coarse periods in [from, to) merged from the base level (`baseRows`): from the cache, and
+   * the others from one read of the base level across them; periods with pending or unmerged
+   * submissions are merged afresh and not cached.
+   */
+  private async mergedPeriods(metric: MetricInfo, levelMs: number, from: number, to: number, baseRows: (a: number, b: number) => Promise<Map<number, Histogram>>): Promise<Map<number, Histogram>> {
+    const levelIndex = this.levels.findIndex((l) => l.period * SECOND === levelMs);
+    const cacheable = this.levels.length <= CACHE_LEVELS;
+    const slot = (p: number) => (p / SECOND) * CACHE_LEVELS + levelIndex;
+    const stale = this.stalePeriods(metric.idHex, levelMs, from, to);
+    const out = new Map<number, Histogram>();
+    const misses: number[] = [];
+    for (let p = from; p < to; p += levelMs) {
+      const hit = cacheable && !stale.has(p) ? this.merged.get(metric.idHex, slot(p)) : undefined;
+      if (hit === undefined) misses.push(p);
+      else if (hit !== null) out.set(p, hit);
+    }
+    if (misses.length === 0) return out;
+    const merged = regroup(sortRows(await baseRows(misses[0]!, misses[misses.length - 1]! + levelMs)), levelMs);
+    const byStart = new Map(merged);
+    for (const p of misses) {
+      const h = byStart.get(p) ?? null;
+      if (h !== null) out.set(p, h);
+      if (cacheable && !stale.has(p)) this.merged.put(metric.idHex, slot(p), h);
+    }
+    return out;
   }
 
   private stalePeriods(idHex: string, levelMs: number, from: number, to: number): Set<number> {
@@ -304,8 +457,9 @@ export class HistogramStore {
   }
 
   /**
-   * Merges the submissions of each base period in `starts`, then rebuilds every coarser
-   * period containing one of them from the next finer level, all in one batch.
+   * Merges the submissions of each base period in `starts`, then rebuilds every stored coarser
+   * period containing one of them (from the next finer level, or the base level when levels
+   * are deferred), all in one batch.
    */
   private async rollMetric(id: Buffer, idHex: string, starts: number[], now: number): Promise<void> {
     const batch = this.store.batch();
@@ -321,16 +475,22 @@ export class HistogramStore {
       finer.set(start, merged);
       batch.delete(CF.state, histogramDirtyKey(this.partition, idHex, start));
     }
+    const merged = finer;
+    const cut = this.storedCut(true);
     let finerLevel = base;
     for (const level of this.levels.slice(1)) {
       const levelMs = level.period * SECOND;
       const periods = new Set([...finer.keys()].map((s) => s - (s % levelMs)));
       const next = new Map<number, Histogram>();
       for (const p of periods) {
-        // Rebuilding from a finer level that retention has already thinned would lose data.
-        if (finerLevel.retention > 0 && p < now - finerLevel.retention * SECOND) continue;
-        const parts = await this.stored(id, finerLevel.period, p, p + levelMs);
-        for (const [s, h] of finer) if (s >= p && s < p + levelMs) parts.set(s, h);
+        // Not aged yet: reads merge it from the base level.
+        if (p + levelMs > cut) continue;
+        // Deferred levels are rebuilt from the base level (kept at least until they age), others from the next finer one.
+        const [source, fresh] = this.deferred ? [base, merged] : [finerLevel, finer];
+        // Rebuilding from a level that retention has already thinned would lose data.
+        if (source.retention > 0 && p < now - source.retention * SECOND) continue;
+        const parts = await this.stored(id, source.period, p, p + levelMs);
+        for (const [s, h] of fresh) if (s >= p && s < p + levelMs) parts.set(s, h);
         const sum = Histogram.empty();
         for (const h of parts.values()) sum.merge(h);
         this.putRecord(batch, id, level.period, p, sum);
@@ -381,4 +541,19 @@ export async function* storedHistogramStarts(store: Store, metric: { id: Buffer 
   metric.id.copy(prefix, 0, 0, METRIC_ID_BYTES);
   prefix.writeUInt32BE(period, METRIC_ID_BYTES);
   for await (const { key } of store.scan(CF.histogram, { gte: prefix, lt: prefixEnd(prefix), capacity: 4096 })) yield histogramKeyParts(key).start;
+}
+
+/**
+ * Coarse levels wait for ageing when the base level outlives the wait: it must still hold a
+ * coarsest period's data when that period ends past the raw retention's horizon and the next
+ * sweep writes it. With raw kept forever (rawRetention 0) they are never written, as numeric
+ * rollups are not.
+ */
+export function deferredLevels(config: FerriteConfig): boolean {
+  const levels = config.histogramRollups;
+  if (levels.length < 2) return false;
+  const keep = levels[0]!.retention;
+  if (keep === 0) return true;
+  if (config.rawRetention === 0) return false;
+  return keep * SECOND >= config.rawRetention * SECOND + levels[levels.length - 1]!.period * SECOND + config.retentionSweepIntervalMs;
 }

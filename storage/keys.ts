@@ -179,6 +179,14 @@ export function histogramDirtyPrefix(partition: number): string {
   return `hdirty/${partition}/`;
 }
 
+/**
+ * `hageing/<partition>` in `state`: JSON `{"cut": ms}`. Coarse histogram periods ending at or
+ * before the cut are stored (aged); later ones are merged from the base level when read.
+ */
+export function histogramAgeingKey(partition: number): Buffer {
+  return Buffer.from(`hageing/${partition}`);
+}
+
 /** `hcum/<partition>/<metric id hex>/<ts ms>`: a cumulative histogram series' last submission (its running totals). */
 export function histogramCumulativeKey(partition: number, idHex: string, ts: number): Buffer {
   return Buffer.from(`${histogramCumulativePrefix(partition)}${idHex}/${ts}`);

@@ -24,7 +24,7 @@ import type { MetricRef } from '../model/metric-info.js';
 import { ChunkEdit, hasPeriodBefore, readChunks, stageAddedPeriods, storedPeriodStarts } from './rollup-chunks.js';
 import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
 import { accumulateColumns, carryAfter, CompactPeriods, PeriodColumns } from '../model/rollup/period-columns.js';
-import { ComputedRollups } from './computed-rollups.js';
+import { ComputedRollups } from './metric-cache.js';
 import { migrateRollups } from './rollup-migration.js';
 
 const SECOND = 1000;

@@ -33,7 +33,7 @@ const INDEX_TAGS_WITH_ID = new Set([0x74, 0x61, 0x4c, 0x44]);
 /** v1 postings end with the metric id. */
 const INDEX_POSTING = 0x70;
 /** State keys a partition owns: `<kind>/<partition>` or `<kind>/<partition>/…`. */
-const PARTITION_STATE = /^(seal_seq|hdirty|hcum|rdirty|rageing|rfloor|rcarry)\/(\d+)(\/|$)/;
+const PARTITION_STATE = /^(seal_seq|hdirty|hcum|hageing|rdirty|rageing|rfloor|rcarry)\/(\d+)(\/|$)/;
 /** Entries copied between writes. */
 const BATCH_ENTRIES = 10_000;
 /** In `shards.next/`: the layout of a split that was copied whole. */
@@ -199,7 +199,7 @@ async function dropShardData(node: Store): Promise<void> {
   const batch = node.batch();
   for (const cf of BY_METRIC_ID) batch.deleteRange(cf, all.gte, all.lt);
   for (const tag of [...INDEX_TAGS_WITH_ID, INDEX_POSTING]) batch.deleteRange(CF.index, Buffer.from([tag]), Buffer.from([tag + 1]));
-  for (const kind of ['seal_seq', 'hdirty', 'hcum', 'rdirty', 'rageing', 'rfloor', 'rcarry']) batch.deleteRange(CF.state, Buffer.from(`${kind}/`), Buffer.from(`${kind}0`));
+  for (const kind of ['seal_seq', 'hdirty', 'hcum', 'hageing', 'rdirty', 'rageing', 'rfloor', 'rcarry']) batch.deleteRange(CF.state, Buffer.from(`${kind}/`), Buffer.from(`${kind}0`));
   await batch.write();
   for (const cf of [...BY_METRIC_ID, CF.index, CF.state]) await node.compact(cf);
 }

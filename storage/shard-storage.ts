@@ -6,13 +6,13 @@ import type { MetricRef } from '../model/metric-info.js';
 import { ActivityTracker } from './activity.js';
 import { BlockStore } from './blocks.js';
 import { diskUse, rollupBacklog, type DiskUse, type RollupBacklog } from './figures.js';
-import { HistogramStore, storedHistogramStarts } from './histograms.js';
+import { HistogramStore, MergedHistograms, storedHistogramStarts } from './histograms.js';
 import { LatestFlags } from './latest.js';
 import { MetricIndex } from './metric-index/metric-index.js';
 import { snapshotFile, takeSnapshot, writeSnapshot } from './metric-index/snapshot.js';
 import { sweepRetention } from './retention.js';
 import { storedPeriodStarts } from './rollup-chunks.js';
-import { ComputedRollups } from './computed-rollups.js';
+import { ComputedRollups } from './metric-cache.js';
 import { RollupStore } from './rollups.js';
 import { Store, type StoreBatch } from './rocks.js';
 import { Tombstones } from './tombstones.js';
@@ -54,10 +54,11 @@ export class ShardStorage {
       const index = image !== null ? MetricIndex.fromImage(store, image) : (await MetricIndex.load(store)).index;
       const stores = new Map<number, PartitionStores>();
       const computed = new ComputedRollups(config.rollupCacheBytes);
+      const merged = new MergedHistograms(config.rollupCacheBytes / 4);
       for (const p of partitions) {
         stores.set(p, {
           blocks: await BlockStore.open(store, p),
-          histograms: await HistogramStore.open(p, store, config),
+          histograms: await HistogramStore.open(p, store, config, merged),
           rollups: await RollupStore.open(p, store, config, computed),
           activity: new ActivityTracker(store, (id) => index.activityOf(id)),
         });

@@ -1,13 +1,17 @@
 // Raw data aged into rollups on a real node (storage/rollups.ts): a data directory written by
 // the release before ageing (test/fixtures/pre-ageing) reads back as that release answered,
-// before and after its raw data is aged; and a node killed (SIGKILL) again and again while it
-// ages loses and double-counts nothing.
+// before and after its raw data is aged; a node killed (SIGKILL) again and again while it
+// ages loses and double-counts nothing; and coarse histogram levels are written only when
+// they age (storage/histograms.ts), answering the same before and after.
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as D from './fixtures/pre-ageing/data.js';
-import { getJson, killSpawnedNodes, mLine, put, spawnNode, startNode, tempDir, UUID } from './helpers/node.js';
+import { Histogram, histogramToBase64 } from '../model/histogram/index.js';
+import { CF, histogramKeyParts } from '../storage/keys.js';
+import { Store } from '../storage/rocks.js';
+import { CHECK, getJson, killSpawnedNodes, mLine, onlyShardDir, put, spawnNode, startNode, tempDir, UUID } from './helpers/node.js';
 
 test.after.always(killSpawnedNodes);
 
@@ -115,4 +119,74 @@ test('a node killed again and again while it ages loses and double-counts nothin
   t.deepEqual(await answers(node.url), want, `after ${kills} kills while ageing`);
   node.child.kill('SIGTERM');
   await node.exited;
+});
+
+/** Histogram levels of the data dir's only shard that hold records: level period → records. */
+async function histogramLevels(dataDir: string): Promise<Map<number, number>> {
+  const store = await Store.open(onlyShardDir(dataDir));
+  const out = new Map<number, number>();
+  try {
+    for await (const { key } of store.scan(CF.histogram, {})) {
+      const { period } = histogramKeyParts(key);
+      out.set(period, (out.get(period) ?? 0) + 1);
+    }
+  } finally {
+    await store.close();
+  }
+  return out;
+}
+
+test('coarse histogram levels are merged from the base level until they age, then written by the sweep, answering the same', async (t) => {
+  const dir = tempDir();
+  const start = Math.floor(Date.now() / 86_400_000) * 86_400 - 3 * 86_400; // past a one-day raw retention
+  const recent = Math.floor(Date.now() / 1000 / 3600) * 3600 - 3600; // within it
+  const config = { shards: 1, partitions: 4, rawRetention: 86_400, histogramRollupQuietMs: 0, checkpointIntervalMs: 20 };
+  const b64 = (...values: number[]) => {
+    const h = Histogram.empty();
+    for (const v of values) h.insert(v);
+    return histogramToBase64(h);
+  };
+  const names = ['age.lat.a', 'age.lat.b'];
+  const lines: string[] = [];
+  for (const [i, name] of names.entries()) {
+    for (let m = 0; m < 180; m++) lines.push(['H1', `${start + m * 60 + 7}.000`, CHECK, name, b64(m % 7, i + 1, (m * 13) % 50)].join('\t'));
+    lines.push(['H1', `${recent + 125}.000`, CHECK, name, b64(42, i)].join('\t'));
+  }
+  const read = async (url: string) =>
+    Promise.all(
+      names.flatMap((name) =>
+        [60, 300, 1800, 3600, 86_400].flatMap((period) =>
+          [
+            [start - 86_400, start + 4 * 3600],
+            [recent, recent + 3600],
+          ].map(async ([a, b]) => ({ name, period, a, body: (await getJson(`${url}/histogram/${a}/${b}/${period}/${UUID}/${name}`)).json })),
+        ),
+      ),
+    );
+  let n = await startNode({ ...config, retentionSweepIntervalMs: 3_600_000 }, dir);
+  let want;
+  try {
+    t.is((await put(n.url, lines.join('\n'))).status, 200);
+    want = await read(n.url);
+    const five = want.find((w) => w.name === names[0] && w.period === 300 && w.a === start - 86_400)!.body as unknown[];
+    t.is(five.length, 36, 'three hours of 300 s periods');
+  } finally {
+    await n.stop(false);
+  }
+  t.deepEqual([...(await histogramLevels(dir)).keys()], [60], 'before ageing only the base level is stored');
+  n = await startNode({ ...config, retentionSweepIntervalMs: 50 }, dir);
+  try {
+    await until('the histogram levels are aged', async () => ((await getJson(`${n.url}/state`)).json.shards[0].histograms_aged_to ?? 0) >= start + 3 * 3600);
+    t.deepEqual(await read(n.url), want, 'the same answers once aged');
+  } finally {
+    await n.stop(false);
+  }
+  const levels = await histogramLevels(dir);
+  t.deepEqual([...levels.keys()].sort((a, b) => a - b), [60, 300, 1800, 10_800, 86_400], 'aged: every level stored');
+  // Per metric: 3 h of 300 s, 1800 s and 10800 s periods and one day; the recent hour's periods are not stored.
+  t.is(levels.get(300), names.length * 36);
+  t.is(levels.get(1800), names.length * 6);
+  t.is(levels.get(10_800), names.length * 1);
+  t.is(levels.get(86_400), names.length * 1);
+  rmSync(dir, { recursive: true, force: true });
 });

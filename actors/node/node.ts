@@ -110,6 +110,7 @@ interface ShardReport {
   blocks_merged: number;
   open_buffers: number;
   open_buffer_bytes: { allocated: number; used: number };
+  histograms_aged_to: number | null;
 }
 
 export class FerriteNode implements NodeApi {
@@ -508,6 +509,7 @@ export class FerriteNode implements NodeApi {
         blocks_merged: f.blocksMerged,
         open_buffers: f.openBuffers.buffers,
         open_buffer_bytes: f.openBuffers.bytes,
+        histograms_aged_to: f.histogramsAgedTo === null ? null : f.histogramsAgedTo / 1000,
       })),
       disk: { total_bytes: disk.total_bytes, by_kind: disk.by_kind },
     };

@@ -148,6 +148,18 @@ export class PartitionCore {
     return aged;
   }
 
+  /** The partition's histogram store (its ageing walk is begun and ended by the partition). */
+  get histograms(): HistogramStore {
+    return this.deps.histograms;
+  }
+
+  /** Writes the aged coarse histogram periods of `metrics` (storage/histograms.ts `age`); periods written. */
+  async ageHistograms(metrics: readonly MetricInfo[]): Promise<number> {
+    let written = 0;
+    for (const metric of metrics) written += await this.deps.histograms.age(metric);
+    return written;
+  }
+
   private async ageOne(metric: MetricInfo, to: number): Promise<number> {
     if (!(await this.deps.blocks.anyWindowBefore(metric, 'numeric', to))) return 0;
     const batch = this.deps.blocks.batch();

@@ -72,6 +72,32 @@ export class Partition {
     return this.queue.run(() => this.core.age(metrics, to));
   }
 
+  /**
+   * A histogram ageing walk to `to`: begun (false: nothing to do; from now on this partition's
+   * rollups write what the walk writes), each group of metrics aged in one turn, then finished
+   * (the cut moves) or abandoned (it stays).
+   */
+  beginHistogramAgeing(to: number): boolean {
+    return this.core.histograms.beginAgeing(to);
+  }
+
+  ageHistograms(metrics: readonly MetricInfo[]): Promise<number> {
+    return this.queue.run(() => this.core.ageHistograms(metrics));
+  }
+
+  finishHistogramAgeing(to: number): Promise<void> {
+    return this.queue.run(() => this.core.histograms.finishAgeing(to));
+  }
+
+  abandonHistogramAgeing(): void {
+    this.core.histograms.abandonAgeing();
+  }
+
+  /** Coarse histogram periods ending by this (ms) are stored (0: none aged). */
+  get histogramsAgedTo(): number {
+    return this.core.histograms.agedTo;
+  }
+
   /** Windows whose blocks this partition merged since start. */
   get openBuffers(): PartitionCore['openBuffers'] {
     return this.core.openBuffers;

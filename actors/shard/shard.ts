@@ -355,9 +355,10 @@ export class Shard {
     return Math.min(...(await Promise.all([...this.partitions.values()].map((p) => p.sealAll()))));
   }
 
-  /** Ages raw numeric data past the raw retention into rollups, then drops what passed its retention. */
+  /** Ages raw numeric data and histogram levels past the raw retention into rollups, then drops what passed its retention. */
   async sweepRetention(now: number): Promise<void> {
     await this.ageRaw(now);
+    await this.ageHistograms(now);
     await this.storage.sweepRetention(now);
   }
 
@@ -371,33 +372,65 @@ export class Shard {
     const horizon = now - c.rawRetention * 1000;
     const to = horizon - (horizon % c.blockSpanMs);
     if (c.rawRetention <= 0 || to <= 0) return 0;
+    return this.walkMetrics('numeric', this.partitions, (p, metrics) => p.age(metrics, to));
+  }
+
+  /**
+   * Writes the coarse histogram periods that ended before the raw retention's horizon
+   * (storage/histograms.ts), every histogram metric of each partition that has a walk to do;
+   * a partition's new cut holds only once all its metrics are written. Returns periods written.
+   */
+  async ageHistograms(now: number): Promise<number> {
+    const c = this.config;
+    const horizon = now - c.rawRetention * 1000;
+    const to = horizon - (horizon % (c.histogramRollups[0]!.period * 1000));
+    if (c.rawRetention <= 0 || to <= 0) return 0;
+    const walking = new Map([...this.partitions].filter(([, p]) => p.beginHistogramAgeing(to)));
+    if (walking.size === 0) return 0;
+    try {
+      const written = await this.walkMetrics('histogram', walking, (p, metrics) => p.ageHistograms(metrics));
+      await Promise.all([...walking.values()].map((p) => p.finishHistogramAgeing(to)));
+      return written;
+    } catch (error) {
+      for (const p of walking.values()) p.abandonHistogramAgeing();
+      throw error;
+    }
+  }
+
+  /**
+   * Hands every live metric of `kind` to its partition among `partitions` (others are skipped),
+   * AGE_GROUP metrics per partition turn so reads and writes interleave; sums what `visit`
+   * returns. One partition's failure does not stop the others; all are reported at the end.
+   */
+  private async walkMetrics(kind: DataKind, partitions: ReadonlyMap<number, Partition>, visit: (p: Partition, metrics: MetricInfo[]) => Promise<number>): Promise<number> {
     await this.indexTail;
     const index = this.index;
-    let aged = 0;
+    let done = 0;
     let groups = new Map<number, MetricInfo[]>();
     let pending = 0;
     const failures: string[] = [];
     const flush = async () => {
-      for (const r of await Promise.allSettled([...groups].map(([p, metrics]) => this.partition(p).age(metrics, to)))) {
-        if (r.status === 'fulfilled') aged += r.value;
+      for (const r of await Promise.allSettled([...groups].map(([p, metrics]) => visit(partitions.get(p)!, metrics)))) {
+        if (r.status === 'fulfilled') done += r.value;
         else failures.push((r.reason as Error).message);
       }
       groups = new Map();
       pending = 0;
     };
     for (let id = 0; id < index.bound; id++) {
-      if (!index.isAlive(id) || !index.typesOf(id).includes('numeric')) continue;
+      if (!index.isAlive(id) || !index.typesOf(id).includes(kind)) continue;
       const named = canonicalizeMetricName(index.canonicalOf(id));
       if (!named.ok) continue;
       const metric = this.series.resolve(this.describe(index.accountIdOf(id) as AccountId, index.uuidOf(id), index.checkNameOf(id), named.value));
+      if (!partitions.has(metric.partition)) continue;
       const group = groups.get(metric.partition);
       if (group === undefined) groups.set(metric.partition, [metric]);
       else group.push(metric);
       if (++pending >= AGE_GROUP) await flush();
     }
     await flush();
-    if (failures.length > 0) throw new Error(`${failures.join(' | ')} (${aged} samples aged)`);
-    return aged;
+    if (failures.length > 0) throw new Error(`${failures.join(' | ')} (${done} done)`);
+    return done;
   }
 
   async figures(): Promise<ShardFigures> {
@@ -409,7 +442,17 @@ export class Shard {
       openBuffers.bytes.allocated += o.bytes.allocated;
       openBuffers.bytes.used += o.bytes.used;
     }
-    return { ...(await this.storage.figures(this.setup.partitions)), index: this.index.report(), series: this.series.size, blocksMerged: partitions.reduce((n, p) => n + p.blocksMerged, 0), heapUsed: memory.heapUsed, arrayBuffers: memory.arrayBuffers, openBuffers };
+    const agedTo = Math.min(...partitions.map((p) => p.histogramsAgedTo));
+    return {
+      ...(await this.storage.figures(this.setup.partitions)),
+      index: this.index.report(),
+      series: this.series.size,
+      blocksMerged: partitions.reduce((n, p) => n + p.blocksMerged, 0),
+      heapUsed: memory.heapUsed,
+      arrayBuffers: memory.arrayBuffers,
+      openBuffers,
+      histogramsAgedTo: agedTo > 0 && agedTo !== Infinity ? agedTo : null,
+    };
   }
 
   /** Seals every buffer, leaves only SST files behind, and closes the store. */

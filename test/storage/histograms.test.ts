@@ -2,13 +2,14 @@
 // are sealed, each counted once even when a journal replay brings one back; rollups wait for the
 // journal cut and the quiet time, merge a base period into one record and rebuild the coarser
 // level; a restart resumes unfinished rollups; deletes cut by period start and level; and a
-// coarse period is never rebuilt from a finer level that retention has thinned.
+// coarse period is never rebuilt from a finer level that retention has thinned. Coarse levels
+// age: merged from the base level when read until a walk writes them and moves the cut.
 import test from 'ava';
 import { resolveConfig } from '../../model/config.js';
 import { Histogram, serializeHistogram } from '../../model/histogram/index.js';
 import type { MetricInfo } from '../../model/metric-info.js';
-import { HistogramStore } from '../../storage/histograms.js';
-import { CF, histogramKeyParts } from '../../storage/keys.js';
+import { deferredLevels, HistogramStore, MergedHistograms } from '../../storage/histograms.js';
+import { CF, histogramKey, histogramKeyParts } from '../../storage/keys.js';
 import type { Store } from '../../storage/rocks.js';
 import { sweepRetention } from '../../storage/retention.js';
 import { metricInfo, withStore } from './store.js';
@@ -102,30 +103,140 @@ test('a base period is rolled up once quiet and below the journal cut: one merge
       [60, MIN, 4],
     ], 'seq 4 may still be replayed: nothing merged');
     await hs.rollUp(5, T + 2 * MIN + 9_999);
-    t.is((await records(store, m)).length, 3, 'the second period is not quiet yet: nothing merged');
+    t.deepEqual(await records(store, m), [
+      [60, 0, 0],
+      [60, MIN, 4],
+    ], 'the second period is not quiet yet: only the first merged');
     await hs.rollUp(5, quiet);
     t.deepEqual(await records(store, m), [
       [60, 0, 0],
       [60, MIN, 0],
-      [300, 0, 0],
-    ]);
+    ], 'merged; the coarser level waits until the periods age');
     t.deepEqual(await rows(hs, m, 60, T, T + MIN), [
       [T, of(1, 2).toLabelCounts()],
       [T + MIN, of(3).toLabelCounts()],
     ]);
-    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3).toLabelCounts()]]);
-    // A late submission to a rolled-up period: read at once, and the coarser record rebuilt by its rollup.
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3).toLabelCounts()]], 'a coarse period not aged is merged from the base level');
+    // A late submission: read at once.
     submit(hs, m, T + 4 * MIN, 9, 4);
-    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 4).toLabelCounts()]], 'a stale coarse period is built from the base level');
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 4).toLabelCounts()]], 'a pending submission counts at once');
     await hs.seal();
     await hs.rollUp(10, T + 5 * MIN + 10_000);
     t.deepEqual(await records(store, m), [
       [60, 0, 0],
       [60, MIN, 0],
       [60, 4 * MIN, 0],
+    ]);
+    // Ageing to the end of the 300 s period writes it.
+    t.true(hs.beginAgeing(T + 5 * MIN));
+    t.is(await hs.age(m), 1, 'one coarse period written');
+    await hs.finishAgeing(T + 5 * MIN);
+    t.deepEqual(await records(store, m), [
+      [60, 0, 0],
+      [60, MIN, 0],
+      [60, 4 * MIN, 0],
       [300, 0, 0],
     ]);
-    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 4).toLabelCounts()]]);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 4).toLabelCounts()]], 'read from the aged record');
+    // A late submission into an aged period rebuilds its record from the base level.
+    submit(hs, m, T + 2 * MIN, 11, 5);
+    await hs.seal();
+    await hs.rollUp(12, T + 10 * MIN);
+    t.deepEqual((await records(store, m)).filter(([level]) => level === 300), [[300, 0, 0]]);
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1, 2, 3, 4, 5).toLabelCounts()]], 'the aged record rebuilt');
+    // The cut is kept across a restart: the same walk has nothing left to do.
+    const reopened = await HistogramStore.open(0, store, config());
+    t.false(reopened.beginAgeing(T + 5 * MIN));
+    t.deepEqual(await rows(reopened, m, 300, T, T), [[T, of(1, 2, 3, 4, 5).toLabelCounts()]]);
+  });
+});
+
+test('coarse levels age: a stored coarse record is read only once its period is aged, a walk cut short moves no cut, and a walk in progress makes rollups write what it writes', async (t) => {
+  await withStore(async ({ store }) => {
+    const hs = await HistogramStore.open(0, store, config());
+    const m = metricInfo(1);
+    submit(hs, m, T, 1, 1);
+    submit(hs, m, T + 5 * MIN, 1, 2);
+    await hs.seal();
+    await hs.rollUp(2, T + 20 * MIN);
+    // A coarse record written before ageing (a data dir of an older release, or a walk that did not finish).
+    await store.batch().put(CF.histogram, histogramKey(m.id, 300, T, 0), serializeHistogram(of(1, 1, 1))).write();
+    t.deepEqual(await rows(hs, m, 300, T, T + 5 * MIN), [
+      [T, of(1).toLabelCounts()],
+      [T + 5 * MIN, of(2).toLabelCounts()],
+    ], 'periods not aged are merged from the base level; the stored record is not read');
+    // A walk that writes but is abandoned: the cut stays, reads still merge from the base level.
+    t.true(hs.beginAgeing(T + 10 * MIN));
+    await hs.age(m);
+    hs.abandonAgeing();
+    t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(1).toLabelCounts()]]);
+    const again = await HistogramStore.open(0, store, config());
+    t.true(again.beginAgeing(T + 10 * MIN), 'after a restart the walk is still to do');
+    // A submission into the walk's range sealed and rolled up while the walk runs: its period is written by the rollup.
+    const late = metricInfo(2);
+    submit(again, late, T + 6 * MIN, 3, 7);
+    await again.seal();
+    await again.rollUp(4, T + 20 * MIN);
+    t.deepEqual((await records(store, late)).filter(([level]) => level === 300), [[300, 5 * MIN, 0]], 'written by the rollup during the walk');
+    t.is(await again.age(m), 2, 'the walk writes both of m\'s periods');
+    await again.finishAgeing(T + 10 * MIN);
+    t.deepEqual(await rows(again, m, 300, T, T + 5 * MIN), [
+      [T, of(1).toLabelCounts()],
+      [T + 5 * MIN, of(2).toLabelCounts()],
+    ], 'aged: read from the records the walk wrote over the old one');
+    t.deepEqual(await rows(again, late, 300, T, T + 5 * MIN), [[T + 5 * MIN, of(7).toLabelCounts()]]);
+  });
+});
+
+test('coarse periods merged from the base level are cached until a submission to the metric is sealed or its data deleted', async (t) => {
+  await withStore(async ({ store }) => {
+    const cache = new MergedHistograms(1 << 20);
+    const hs = await HistogramStore.open(0, store, config(), cache);
+    const m = metricInfo(1);
+    submit(hs, m, T, 1, 1);
+    submit(hs, m, T + 6 * MIN, 1, 2);
+    await hs.seal();
+    await hs.rollUp(2, T + 20 * MIN);
+    const want = [
+      [T, of(1).toLabelCounts()],
+      [T + 5 * MIN, of(2).toLabelCounts()],
+    ];
+    t.deepEqual(await rows(hs, m, 300, T, T + 10 * MIN), want);
+    t.is(cache.size, 3, 'three periods cached, the empty one too');
+    const hits = cache.hits;
+    t.deepEqual(await rows(hs, m, 300, T, T + 10 * MIN), want, 'the same from the cache');
+    t.is(cache.hits, hits + 3);
+    t.deepEqual(await rows(hs, m, 600, T, T), [[T, of(1, 2).toLabelCounts()]], 'a cached period is merged into a coarser read without changing it');
+    t.deepEqual(await rows(hs, m, 300, T, T + 10 * MIN), want);
+    // A late submission: pending, then sealed and merged.
+    submit(hs, m, T + 7 * MIN, 3, 3);
+    t.deepEqual(await rows(hs, m, 300, T + 5 * MIN, T + 5 * MIN), [[T + 5 * MIN, of(2, 3).toLabelCounts()]], 'a pending submission is read past the cache');
+    await hs.seal();
+    await hs.rollUp(4, T + 20 * MIN);
+    t.deepEqual(await rows(hs, m, 300, T + 5 * MIN, T + 5 * MIN), [[T + 5 * MIN, of(2, 3).toLabelCounts()]], 'sealed and merged: the cache was dropped');
+    const batch = store.batch();
+    hs.deleteBefore(batch, m, T + 10 * MIN, null);
+    await batch.write();
+    t.deepEqual(await rows(hs, m, 300, T, T + 10 * MIN), [], 'deleted: nothing cached is read');
+  });
+});
+
+test('with a base level kept too briefly for ageing, every level is written with its base period', async (t) => {
+  await withStore(async ({ store }) => {
+    const cfg = config({ histogramRollups: [{ period: 60, retention: 3600 }, { period: 300, retention: 0 }], rawRetention: 86_400 });
+    t.false(deferredLevels(cfg));
+    t.true(deferredLevels(config({ histogramRollups: [{ period: 60, retention: 2 * 86_400 }, { period: 300, retention: 0 }], rawRetention: 86_400 })));
+    t.true(deferredLevels(config()), 'the default base level is kept forever');
+    const hs = await HistogramStore.open(0, store, cfg);
+    const m = metricInfo(1);
+    submit(hs, m, T, 1, 1);
+    await hs.seal();
+    await hs.rollUp(2, T + 10 * MIN);
+    t.deepEqual(await records(store, m), [
+      [60, 0, 0],
+      [300, 0, 0],
+    ]);
+    t.false(hs.beginAgeing(T + 10 * MIN), 'nothing to age');
   });
 });
 
@@ -137,10 +248,7 @@ test('a restart resumes rolling up what was sealed but not merged', async (t) =>
     await hs.seal();
     hs = await HistogramStore.open(3, await open.reopen(), config());
     await hs.rollUp(100, T + 10 * MIN);
-    t.deepEqual(await records(open.store, m), [
-      [60, 0, 0],
-      [300, 0, 0],
-    ]);
+    t.deepEqual(await records(open.store, m), [[60, 0, 0]]);
     t.deepEqual(await rows(hs, m, 300, T, T), [[T, of(5).toLabelCounts()]]);
     // Another partition's store on the same RocksDB has nothing to resume.
     const other = await HistogramStore.open(4, open.store, config());
@@ -159,6 +267,9 @@ test('deletes drop periods starting before the cut, per level, with what is pend
     submit(hs, m, T + 5 * MIN, 1, 2);
     await hs.seal();
     await hs.rollUp(2, T + 10 * MIN + 10_000);
+    t.true(hs.beginAgeing(T + 10 * MIN));
+    await hs.age(m);
+    await hs.finishAgeing(T + 10 * MIN);
     submit(hs, m, T + MIN, 3, 3); // pending only
     t.true(await hs.hasDataBefore(m, T + MIN + 1, null));
     t.false(await hs.hasDataBefore(m, T, null), 'nothing starts before T');

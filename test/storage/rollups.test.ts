@@ -16,7 +16,7 @@ import { BlockStore } from '../../storage/blocks.js';
 import { CF, rollupAgeingKey, rollupDirtyPrefix } from '../../storage/keys.js';
 import { loadMarkers } from '../../storage/markers.js';
 import type { Store } from '../../storage/rocks.js';
-import { ComputedRollups } from '../../storage/computed-rollups.js';
+import { ComputedRollups } from '../../storage/metric-cache.js';
 import { PeriodColumns } from '../../model/rollup/period-columns.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
 import { metricId, storedPeriods, withStore } from './store.js';
