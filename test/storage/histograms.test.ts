@@ -35,6 +35,13 @@ const of = (...values: number[]): Histogram => {
 const b64 = (h: Histogram) => Buffer.from(serializeHistogram(h)).toString('base64');
 const submit = (hs: HistogramStore, m: MetricInfo, ts: number, seq: number, ...values: number[]) => hs.apply(m, ts, b64(of(...values)), seq);
 
+/** One submission (seq 1) of value i + 1 at T + minutes[i], sealed and merged by a rollup at `now`. */
+async function mergedAt(hs: HistogramStore, m: MetricInfo, minutes: number[], now: number): Promise<void> {
+  minutes.forEach((minute, i) => submit(hs, m, T + minute * MIN, 1, i + 1));
+  await hs.seal();
+  await hs.rollUp(2, now);
+}
+
 async function rows(hs: HistogramStore, m: MetricInfo, period: number, start: number, end: number): Promise<[number, Record<string, number>][]> {
   return (await hs.read(m, period, start, end)).map(([s, h]) => [s, h.toLabelCounts()]);
 }
@@ -155,10 +162,7 @@ test('coarse levels age: a stored coarse record is read only once its period is 
   await withStore(async ({ store }) => {
     const hs = await HistogramStore.open(0, store, config());
     const m = metricInfo(1);
-    submit(hs, m, T, 1, 1);
-    submit(hs, m, T + 5 * MIN, 1, 2);
-    await hs.seal();
-    await hs.rollUp(2, T + 20 * MIN);
+    await mergedAt(hs, m, [0, 5], T + 20 * MIN);
     // A coarse record written before ageing (a data dir of an older release, or a walk that did not finish).
     await store.batch().put(CF.histogram, histogramKey(m.id, 300, T, 0), serializeHistogram(of(1, 1, 1))).write();
     t.deepEqual(await rows(hs, m, 300, T, T + 5 * MIN), [
@@ -193,10 +197,7 @@ test('coarse periods merged from the base level are cached until a submission to
     const cache = new MergedHistograms(1 << 20);
     const hs = await HistogramStore.open(0, store, config(), cache);
     const m = metricInfo(1);
-    submit(hs, m, T, 1, 1);
-    submit(hs, m, T + 6 * MIN, 1, 2);
-    await hs.seal();
-    await hs.rollUp(2, T + 20 * MIN);
+    await mergedAt(hs, m, [0, 6], T + 20 * MIN);
     const want = [
       [T, of(1).toLabelCounts()],
       [T + 5 * MIN, of(2).toLabelCounts()],
@@ -263,10 +264,7 @@ test('deletes drop periods starting before the cut, per level, with what is pend
   await withStore(async ({ store }) => {
     const hs = await HistogramStore.open(0, store, config());
     const m = metricInfo(1);
-    submit(hs, m, T, 1, 1);
-    submit(hs, m, T + 5 * MIN, 1, 2);
-    await hs.seal();
-    await hs.rollUp(2, T + 10 * MIN + 10_000);
+    await mergedAt(hs, m, [0, 5], T + 10 * MIN + 10_000);
     t.true(hs.beginAgeing(T + 10 * MIN));
     await hs.age(m);
     await hs.finishAgeing(T + 10 * MIN);
