@@ -30,6 +30,8 @@ const ROLLUP_BUDGET_MS = 50;
 const AGEING_STEP_MS = 7 * 86_400_000;
 /** Levels a merged-period cache slot can name (slot = period start in seconds × this + level index). */
 const CACHE_LEVELS = 8;
+/** Most coarse periods one read looks up in the cache (a month at 300 s); wider reads merge without it. */
+const MAX_CACHED_PERIODS = 10_000;
 
 /**
  * Coarse periods merged from the base level for reads (null: the period holds nothing), one
@@ -141,14 +143,13 @@ export class HistogramStore {
     if (!this.deferred || to <= this.agedCut) return 0;
     const coarse = this.levels.slice(1);
     const coarsestMs = coarse[coarse.length - 1]!.period * SECOND;
-    const first = await this.firstBaseStart(metric.id);
-    if (first === null) return 0;
-    let written = 0;
-    let from = Math.max(first, this.agedCut);
-    from -= from % coarsestMs;
-    // Steps end on coarsest boundaries (or at `to`), so no period of any level spans two.
+    // Steps end on coarsest boundaries (or at `to`), so no period of any level spans two; an
+    // empty stretch is skipped by seeking the next base record.
     const step = Math.max(1, Math.floor(AGEING_STEP_MS / coarsestMs)) * coarsestMs;
-    while (from < to) {
+    let written = 0;
+    let next = await this.firstBaseStart(metric.id, this.agedCut - (this.agedCut % coarsestMs));
+    while (next !== null && next < to) {
+      const from = next - (next % coarsestMs);
       const stepEnd = Math.min(to, from + step);
       const base = await this.stored(metric.id, this.levels[0]!.period, from, stepEnd);
       const batch = this.store.batch();
@@ -165,7 +166,7 @@ export class HistogramStore {
       } finally {
         batch.discard();
       }
-      from = stepEnd;
+      next = await this.firstBaseStart(metric.id, stepEnd);
     }
     return written;
   }
@@ -188,9 +189,10 @@ export class HistogramStore {
     this.ageingTo = 0;
   }
 
-  private async firstBaseStart(id: Buffer): Promise<number | null> {
+  /** The start of the metric's first stored base record at or after `from`, or null. */
+  private async firstBaseStart(id: Buffer, from: number): Promise<number | null> {
     const base = this.levels[0]!.period;
-    for await (const { key } of this.store.scan(CF.histogram, { gte: histogramKey(id, base, 0, 0), lt: histogramKey(id, base + 1, 0, 0), limit: 1 })) return histogramKeyParts(key).start;
+    for await (const { key } of this.store.scan(CF.histogram, { gte: histogramKey(id, base, from, 0), lt: histogramKey(id, base + 1, 0, 0), limit: 1 })) return histogramKeyParts(key).start;
     return null;
   }
 
@@ -405,28 +407,46 @@ export class HistogramStore {
   /**
    * The coarse periods in [from, to) merged from the base level (`baseRows`): from the cache, and
    * the others from one read of the base level across them; periods with pending or unmerged
-   * submissions are merged afresh and not cached.
+   * submissions are merged afresh and not cached. Only the periods between the metric's first
+   * and last base records in the range are looked up, and a range of more than
+   * MAX_CACHED_PERIODS of them is merged in one read without the cache: the work follows the
+   * data, not the width of the range asked.
    */
   private async mergedPeriods(metric: MetricInfo, levelMs: number, from: number, to: number, baseRows: (a: number, b: number) => Promise<Map<number, Histogram>>): Promise<Map<number, Histogram>> {
-    const levelIndex = this.levels.findIndex((l) => l.period * SECOND === levelMs);
-    const cacheable = this.levels.length <= CACHE_LEVELS;
-    const slot = (p: number) => (p / SECOND) * CACHE_LEVELS + levelIndex;
     const stale = this.stalePeriods(metric.idHex, levelMs, from, to);
+    const extent = await this.baseExtent(metric.id, from, to);
+    for (const p of stale) extent.push(p, p + levelMs);
+    if (extent.length === 0) return new Map();
+    const lo = Math.max(from, minOf(extent) - (minOf(extent) % levelMs));
+    const hi = Math.min(to, maxOf(extent));
+    const levelIndex = this.levels.findIndex((l) => l.period * SECOND === levelMs);
+    const cacheable = this.levels.length <= CACHE_LEVELS && (hi - lo) / levelMs <= MAX_CACHED_PERIODS;
+    if (!cacheable) return new Map(regroup(sortRows(await baseRows(lo, hi)), levelMs));
+    const slot = (p: number) => (p / SECOND) * CACHE_LEVELS + levelIndex;
     const out = new Map<number, Histogram>();
     const misses: number[] = [];
-    for (let p = from; p < to; p += levelMs) {
-      const hit = cacheable && !stale.has(p) ? this.merged.get(metric.idHex, slot(p)) : undefined;
+    for (let p = lo; p < hi; p += levelMs) {
+      const hit = stale.has(p) ? undefined : this.merged.get(metric.idHex, slot(p));
       if (hit === undefined) misses.push(p);
       else if (hit !== null) out.set(p, hit);
     }
     if (misses.length === 0) return out;
-    const merged = regroup(sortRows(await baseRows(misses[0]!, misses[misses.length - 1]! + levelMs)), levelMs);
-    const byStart = new Map(merged);
+    const merged = new Map(regroup(sortRows(await baseRows(misses[0]!, misses[misses.length - 1]! + levelMs)), levelMs));
     for (const p of misses) {
-      const h = byStart.get(p) ?? null;
+      const h = merged.get(p) ?? null;
       if (h !== null) out.set(p, h);
-      if (cacheable && !stale.has(p)) this.merged.put(metric.idHex, slot(p), h);
+      if (!stale.has(p)) this.merged.put(metric.idHex, slot(p), h);
     }
+    return out;
+  }
+
+  /** The starts of the metric's first and last stored base records in [from, to) (none: empty). */
+  private async baseExtent(id: Buffer, from: number, to: number): Promise<number[]> {
+    const base = this.levels[0]!.period;
+    const range = { gte: histogramKey(id, base, Math.max(0, from), 0), lt: histogramKey(id, base, Math.max(0, to), 0), limit: 1 };
+    const out: number[] = [];
+    for await (const { key } of this.store.scan(CF.histogram, range)) out.push(histogramKeyParts(key).start);
+    for await (const { key } of this.store.scan(CF.histogram, { ...range, reverse: true })) out.push(histogramKeyParts(key).start + this.baseMs);
     return out;
   }
 
