@@ -26,10 +26,18 @@ test.serial('rebalance 3 → 4 held at VOTE until every node is activated: write
     t.true(moving.length > 0, 'some metrics get the new node as an owner');
 
     // Text and histogram metrics too, of which those the new node will own are checked there.
-    const texts = Array.from({ length: 12 }, (_, i) => `c.rbtext${i}`);
-    const hists = Array.from({ length: 24 }, (_, i) => `c.rbhist${i}`);
-    const movingOf = async (list: string[]) => (await Promise.all(list.map(async (n) => ((await owners(grown.node.url, n)).includes(grown.id) ? n : null)))).filter((n): n is string => n !== null);
-    const [movingTexts, movingHists] = [await movingOf(texts), await movingOf(hists)];
+    // At least `count` names, and more until one moves: the new node's share of the ring depends on its random id.
+    const namesWithMoving = async (prefix: string, count: number): Promise<[string[], string[]]> => {
+      const list: string[] = [];
+      const moves: string[] = [];
+      for (let i = 0; (list.length < count || moves.length === 0) && i < 400; i++) {
+        list.push(`${prefix}${i}`);
+        if ((await owners(grown.node.url, list[i]!)).includes(grown.id)) moves.push(list[i]!);
+      }
+      return [list, moves];
+    };
+    const [texts, movingTexts] = await namesWithMoving('c.rbtext', 12);
+    const [hists, movingHists] = await namesWithMoving('c.rbhist', 24);
     t.true(movingTexts.length > 0 && movingHists.length > 0, 'some text and histogram metrics move');
     const hist = new Histogram();
     hist.insert(3);
