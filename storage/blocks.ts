@@ -105,6 +105,21 @@ export class BlockStore {
     return false;
   }
 
+  /**
+   * The first and last windows (starts) holding sealed blocks of the metric among the windows
+   * overlapping [start, end), or null when none does: two seeks, however wide the range.
+   */
+  async windowRange(metric: BlockOwner, kind: DataKind, start: number, end: number, spanMs: number): Promise<[number, number] | null> {
+    if (metric.unsealed === true || end <= start) return null;
+    const cf = LAYOUT[kind].cf;
+    const range = { gte: blockKeyFloor(metric.id, Math.max(0, start - (start % spanMs))), lt: blockKeyFloor(metric.id, Math.max(0, end)), limit: 1 };
+    let first: number | null = null;
+    for await (const { key } of this.store.scan(cf, range)) first = blockWindowOf(key);
+    if (first === null) return null;
+    for await (const { key } of this.store.scan(cf, { ...range, reverse: true })) return [first, blockWindowOf(key)];
+    return [first, first];
+  }
+
   /** True when a sealed block holds a sample before `before`, or cannot be read (so a delete can remove it). */
   async anyBefore(metric: BlockOwner, kind: DataKind, before: number, spanMs: number): Promise<boolean> {
     const scan = this.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, 0), lt: blockKeyFloor(metric.id, before - (before % spanMs) + spanMs) });

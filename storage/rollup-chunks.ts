@@ -11,6 +11,19 @@ import type { MetricRef } from '../model/metric-info.js';
 
 const SECOND = 1000;
 
+/** Past this many chunks a read first finds where its stored chunks lie (two seeks) instead of asking for every chunk of its range. */
+const WIDE_READ_CHUNKS = 64;
+
+/** The first and last chunk starts the level stores in [from, to), or null: two seeks. */
+async function storedChunkRange(store: Store, metric: MetricRef, periodS: number, from: number, to: number): Promise<[number, number] | null> {
+  const range = { gte: rollupKey(metric.id, periodS, from), lt: rollupKey(metric.id, periodS, to), limit: 1 };
+  let first: number | null = null;
+  for await (const { key } of store.scan(CF.rollup, range)) first = rollupStartOf(key);
+  if (first === null) return null;
+  for await (const { key } of store.scan(CF.rollup, { ...range, reverse: true })) return [first, rollupStartOf(key)];
+  return [first, first];
+}
+
 /** Chunk starts of a level covering [from, to). */
 export function chunkStartsCovering(periodS: number, from: number, to: number): number[] {
   const out: number[] = [];
@@ -132,7 +145,12 @@ async function getChunks(store: Store, metric: MetricRef, periodS: number, start
 
 /** The stored chunks of one level covering [from, to), with their starts, holding at least `columns` (through the cache of decoded chunks when `cached`). */
 export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS, cached = true): Promise<{ start: number; chunk: RollupChunk }[]> {
-  const starts = chunkStartsCovering(periodS, from, to);
+  let starts = chunkStartsCovering(periodS, from, to);
+  if (starts.length > WIDE_READ_CHUNKS) {
+    // A range of years or centuries: ask only for the chunks between the first and last stored.
+    const stored = await storedChunkRange(store, metric, periodS, starts[0]!, to);
+    starts = stored === null ? [] : chunkStartsCovering(periodS, stored[0], stored[1] + 1);
+  }
   const chunks = cached ? await getCachedChunks(store, metric, periodS, starts, columns) : await getChunks(store, metric, periodS, starts, columns);
   const out: { start: number; chunk: RollupChunk }[] = [];
   chunks.forEach((chunk, i) => {

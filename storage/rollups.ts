@@ -12,6 +12,7 @@
 // at a time.
 import type { FerriteConfig, RollupLevel } from '../model/config.js';
 import { ferr } from '../model/errors.js';
+import { maxOf, minOf } from '../model/extremes.js';
 import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
 import { ALL_COLUMNS } from '../model/rollup/chunk.js';
 import { RollupSlots } from '../model/rollup/slots.js';
@@ -56,6 +57,8 @@ export interface RawSource {
   before(metric: MetricRef, before: number, n: number): Promise<Series<NumericValue>>;
   /** Windows of open buffers (not yet sealed, so not rolled up). */
   openWindows(metric: MetricRef): number[];
+  /** The first and last windows (starts) with sealed raw data among those overlapping [start, end); null: none. */
+  sealedWindows(metric: MetricRef, start: number, end: number): Promise<[number, number] | null>;
 }
 
 export { RollupSlots };
@@ -330,8 +333,14 @@ export class RollupStore {
     if (from >= end) return;
     const periodS = this.levels[0]!.period;
     const open = raw.openWindows(metric);
+    // Only the spans between the first and last raw window in the range: a read decades wide costs what its data does.
+    const sealed = await raw.sealedWindows(metric, from, end);
+    const windows = [...open.filter((w) => w + this.spanMs > from && w < end), ...(sealed ?? [])];
+    if (windows.length === 0) return;
+    const lo = Math.max(from, minOf(windows));
+    const hi = Math.min(end, maxOf(windows) + this.spanMs);
     const missing: number[] = [];
-    for (let cs = chunkStartOf(from, periodS); cs < end; cs += chunkSpanMs(periodS)) {
+    for (let cs = chunkStartOf(lo, periodS); cs < hi; cs += chunkSpanMs(periodS)) {
       // A span whose raw data is all sealed is cached; one with an open buffer in it, or before it, is computed for each read.
       const hit = open.every((w) => w >= cs + chunkSpanMs(periodS)) ? this.computed.get(metric.idHex, cs) : undefined;
       if (hit === undefined) missing.push(cs);

@@ -204,6 +204,7 @@ export class PartitionCore {
       return concatSeries([older, same]) as Series<NumericValue>;
     },
     openWindows: (metric) => this.open.numericWindows(metric),
+    sealedWindows: (metric, start, end) => this.deps.blocks.windowRange(metric, 'numeric', start, end, this.span),
   };
 
   readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {

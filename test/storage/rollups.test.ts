@@ -55,6 +55,9 @@ class BlockRaw implements RawSource {
   openWindows(): number[] {
     return this.open;
   }
+  sealedWindows(metric: { id: Buffer }, start: number, end: number): Promise<[number, number] | null> {
+    return this.blocks.windowRange(metric, 'numeric', start, end, SPAN);
+  }
 }
 
 interface Rig {
@@ -253,6 +256,7 @@ test("a metric whose raw data cannot be read fails the pass with its name; other
       readSealed: (m, start, end) => r.raw.read(m, start, end),
       before: (m, before) => r.raw.before(m, before),
       openWindows: () => [],
+      sealedWindows: (m, start, end) => r.raw.sealedWindows(m, start, end),
     };
     await t.throwsAsync(rollAll(r, T + SPAN + QUIET, failing), { message: new RegExp(`rolling up metric ${B.idHex} window .*: disk on fire`) });
     t.is((await storedPeriods(store, A, 60, T, T + SPAN)).length, 2, 'the metric before it was committed');
@@ -358,6 +362,28 @@ test('ageing: an /nnt delete hides raw data before it from rollup reads and from
     r = await rig(await open.reopen(), { legacy: false });
     await age(r, A, T + SPAN);
     t.deepEqual(present(await rows(r, 60_000, 'nnt', T, T + SPAN)).map(([s]) => s), want.map(([s]) => s));
+  });
+});
+
+test('a read centuries wide asks only for the chunks and spans its data lies in', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store, { legacy: false });
+    await seal(r, A, T, samples(T, 10, 10));
+    await age(r, A, T + SPAN); // stored rollups
+    await seal(r, A, T + SPAN, samples(T + SPAN, 10, 10)); // and raw after them
+    let keys = 0;
+    const getMany = store.getMany.bind(store);
+    store.getMany = (cf, asked) => {
+      keys += asked.length;
+      return getMany(cf, asked);
+    };
+    const span = 60_000 * 6_532_277; // about 12.4 years, a whole number of minutes
+    const slots = await rows(r, span, 'dispatch', 0, 38 * span);
+    t.is(slots.length, 38);
+    t.is(present(slots).length, 1);
+    t.is(present(slots)[0]![1]!.value.n, 80, 'every sample, stored and raw, in its slot');
+    t.true(keys < 500, `${keys} chunk keys asked for (a chunk a day over 470 years is 171 000)`);
+    t.true(r.computed.size <= 2, `${r.computed.size} spans computed`);
   });
 });
 
