@@ -139,8 +139,21 @@ const flatBody = fc
     return b.asUint8Array().slice();
   });
 
+/**
+ * Found by this fuzzer: 38 slots of 12.4 years (a whole number of minutes, so the 60 s level
+ * serves them) asked a multi-get of every day's rollup chunk across 470 years: 5 s.
+ */
+const wideFetches: FuzzRequest[] = [
+  {
+    method: 'POST',
+    path: '/fetch',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ start: 0, period: 391_936_620, count: 38, streams: [{ uuid: FUZZ_UUID, name: 'fuzz.m', kind: 'numeric', transform: 'counter_stddev', transform_params: [] }], reduce: [] }),
+  },
+];
+
 test.serial('/fetch JSON documents: 2xx or a 4xx JSON error', async (t) => {
-  await fuzz(t, node(), request(jsonBody, ['application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'text/json', 'application/xml']), { runs: 1500 });
+  await fuzz(t, node(), request(jsonBody, ['application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'text/json', 'application/xml']), { runs: 1500, examples: wideFetches });
 });
 
 test.serial('/fetch FlatBuffer documents, well-formed and damaged: 2xx or a 4xx JSON error', async (t) => {

@@ -48,6 +48,9 @@ const request: fc.Arbitrary<FuzzRequest> = fc
 const longReads: FuzzRequest[] = [
   { method: 'GET', path: `/rollup/${FUZZ_UUID}/fuzz.m?start_ts=0&end_ts=1700000000&rollup_span=300s` },
   { method: 'GET', path: `/read/0/1700000000/300/${FUZZ_UUID}/average/fuzz.m` },
+  // A histogram period of 54 years: coarse periods merged from the base level were looked up one by one across the range (a hang).
+  { method: 'GET', path: `/histogram/1699992800/1699992800/1699992800/${FUZZ_UUID}/fuzz.m?` },
+  { method: 'GET', path: `/histogram/0/1700000000/86400/${FUZZ_UUID}/up` },
 ];
 
 test.serial('legacy reads: path segments and parameters get 2xx or a 4xx JSON error', async (t) => {
