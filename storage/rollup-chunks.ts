@@ -145,11 +145,14 @@ async function getChunks(store: Store, metric: MetricRef, periodS: number, start
 
 /** The stored chunks of one level covering [from, to), with their starts, holding at least `columns` (through the cache of decoded chunks when `cached`). */
 export async function readChunks(store: Store, metric: MetricRef, periodS: number, from: number, to: number, columns: readonly number[] = ALL_COLUMNS, cached = true): Promise<{ start: number; chunk: RollupChunk }[]> {
-  let starts = chunkStartsCovering(periodS, from, to);
-  if (starts.length > WIDE_READ_CHUNKS) {
-    // A range of years or centuries: ask only for the chunks between the first and last stored.
-    const stored = await storedChunkRange(store, metric, periodS, starts[0]!, to);
+  const first = chunkStartOf(Math.max(0, from), periodS);
+  let starts: number[];
+  if ((to - first) / chunkSpanMs(periodS) > WIDE_READ_CHUNKS) {
+    // A range of years or centuries (or millennia: its chunks would not fit an array): ask only for the chunks between the first and last stored.
+    const stored = await storedChunkRange(store, metric, periodS, first, to);
     starts = stored === null ? [] : chunkStartsCovering(periodS, stored[0], stored[1] + 1);
+  } else {
+    starts = chunkStartsCovering(periodS, from, to);
   }
   const chunks = cached ? await getCachedChunks(store, metric, periodS, starts, columns) : await getChunks(store, metric, periodS, starts, columns);
   const out: { start: number; chunk: RollupChunk }[] = [];

@@ -51,6 +51,8 @@ const longReads: FuzzRequest[] = [
   // A histogram period of 54 years: coarse periods merged from the base level were looked up one by one across the range (a hang).
   { method: 'GET', path: `/histogram/1699992800/1699992800/1699992800/${FUZZ_UUID}/fuzz.m?` },
   { method: 'GET', path: `/histogram/0/1700000000/86400/${FUZZ_UUID}/up` },
+  // Slots of 54 years to the year 3 million: the 60 s level's chunks of the range did not fit an array (a 500).
+  { method: 'GET', path: `/read/1699992800/99999999999999/1699995240/${FUZZ_UUID}/count/fuzz.m` },
 ];
 
 test.serial('legacy reads: path segments and parameters get 2xx or a 4xx JSON error', async (t) => {
