@@ -68,7 +68,9 @@ export async function portFree(port: number): Promise<boolean> {
 /** A base port with `count` free ports from it. */
 export async function freeBase(count = 3): Promise<number> {
   for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    // Below Linux's ephemeral range (32768–60999): there the tests' own outgoing connections take
+    // ports between this check and the rig's listen (an EADDRINUSE seen in CI).
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
     let free = true;
     for (let i = 0; i < count && free; i++) free = await portFree(base + i);
     if (free) return base;
