@@ -111,13 +111,8 @@ export class BlockStore {
    */
   async windowRange(metric: BlockOwner, kind: DataKind, start: number, end: number, spanMs: number): Promise<[number, number] | null> {
     if (metric.unsealed === true || end <= start) return null;
-    const cf = LAYOUT[kind].cf;
-    const range = { gte: blockKeyFloor(metric.id, Math.max(0, start - (start % spanMs))), lt: blockKeyFloor(metric.id, Math.max(0, end)), limit: 1 };
-    let first: number | null = null;
-    for await (const { key } of this.store.scan(cf, range)) first = blockWindowOf(key);
-    if (first === null) return null;
-    for await (const { key } of this.store.scan(cf, { ...range, reverse: true })) return [first, blockWindowOf(key)];
-    return [first, first];
+    const bounds = await this.store.keyBounds(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, Math.max(0, start - (start % spanMs))), lt: blockKeyFloor(metric.id, Math.max(0, end)) });
+    return bounds === null ? null : [blockWindowOf(bounds[0]), blockWindowOf(bounds[1])];
   }
 
   /** True when a sealed block holds a sample before `before`, or cannot be read (so a delete can remove it). */

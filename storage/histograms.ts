@@ -139,7 +139,8 @@ export class HistogramStore {
    * target, merged from its base level (each step of the walk in its own batch). Returns the
    * periods written.
    */
-  async age(metric: { id: Buffer }, to = this.ageingTo): Promise<number> {
+  async age(metric: { id: Buffer }): Promise<number> {
+    const to = this.ageingTo;
     if (!this.deferred || to <= this.agedCut) return 0;
     const coarse = this.levels.slice(1);
     const coarsestMs = coarse[coarse.length - 1]!.period * SECOND;
@@ -443,11 +444,8 @@ export class HistogramStore {
   /** The starts of the metric's first and last stored base records in [from, to) (none: empty). */
   private async baseExtent(id: Buffer, from: number, to: number): Promise<number[]> {
     const base = this.levels[0]!.period;
-    const range = { gte: histogramKey(id, base, Math.max(0, from), 0), lt: histogramKey(id, base, Math.max(0, to), 0), limit: 1 };
-    const out: number[] = [];
-    for await (const { key } of this.store.scan(CF.histogram, range)) out.push(histogramKeyParts(key).start);
-    for await (const { key } of this.store.scan(CF.histogram, { ...range, reverse: true })) out.push(histogramKeyParts(key).start + this.baseMs);
-    return out;
+    const bounds = await this.store.keyBounds(CF.histogram, { gte: histogramKey(id, base, Math.max(0, from), 0), lt: histogramKey(id, base, Math.max(0, to), 0) });
+    return bounds === null ? [] : [histogramKeyParts(bounds[0]).start, histogramKeyParts(bounds[1]).start + this.baseMs];
   }
 
   private stalePeriods(idHex: string, levelMs: number, from: number, to: number): Set<number> {
@@ -495,7 +493,7 @@ export class HistogramStore {
       finer.set(start, merged);
       batch.delete(CF.state, histogramDirtyKey(this.partition, idHex, start));
     }
-    const merged = finer;
+    const baseMerged = finer;
     const cut = this.storedCut(true);
     let finerLevel = base;
     for (const level of this.levels.slice(1)) {
@@ -506,7 +504,7 @@ export class HistogramStore {
         // Not aged yet: reads merge it from the base level.
         if (p + levelMs > cut) continue;
         // Deferred levels are rebuilt from the base level (kept at least until they age), others from the next finer one.
-        const [source, fresh] = this.deferred ? [base, merged] : [finerLevel, finer];
+        const [source, fresh] = this.deferred ? [base, baseMerged] : [finerLevel, finer];
         // Rebuilding from a level that retention has already thinned would lose data.
         if (source.retention > 0 && p < now - source.retention * SECOND) continue;
         const parts = await this.stored(id, source.period, p, p + levelMs);

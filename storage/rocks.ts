@@ -113,6 +113,15 @@ export class Store {
     for await (const entry of this.family(cf).iterator(opts)) yield entry as Entry;
   }
 
+  /** The first and last keys of a range (two one-key seeks, however wide the range), or null when it is empty. */
+  async keyBounds(cf: ColumnFamilyName, range: { gte: Buffer; lt: Buffer }): Promise<[Buffer, Buffer] | null> {
+    let first: Buffer | null = null;
+    for await (const { key } of this.scan(cf, { ...range, limit: 1 })) first = key;
+    if (first === null) return null;
+    for await (const { key } of this.scan(cf, { ...range, limit: 1, reverse: true })) return [first, key];
+    return [first, first];
+  }
+
   /**
    * Copies every column family as of one moment (a RocksDB snapshot: writes go on meanwhile)
    * into a new store at `dest`, flushed to SST files. Resolves with the bytes copied.

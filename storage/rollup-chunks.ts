@@ -16,12 +16,8 @@ const WIDE_READ_CHUNKS = 64;
 
 /** The first and last chunk starts the level stores in [from, to), or null: two seeks. */
 async function storedChunkRange(store: Store, metric: MetricRef, periodS: number, from: number, to: number): Promise<[number, number] | null> {
-  const range = { gte: rollupKey(metric.id, periodS, from), lt: rollupKey(metric.id, periodS, to), limit: 1 };
-  let first: number | null = null;
-  for await (const { key } of store.scan(CF.rollup, range)) first = rollupStartOf(key);
-  if (first === null) return null;
-  for await (const { key } of store.scan(CF.rollup, { ...range, reverse: true })) return [first, rollupStartOf(key)];
-  return [first, first];
+  const bounds = await store.keyBounds(CF.rollup, { gte: rollupKey(metric.id, periodS, from), lt: rollupKey(metric.id, periodS, to) });
+  return bounds === null ? null : [rollupStartOf(bounds[0]), rollupStartOf(bounds[1])];
 }
 
 /** Chunk starts of a level covering [from, to). */
