@@ -1,6 +1,7 @@
 // Our interface to RocksDB (rocksdb-native). Nothing else imports the binding, so the
 // rest of ferrite sees column families by name, atomic multi-family batches and
 // bounded iterators.
+import { readdirSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import RocksDB from 'rocksdb-native';
@@ -30,6 +31,20 @@ type Session = InstanceType<typeof RocksDB>;
  */
 const WRITE_BUFFER_BYTES: Partial<Record<ColumnFamilyName, number>> = { journal: 32 << 20, numeric: 16 << 20, index: 16 << 20, metrics: 16 << 20, rollup: 16 << 20 };
 const SMALL_WRITE_BUFFER = 4 << 20;
+
+/**
+ * RocksDB renames its info log (`LOG`, ≈ 150 kB here: every open dumps each column family's
+ * options) to `LOG.old.<µs>` at every open and keeps a thousand of them; rocksdb-native does not
+ * expose `keep_log_file_num`. We keep the previous run's, for diagnosing how it ended.
+ */
+const OLD_INFO_LOGS_KEPT = 1;
+
+function pruneOldInfoLogs(dir: string): void {
+  const old = readdirSync(dir)
+    .filter((f) => /^LOG\.old\.\d+$/.test(f))
+    .sort((a, b) => Number(b.slice(8)) - Number(a.slice(8)));
+  for (const f of old.slice(OLD_INFO_LOGS_KEPT)) rmSync(path.join(dir, f), { force: true });
+}
 
 /** Entries per batch when copying a store. */
 const COPY_BATCH_ENTRIES = 4096;
@@ -69,6 +84,7 @@ export class Store {
       const families = new Map<ColumnFamilyName, Session>();
       for (const name of ALL_COLUMN_FAMILIES) families.set(name, root.columnFamily(name));
       await root.ready();
+      pruneOldInfoLogs(path);
       return new Store(root, families, path);
     } catch (error) {
       throw new DataDirError(path, error);

@@ -10,12 +10,14 @@
 // did not stop cleanly is never read.
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import type { ActivityWindow } from '../../model/activity.js';
 import { CF, STATE_KEY } from '../keys.js';
 import type { Store } from '../rocks.js';
 
 const MAGIC = Buffer.from('FXIS');
-const VERSION = 1;
+/** 1: sections stored as they are; 2: each section one zstd frame (names and term texts shrink ~5×). */
+const VERSION = 2;
 const TOKEN_BYTES = 16;
 
 /** One term of a category: its search text, its spelling in canonical names (when it differs), its ids. */
@@ -153,20 +155,23 @@ function encode(image: IndexImage, token: Buffer): Uint8Array[] {
   const sections = [Buffer.from(JSON.stringify(structure)), image.storageIds, image.alive, image.typeBits, image.accountOf, image.checkOfId, image.nameStart, image.nameLength, image.names, image.activity.start, image.activity.end, Buffer.from(texts.join('')), spans, postings];
   const out: Uint8Array[] = [head];
   for (const s of sections) {
+    const packed = zstdCompressSync(Buffer.from(s.buffer, s.byteOffset, s.byteLength));
     const len = Buffer.alloc(4);
-    len.writeUInt32LE(s.byteLength);
-    out.push(len, Buffer.from(s.buffer, s.byteOffset, s.byteLength));
+    len.writeUInt32LE(packed.byteLength);
+    out.push(len, packed);
   }
   return out;
 }
 
 function decode(bytes: Buffer, token: Buffer): IndexImage | null {
-  if (bytes.length < 8 + TOKEN_BYTES || !bytes.subarray(0, 4).equals(MAGIC) || bytes.readUInt32LE(4) !== VERSION) return null;
-  if (!bytes.subarray(8, 8 + TOKEN_BYTES).equals(token)) return null;
+  if (bytes.length < 8 + TOKEN_BYTES || !bytes.subarray(0, 4).equals(MAGIC)) return null;
+  const version = bytes.readUInt32LE(4);
+  if ((version !== 1 && version !== VERSION) || !bytes.subarray(8, 8 + TOKEN_BYTES).equals(token)) return null;
   const sections: Buffer[] = [];
   for (let at = 8 + TOKEN_BYTES; at < bytes.length; ) {
     const len = bytes.readUInt32LE(at);
-    sections.push(bytes.subarray(at + 4, at + 4 + len));
+    const section = bytes.subarray(at + 4, at + 4 + len);
+    sections.push(version === 1 ? section : zstdDecompressSync(section));
     at += 4 + len;
   }
   if (sections.length !== SECTIONS) return null;

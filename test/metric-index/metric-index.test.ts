@@ -3,7 +3,8 @@
 // ids, forgets removed metrics, and upgrades a data dir written before dense ids.
 import test from 'ava';
 import fc from 'fast-check';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { zstdDecompressSync } from 'node:zlib';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
 import { placeMetric } from '../../model/metric-key.js';
 import { matchTagQuery, parseTagQuery, type MetricView } from '../../model/tag-query/index.js';
@@ -286,5 +287,39 @@ test('an index snapshot reads back the index a rebuild gives; its token is good 
     await writeSnapshot(store, file, live.image()!);
     t.not(await takeSnapshot(store, file), null);
     t.is(await takeSnapshot(store, file), null, 'taken once');
+  });
+});
+
+/** The same snapshot as the release before compressed sections wrote it (version 1: sections as they are). */
+function asVersion1(file: string): void {
+  const bytes = readFileSync(file);
+  const parts: Buffer[] = [Buffer.from(bytes.subarray(0, 24))];
+  parts[0]!.writeUInt32LE(1, 4);
+  for (let at = 24; at < bytes.length; ) {
+    const len = bytes.readUInt32LE(at);
+    const raw = zstdDecompressSync(bytes.subarray(at + 4, at + 4 + len));
+    const head = Buffer.alloc(4);
+    head.writeUInt32LE(raw.length);
+    parts.push(head, raw);
+    at += 4 + len;
+  }
+  writeFileSync(file, Buffer.concat(parts));
+}
+
+test('an index snapshot is compressed, and one written before compression (version 1) still reads', async (t) => {
+  await withStore(async (store, dir) => {
+    const entries = Array.from({ length: 2000 }, (_, i) => ({ m: metric(UUIDS[i % 2]!, `cpu.usage_user|ST[datacenter:eu-${i % 3}a,hostname:host_${i},region:eu-${i % 3}]`), kind: 'numeric' as IndexKind }));
+    const live = await index(store, entries);
+    const file = snapshotFile(dir);
+    await writeSnapshot(store, file, live.image()!);
+    const compressed = statSync(file).size;
+    asVersion1(file);
+    const plain = statSync(file).size;
+    t.true(compressed * 3 < plain, `compressed ${compressed} B, plain ${plain} B`);
+    const image = await takeSnapshot(store, file);
+    t.not(image, null);
+    const restored = MetricIndex.fromImage(store, image!);
+    for (const { m } of entries) t.is(restored.canonicalOf(restored.lookup(m.id)), live.canonicalOf(live.lookup(m.id)));
+    t.deepEqual(search(restored, 'and(hostname:host_7)'), search(live, 'and(hostname:host_7)'));
   });
 });
