@@ -111,6 +111,8 @@ export class MetricIndex {
   loaded: IndexLoadReport = { metrics: 0, migrated: 0, ms: 0, cpuMs: 0 };
   /** Ids in the lookup table (pending, alive). */
   private linked = 0;
+  /** Kind bits the name records of pending ids carry (a record rewritten by a later batch keeps them). */
+  private readonly pendingTypes = new Map<number, number>();
 
   private constructor(private readonly store: Store) {
     this.grow(1024);
@@ -126,7 +128,10 @@ export class MetricIndex {
     for await (const { key, value } of store.scan(CF.metrics, { capacity: 4096 })) {
       const r = decodeNameRecord(value);
       if (r.denseId === null) v1.push({ storageId: Buffer.from(key), fields: r });
-      else index.restore(r.denseId, key, r, splitCanonical(r.canonical));
+      else {
+        index.restore(r.denseId, key, r, splitCanonical(r.canonical));
+        index.typeBits[r.denseId] = r.typeBits;
+      }
     }
     for (const { storageId, fields } of v1) index.restore(index.size, storageId, fields, splitCanonical(fields.canonical));
     index.endBulk();
@@ -266,7 +271,13 @@ export class MetricIndex {
         if (this.state[id] === State.Pending && !named.has(id)) {
           named.add(id);
           staged.fresh.push({ id, metric: m });
-          batch.put(CF.metrics, storageId, encodeNameRecord(id, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical }));
+          // The record carries the kind it is named with (no type key for it), and those of
+          // earlier batches naming it that are not yet written: this record replaces theirs.
+          const recordBits = (this.pendingTypes.get(id) ?? 0) | KIND_BITS[r.kind];
+          this.pendingTypes.set(id, recordBits);
+          typed.set(id, recordBits);
+          staged.types.push(id, recordBits);
+          batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical }));
         }
       }
       const bit = KIND_BITS[r.kind];
@@ -285,6 +296,7 @@ export class MetricIndex {
     const named: M[] = [];
     for (const { id, metric } of staged.fresh) {
       if (this.state[id] !== State.Pending) continue;
+      this.pendingTypes.delete(id);
       this.post(id, metric.accountId, metric.name.name, metric.uuid, metric.name.tags);
       named.push(metric);
     }
@@ -334,6 +346,7 @@ export class MetricIndex {
       this.dead++;
     }
     this.state[id] = State.Dead;
+    this.pendingTypes.delete(id);
     this.activity.set(id, []);
     this.unlink(storageId);
     this.linked--;
@@ -661,7 +674,7 @@ export class MetricIndex {
       const batch = this.store.batch();
       for (const storageId of storageIds.slice(i, i + 10_000)) {
         const id = this.lookup(storageId);
-        batch.put(CF.metrics, storageId, encodeNameRecord(id, { accountId: this.accountOf[id]!, uuid: this.uuidOf(id), checkName: this.checkNameOf(id), canonical: this.canonicalOf(id) }));
+        batch.put(CF.metrics, storageId, encodeNameRecord(id, this.typeBits[id]!, { accountId: this.accountOf[id]!, uuid: this.uuidOf(id), checkName: this.checkNameOf(id), canonical: this.canonicalOf(id) }));
       }
       await batch.write();
     }

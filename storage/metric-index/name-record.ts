@@ -1,14 +1,21 @@
-// A metric's name record (CF.metrics, keyed by its 16-byte storage id): who the metric is
-// and its dense index id. The postings are derived from the canonical name, so this record,
-// written in the same batch as the journal entry that first names the metric, is what makes
-// the metric findable after a restart.
+// A metric's name record (CF.metrics, keyed by its 16-byte storage id): who the metric is,
+// its dense index id and the data types it was first written with. The postings are derived
+// from the canonical name, so this record, written in the same batch as the journal entry
+// that first names the metric, is what makes the metric findable after a restart.
 //
-// v2 (binary): 0x02 | dense id (u32 BE) | account (u32 BE) | uuid length (u8) | uuid |
-//              check name length (u16 BE) | check name | canonical name (UTF-8, to the end)
+// v3 (binary): 0x03 | dense id (u32 BE) | type bits (u8) | account (u32 BE) | uuid | check
+//              name length (u16 BE) | check name | canonical name (UTF-8, to the end)
+//              where uuid is 0xff and 16 bytes for a lowercase hyphenated UUID, else its
+//              length (u8) and UTF-8. Types a metric shows later are type keys (CF.index).
+// v2: as v3 without the type bits, the uuid always as length and UTF-8 (its types are all
+//     type keys). Read, not written.
 // v1 (JSON, before dense ids): {"account_id","uuid","check_name","metric_name"}; given a
-// dense id and rewritten as v2 when the index loads.
+// dense id and rewritten as v3 when the index loads.
 
 const V2 = 0x02;
+const V3 = 0x03;
+const BINARY_UUID = 0xff;
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface NameRecordFields {
   accountId: number;
@@ -20,17 +27,21 @@ export interface NameRecordFields {
 export interface DecodedNameRecord extends NameRecordFields {
   /** null for a v1 record. */
   denseId: number | null;
+  /** Kind bits (storage/metric-index KIND_BITS) the record carries; 0 before v3. */
+  typeBits: number;
 }
 
-export function encodeNameRecord(denseId: number, m: NameRecordFields): Buffer {
-  const uuid = Buffer.from(m.uuid, 'utf8');
+export function encodeNameRecord(denseId: number, typeBits: number, m: NameRecordFields): Buffer {
+  const binaryUuid = CANONICAL_UUID.test(m.uuid);
+  const uuid = binaryUuid ? Buffer.from(m.uuid.replaceAll('-', ''), 'hex') : Buffer.from(m.uuid, 'utf8');
   const check = Buffer.from(m.checkName, 'utf8');
   const canonical = Buffer.from(m.canonical, 'utf8');
-  const out = Buffer.allocUnsafe(1 + 4 + 4 + 1 + uuid.length + 2 + check.length + canonical.length);
-  let at = out.writeUInt8(V2, 0);
+  const out = Buffer.allocUnsafe(1 + 4 + 1 + 4 + 1 + uuid.length + 2 + check.length + canonical.length);
+  let at = out.writeUInt8(V3, 0);
   at = out.writeUInt32BE(denseId, at);
+  at = out.writeUInt8(typeBits, at);
   at = out.writeUInt32BE(m.accountId, at);
-  at = out.writeUInt8(uuid.length, at);
+  at = out.writeUInt8(binaryUuid ? BINARY_UUID : uuid.length, at);
   at += uuid.copy(out, at);
   at = out.writeUInt16BE(check.length, at);
   at += check.copy(out, at);
@@ -40,15 +51,27 @@ export function encodeNameRecord(denseId: number, m: NameRecordFields): Buffer {
 
 export function decodeNameRecord(raw: Uint8Array): DecodedNameRecord {
   const b = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  if (b[0] !== V2) {
+  if (b[0] !== V2 && b[0] !== V3) {
     const v1 = JSON.parse(b.toString('utf8')) as { account_id: number; uuid: string; check_name: string; metric_name: string };
-    return { denseId: null, accountId: v1.account_id, uuid: v1.uuid, checkName: v1.check_name, canonical: v1.metric_name };
+    return { denseId: null, typeBits: 0, accountId: v1.account_id, uuid: v1.uuid, checkName: v1.check_name, canonical: v1.metric_name };
   }
+  const v3 = b[0] === V3;
   const denseId = b.readUInt32BE(1);
-  const accountId = b.readUInt32BE(5);
-  const uuidEnd = 10 + b[9]!;
-  const uuid = b.toString('utf8', 10, uuidEnd);
-  const checkEnd = uuidEnd + 2 + b.readUInt16BE(uuidEnd);
-  const checkName = b.toString('utf8', uuidEnd + 2, checkEnd);
-  return { denseId, accountId, uuid, checkName, canonical: b.toString('utf8', checkEnd) };
+  let at = 5;
+  const typeBits = v3 ? b[at++]! : 0;
+  const accountId = b.readUInt32BE(at);
+  at += 4;
+  const uuidLength = b[at++]!;
+  let uuid: string;
+  if (v3 && uuidLength === BINARY_UUID) {
+    const hex = b.toString('hex', at, at + 16);
+    uuid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    at += 16;
+  } else {
+    uuid = b.toString('utf8', at, at + uuidLength);
+    at += uuidLength;
+  }
+  const checkEnd = at + 2 + b.readUInt16BE(at);
+  const checkName = b.toString('utf8', at + 2, checkEnd);
+  return { denseId, typeBits, accountId, uuid, checkName, canonical: b.toString('utf8', checkEnd) };
 }

@@ -9,9 +9,10 @@ import { canonicalizeMetricName } from '../../model/metric-name.js';
 import { placeMetric } from '../../model/metric-key.js';
 import { matchTagQuery, parseTagQuery, type MetricView } from '../../model/tag-query/index.js';
 import type { MetricKey } from '../../model/types.js';
-import { CF, postingKey, typeKey, V1_POSTINGS } from '../../storage/keys.js';
+import { CF, postingKey, TYPE_KEYS, typeKey, V1_POSTINGS } from '../../storage/keys.js';
 import { MetricIndex, type IndexableMetric, type IndexKind } from '../../storage/metric-index/metric-index.js';
 import { evaluate } from '../../storage/metric-index/query-plan.js';
+import { decodeNameRecord, encodeNameRecord } from '../../storage/metric-index/name-record.js';
 import { snapshotFile, takeSnapshot, writeSnapshot } from '../../storage/metric-index/snapshot.js';
 import { Store } from '../../storage/rocks.js';
 import { tempDir } from '../helpers/node.js';
@@ -322,4 +323,63 @@ test('an index snapshot is compressed, and one written before compression (versi
     for (const { m } of entries) t.is(restored.canonicalOf(restored.lookup(m.id)), live.canonicalOf(live.lookup(m.id)));
     t.deepEqual(search(restored, 'and(hostname:host_7)'), search(live, 'and(hostname:host_7)'));
   });
+});
+
+async function typeKeys(store: Store): Promise<string[]> {
+  const out: string[] = [];
+  for await (const { key } of store.scan(CF.index, TYPE_KEYS)) out.push(key.toString('hex'));
+  return out.sort();
+}
+
+test('a new metric\'s first kind is in its name record (no type key); a later kind is a type key; both survive a reload', async (t) => {
+  await withStore(async (store) => {
+    const a = metric(UUIDS[0]!, 'cpu|ST[host:a]');
+    const first = await index(store, [{ m: a, kind: 'numeric' }]);
+    t.deepEqual(await typeKeys(store), []);
+    t.deepEqual(first.typesOf(first.lookup(a.id)), ['numeric']);
+    const batch = store.batch();
+    first.apply(first.stage(batch, [{ metric: a, kind: 'text' }]));
+    await batch.write();
+    t.deepEqual(await typeKeys(store), [typeKey(a.id, 'text').toString('hex')]);
+    const { index: again } = await MetricIndex.load(store);
+    t.deepEqual(again.typesOf(again.lookup(a.id)), ['numeric', 'text']);
+  });
+});
+
+test('a metric named again by a second batch before the first is applied keeps the first batch\'s kinds in its record', async (t) => {
+  await withStore(async (store) => {
+    const { index: ix } = await MetricIndex.load(store);
+    const m = metric(UUIDS[0]!, 'cpu');
+    const one = store.batch();
+    const stagedOne = ix.stage(one, [{ metric: m, kind: 'numeric' }]);
+    const two = store.batch();
+    const stagedTwo = ix.stage(two, [{ metric: m, kind: 'histogram' }]);
+    await one.write();
+    await two.write();
+    ix.apply(stagedOne);
+    ix.apply(stagedTwo);
+    t.deepEqual(ix.typesOf(ix.lookup(m.id)), ['numeric', 'histogram']);
+    const { index: again } = await MetricIndex.load(store);
+    t.deepEqual(again.typesOf(again.lookup(m.id)), ['numeric', 'histogram'], 'the second record replaced the first and kept its kind');
+  });
+});
+
+test('name records: v3 keeps a lowercase UUID in 16 bytes and any other check id as text; v2 records still read', (t) => {
+  const fields = { accountId: 7, uuid: UUIDS[0]!, checkName: 'c_7_1::http', canonical: 'cpu|ST[host:a]' };
+  const v3 = encodeNameRecord(12, 5, fields);
+  t.deepEqual(decodeNameRecord(v3), { denseId: 12, typeBits: 5, ...fields });
+  t.is(v3.length, 1 + 4 + 1 + 4 + 1 + 16 + 2 + fields.checkName.length + fields.canonical.length);
+  for (const uuid of [UUIDS[0]!.toUpperCase(), 'not-a-uuid', '']) t.deepEqual(decodeNameRecord(encodeNameRecord(1, 1, { ...fields, uuid })), { denseId: 1, typeBits: 1, ...fields, uuid });
+  // v2, as the release before wrote it: 0x02 | dense id | account | uuid length | uuid | check length | check | name.
+  const uuid = Buffer.from(fields.uuid);
+  const check = Buffer.from(fields.checkName);
+  const head = Buffer.alloc(10);
+  head.writeUInt8(2, 0);
+  head.writeUInt32BE(3, 1);
+  head.writeUInt32BE(7, 5);
+  head.writeUInt8(uuid.length, 9);
+  const checkLength = Buffer.alloc(2);
+  checkLength.writeUInt16BE(check.length);
+  const v2 = Buffer.concat([head, uuid, checkLength, check, Buffer.from(fields.canonical)]);
+  t.deepEqual(decodeNameRecord(v2), { denseId: 3, typeBits: 0, ...fields });
 });

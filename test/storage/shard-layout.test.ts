@@ -38,6 +38,8 @@ async function preShard(dataDir: string): Promise<void> {
     const batch = node.batch();
     index.apply(index.stage(batch, METRICS.map((m) => ({ metric: m, kind: 'numeric' as const }))));
     for (const m of METRICS) batch.put(CF.index, tombstoneKey(m.id, 'text'), Buffer.from('{"before":1,"seq":1}'));
+    // That release kept every type as a type key (the name record carries the first since v3).
+    for (const m of METRICS) batch.put(CF.index, typeKey(m.id, 'numeric'), Buffer.alloc(0));
     for (let p = 0; p < PARTITIONS; p++) batch.put(CF.state, sealSeqKey(p), encodeU64(p));
     batch.put(CF.state, rollupDirtyKey(5, METRICS[0]!.id.toString('hex'), 0), Buffer.alloc(0));
     batch.put(CF.state, STATE_KEY.rollupFormat, Uint8Array.of(2));
