@@ -17,15 +17,26 @@ const FLUSH_CHUNK = 20_000;
  */
 const MAX_CACHED = 4096;
 
+/** The shard's index's view of a metric's activity (storage/metric-index/metric-index.ts); each is undefined when it does not know the metric. */
+export interface IndexedActivity {
+  /** Its windows with every noted slice. */
+  windows(id: Buffer): readonly ActivityWindow[] | undefined;
+  /** Its windows if they changed since last taken (null if not), taken as written. */
+  toWrite(id: Buffer): readonly ActivityWindow[] | null | undefined;
+  /** Gives back what `toWrite` took (its write failed). */
+  unwritten(id: Buffer): void;
+}
+
+const NO_INDEX: IndexedActivity = { windows: () => undefined, toWrite: () => undefined, unwritten: () => undefined };
+
 export class ActivityTracker {
   /** Slices seen since the last flush, per metric (usually one: a small array beats a Set). */
   private readonly pending = new Map<string, { id: Buffer; last: number; slices: number[] }>();
   private cache = new Map<string, ActivityWindow[]>();
 
-  /** `indexed`: a metric's windows as the index holds them, with every noted slice; undefined when it does not know the metric. */
   constructor(
     private readonly store: Store,
-    private readonly indexed: (id: Buffer) => readonly ActivityWindow[] | undefined = () => undefined,
+    private readonly indexed: IndexedActivity = NO_INDEX,
   ) {}
 
   note(id: Buffer, idHex: string, ts: number): void {
@@ -52,10 +63,15 @@ export class ActivityTracker {
     }
     for (const [idHex] of pending) this.pending.delete(idHex);
     const batch = this.store.batch();
+    const taken: Buffer[] = [];
     const unknown = pending.filter(([, { id }]) => {
-      const windows = this.indexed(id);
-      if (windows !== undefined) batch.put(CF.index, activityKey(id), encodeWindows(windows));
-      return windows === undefined;
+      const windows = this.indexed.toWrite(id);
+      if (windows === undefined) return true;
+      if (windows !== null) {
+        batch.put(CF.index, activityKey(id), encodeWindows(windows));
+        taken.push(id);
+      }
+      return false;
     });
     const stored = await this.storedMany(unknown.map(([idHex, { id }]) => [id, idHex]));
     unknown.forEach(([idHex, { id, slices }], i) => {
@@ -64,7 +80,12 @@ export class ActivityTracker {
       if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeWindows(after));
       this.remember(idHex, after);
     });
-    await batch.write();
+    try {
+      await batch.write();
+    } catch (error) {
+      for (const id of taken) this.indexed.unwritten(id);
+      throw error;
+    }
   }
 
   /** Writes everything pending (shutdown, explicit flush). */
@@ -75,7 +96,7 @@ export class ActivityTracker {
   /** Each metric's windows including what is not yet flushed. */
   async windows(metrics: readonly { id: Buffer; idHex: string }[]): Promise<ActivityWindow[][]> {
     const ids = metrics.map((m) => m.id);
-    const indexed = ids.map((id) => this.indexed(id));
+    const indexed = ids.map((id) => this.indexed.windows(id));
     const unknown = metrics.flatMap((_, i) => (indexed[i] === undefined ? [i] : []));
     const stored = await this.storedMany(unknown.map((i) => [ids[i]!, metrics[i]!.idHex]));
     unknown.forEach((i, k) => {
@@ -126,13 +147,19 @@ function sameWindows(a: ActivityWindow[], b: ActivityWindow[]): boolean {
   return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
 }
 
+/** u64 BE epoch seconds, written as two u32 (a BigInt per value cost more than the rest of a flush). */
 function encodeWindows(windows: readonly ActivityWindow[]): Buffer {
   const out = Buffer.allocUnsafe(windows.length * 16);
   windows.forEach(([start, end], i) => {
-    out.writeBigUInt64BE(BigInt(start), i * 16);
-    out.writeBigUInt64BE(BigInt(end), i * 16 + 8);
+    writeU64(out, start, i * 16);
+    writeU64(out, end, i * 16 + 8);
   });
   return out;
+}
+
+function writeU64(out: Buffer, value: number, at: number): void {
+  out.writeUInt32BE(Math.floor(value / 2 ** 32), at);
+  out.writeUInt32BE(value >>> 0, at + 4);
 }
 
 function decodeWindows(raw: Buffer): ActivityWindow[] {

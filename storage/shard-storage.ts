@@ -60,7 +60,7 @@ export class ShardStorage {
           blocks: await BlockStore.open(store, p),
           histograms: await HistogramStore.open(p, store, config, merged),
           rollups: await RollupStore.open(p, store, config, computed),
-          activity: new ActivityTracker(store, (id) => index.activityOf(id)),
+          activity: new ActivityTracker(store, { windows: (id) => index.activityOf(id), toWrite: (id) => index.activityToWrite(id), unwritten: (id) => index.activityUnwritten(id) }),
         });
       }
       return new ShardStorage(dir, store, config, index, tombstones, new LatestFlags(store), stores);

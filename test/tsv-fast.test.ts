@@ -109,4 +109,14 @@ test('raw keys: the same name under another check, or bytes that differ anywhere
   for (const s of spans) known.resolveNew(many, ...s);
   t.true(spans.every((s, i) => known.find(many, ...s)?.key === `chk/m${i}`));
   t.is(known.size, 5003);
+  // The entry that followed last time is tried first; another order, or bytes that differ where it is expected, still find the right one.
+  t.true([...spans].reverse().every((s) => known.find(many, ...s)?.key === `chk/${many.toString('utf8', s[1] + 1, s[2])}`));
+  t.true(spans.every((s, i) => known.find(many, ...s)?.key === `chk/m${i}`));
+  const swapped = Buffer.from('chk\tm1\nchk\tm3\nchk\tm2\nchk\tm9');
+  t.is(String(known.find(swapped, 0, 3, 6)?.key), 'chk/m1');
+  t.is(String(known.find(swapped, 7, 10, 13)?.key), 'chk/m3', 'not m2, which followed m1 before');
+  t.is(String(known.find(swapped, 14, 17, 20)?.key), 'chk/m2');
+  for (const i of [1, 2, 1]) known.find(many, ...spans[i]!);
+  t.is(String(known.find(Buffer.from('chk\tm7'), 0, 3, 6)?.key), 'chk/m7', 'same length as the expected m2, one byte apart');
+  t.is(known.find(Buffer.from('oth\tm2'), 0, 3, 6), undefined, 'the expected name under an unknown check');
 });

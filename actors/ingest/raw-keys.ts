@@ -24,6 +24,10 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
   private lengths = new Uint32Array(1024);
   private hashes = new Uint32Array(1024);
   private checks = new Uint32Array(1024);
+  /** Entry + 1 of the line that followed each entry's last time it was found (0: none yet). */
+  private next = new Int32Array(1024);
+  /** The entry the last `find` returned. */
+  private previous = EMPTY;
   private readonly metrics: M[] = [];
   /** Entry + 1 per slot (0 = empty), by hash. */
   private slots = new Int32Array(2048);
@@ -38,8 +42,19 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
   find(bytes: Buffer, from: number, tab: number, to: number): M | undefined {
     const check = this.checkId(bytes, from, tab);
     if (check === EMPTY) return undefined;
+    // Collectors send their series in the same order body after body: the entry that followed
+    // the previous line's last time is tried first, without hashing or probing.
+    const previous = this.previous;
+    const guess = previous === EMPTY ? EMPTY : this.next[previous]! - 1;
+    if (guess !== EMPTY && this.checks[guess] === check && this.lengths[guess] === to - tab - 1 && sameBytes(this.arena, this.starts[guess]!, bytes, tab + 1, to - tab - 1)) {
+      this.previous = guess;
+      return this.metrics[guess];
+    }
     const entry = this.lookup(bytes, tab + 1, to, check, hashName(bytes, tab + 1, to, check));
-    return entry === EMPTY ? undefined : this.metrics[entry];
+    if (entry === EMPTY) return undefined;
+    if (previous !== EMPTY) this.next[previous] = entry + 1;
+    this.previous = entry;
+    return this.metrics[entry];
   }
 
   resolveNew(bytes: Buffer, from: number, tab: number, to: number): MetricResolution<M> {
@@ -65,6 +80,8 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
     this.checks[entry] = check;
     this.metrics.push(metric);
     this.place(entry);
+    if (this.previous !== EMPTY) this.next[this.previous] = entry + 1;
+    this.previous = entry;
   }
 
   /** The entry holding the name bytes [from, to) of check `check`, or EMPTY. */
@@ -97,6 +114,7 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
     this.lengths = grown(this.lengths, n);
     this.hashes = grown(this.hashes, n);
     this.checks = grown(this.checks, n);
+    this.next = grown(this.next, n);
   }
 
   /** The number of the check field [from, to): the last one's when the bytes are the same; EMPTY when unknown and not `create`. */

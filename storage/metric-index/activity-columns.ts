@@ -11,6 +11,12 @@ export class ActivityColumns {
   private start = new Uint32Array(1024);
   private end = new Uint32Array(1024);
   private readonly more = new Map<number, ActivityWindow[]>();
+  /**
+   * 1 where a note changed a metric's windows since they were last taken for writing: a
+   * metric scraped every 10 s changes them once a 5-minute slice, and only then does its
+   * partition rewrite its stored windows (was: at every checkpoint).
+   */
+  private changed = new Uint8Array(1024);
 
   /** Notes a sample at `ms` for metric `id`. */
   note(id: number, ms: number): void {
@@ -18,8 +24,9 @@ export class ActivityColumns {
     const s = activitySlice(ms);
     const a = this.start[id]!;
     const b = this.end[id]!;
+    if (b !== 0 && s >= a && s + ACTIVITY_SLICE_S <= b) return;
+    this.changed[id] = 1;
     if (b !== 0) {
-      if (s >= a && s + ACTIVITY_SLICE_S <= b) return;
       // One window and a slice it coalesces with (model/activity's rule, both ways round).
       if (s >= a ? s <= b + ACTIVITY_COALESCE_S : a <= s + ACTIVITY_SLICE_S + ACTIVITY_COALESCE_S) {
         this.start[id] = Math.min(a, s);
@@ -31,6 +38,19 @@ export class ActivityColumns {
     }
     const list = this.more.get(id);
     this.set(id, mergeActivity(list ?? [], [s]));
+  }
+
+  /** Whether notes changed `id`'s windows since the last call (which is then the last). */
+  takeChanged(id: number): boolean {
+    if (id >= this.changed.length || this.changed[id] === 0) return false;
+    this.changed[id] = 0;
+    return true;
+  }
+
+  /** Marks `id`'s windows as not written (a write of them failed). */
+  markChanged(id: number): void {
+    if (id >= this.changed.length) this.grow(id);
+    this.changed[id] = 1;
   }
 
   windows(id: number): readonly ActivityWindow[] {
@@ -75,7 +95,7 @@ export class ActivityColumns {
   }
 
   get bytes(): number {
-    return this.start.byteLength + this.end.byteLength;
+    return this.start.byteLength + this.end.byteLength + this.changed.byteLength;
   }
 
   private grow(id: number): void {
@@ -83,9 +103,12 @@ export class ActivityColumns {
     while (size <= id) size *= 2;
     const start = new Uint32Array(size);
     const end = new Uint32Array(size);
+    const changed = new Uint8Array(size);
     start.set(this.start);
     end.set(this.end);
+    changed.set(this.changed);
     this.start = start;
     this.end = end;
+    this.changed = changed;
   }
 }

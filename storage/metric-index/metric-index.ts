@@ -244,6 +244,22 @@ export class MetricIndex {
     return id < 0 ? undefined : this.activity.windows(id);
   }
 
+  /**
+   * What a partition's checkpoint writes to a metric's `a` key: undefined when the index does not
+   * know the metric, null when its windows are as last taken, else its windows (taken now; if
+   * their write fails, `activityUnwritten` gives them back).
+   */
+  activityToWrite(storageId: Buffer): readonly ActivityWindow[] | null | undefined {
+    const id = this.lookup(storageId);
+    if (id < 0) return undefined;
+    return this.activity.takeChanged(id) ? this.activity.windows(id) : null;
+  }
+
+  activityUnwritten(storageId: Buffer): void {
+    const id = this.lookup(storageId);
+    if (id >= 0) this.activity.markChanged(id);
+  }
+
   has(storageId: Buffer): boolean {
     return this.lookup(storageId) >= 0;
   }

@@ -2,7 +2,11 @@
 // windows, visible before they are flushed, bounded per flush, and replaced or dropped on demand.
 import test from 'ava';
 import { ACTIVITY_SLICE_S } from '../../model/activity.js';
+import { canonicalizeMetricName } from '../../model/metric-name.js';
 import { ActivityTracker } from '../../storage/activity.js';
+import { activityKey, CF } from '../../storage/keys.js';
+import { MetricIndex } from '../../storage/metric-index/metric-index.js';
+import type { Store } from '../../storage/rocks.js';
 import { metricId, withStore } from './store.js';
 
 const S = ACTIVITY_SLICE_S;
@@ -53,23 +57,81 @@ test('replace and drop change what is stored, and drop forgets what was pending'
   });
 });
 
-test("with the index's windows at hand, a flush writes them for each noted metric and reads nothing", async (t) => {
+/** The shard's wiring of a tracker to its index (storage/shard-storage.ts). */
+function trackerOf(store: Store, index: MetricIndex): ActivityTracker {
+  return new ActivityTracker(store, { windows: (id) => index.activityOf(id), toWrite: (id) => index.activityToWrite(id), unwritten: (id) => index.activityUnwritten(id) });
+}
+
+async function indexed(store: Store, ...ms: { id: Buffer }[]): Promise<MetricIndex> {
+  const { index } = await MetricIndex.load(store);
+  const batch = store.batch();
+  const staged = index.stage(
+    batch,
+    ms.map(({ id }, i) => {
+      const name = canonicalizeMetricName(`m${i}`);
+      if (!name.ok) throw new Error(name.reason);
+      return { metric: { id, accountId: 1, uuid: '0a2a3f6c-0000-4000-8000-000000000001', checkName: 'c_1_1::t', name: name.value }, kind: 'numeric' as const };
+    }),
+  );
+  await batch.write();
+  index.apply(staged);
+  return index;
+}
+
+test("with the index's windows at hand, a flush reads nothing and writes a metric's windows only when they changed; a failed write is written next time", async (t) => {
   await withStore(async (open) => {
     const a = m(1);
     const b = m(2);
-    // What the shard's index holds for metric 1 (it notes every sample before the partition does); metric 2 it does not know.
-    const indexed = [[10 * S, 12 * S]] as [number, number][];
+    const index = await indexed(open.store, a);
     let reads = 0;
-    const store = new Proxy(open.store, { get: (target, key) => (key === 'getMany' ? (...args: unknown[]) => (reads++, (target.getMany as (...a: unknown[]) => unknown)(...args)) : Reflect.get(target, key, target)) });
-    const tracker = new ActivityTracker(store, (id) => (id.equals(a.id) ? indexed : undefined));
-    tracker.note(a.id, a.idHex, at(11));
-    t.deepEqual(await tracker.windows([a]), [indexed], "reads see the index's windows");
-    t.is(reads, 0);
+    let failWrites = 0;
+    const store = new Proxy(open.store, {
+      get: (target, key) => {
+        if (key === 'getMany') return (...args: unknown[]) => (reads++, (target.getMany as (...a: unknown[]) => unknown)(...args));
+        if (key === 'batch')
+          return () => {
+            const batch = target.batch();
+            if (failWrites-- > 0)
+              batch.write = () => {
+                batch.discard();
+                return Promise.reject(new Error('disk full'));
+              };
+            return batch;
+          };
+        return Reflect.get(target, key, target);
+      },
+    });
+    const tracker = trackerOf(store, index);
+    // The shard notes a sample in its index before the partition does.
+    const sample = (slice: number) => {
+      index.activity.note(index.lookup(a.id), at(slice));
+      tracker.note(a.id, a.idHex, at(slice));
+    };
+    const stored = async () => (await open.store.get(CF.index, activityKey(a.id)))?.toString('hex') ?? null;
+    sample(10);
+    t.deepEqual(await tracker.windows([a]), [[[10 * S, 11 * S]]], "reads see the index's windows");
     await tracker.flushAll();
     t.is(reads, 0, 'no read for a metric the index knows');
+    t.not(await stored(), null);
+
+    // Another sample in the same slice changes nothing: the flush does not write (the key deleted here stays deleted).
+    await open.store.batch().delete(CF.index, activityKey(a.id)).write();
+    sample(10);
+    await tracker.flushAll();
+    t.is(await stored(), null, 'unchanged windows are not rewritten');
+
+    // A new slice extends the window; the write fails, so the next flush writes it.
+    sample(11);
+    failWrites = 1;
+    await t.throwsAsync(tracker.flushAll(), { message: 'disk full' });
+    t.is(await stored(), null);
+    sample(11);
+    await tracker.flushAll();
+    t.deepEqual(await new ActivityTracker(open.store).windows([a]), [[[10 * S, 12 * S]]], 'what is stored');
+
     tracker.note(b.id, b.idHex, at(3));
     await tracker.flushAll();
-    t.is(reads, 1, 'one for a metric it does not');
-    t.deepEqual(await new ActivityTracker(await open.reopen()).windows([a, b]), [indexed, [[3 * S, 4 * S]]], 'what is stored');
+    t.is(reads, 1, 'one read for a metric the index does not know');
+    t.deepEqual(await new ActivityTracker(await open.reopen()).windows([a, b]), [[[10 * S, 12 * S]], [[3 * S, 4 * S]]]);
   });
 });
