@@ -33,6 +33,24 @@ const BASE64_WRAPPED = /^b"([A-Za-z0-9+/]*={0,2})"$/;
 const ST_OPEN = '|ST[';
 const MT_OPEN = '|MT{';
 
+
+/**
+ * A canonical name's parts, without validating or sorting again: for names that already are
+ * canonical (from a name record or a parse worker's declaration), the parse's own result.
+ */
+export function splitCanonical(canonical: string): CanonicalName {
+  const open = canonical.indexOf('|ST[');
+  if (open === -1) return { name: canonical, tags: [], canonical };
+  const tags = canonical
+    .slice(open + 4, canonical.length - 1)
+    .split(',')
+    .map((text): StreamTag => {
+      const colon = text.indexOf(':');
+      return colon === -1 ? { category: text, value: null } : { category: text.slice(0, colon), value: text.slice(colon + 1) };
+    });
+  return { name: canonical.slice(0, open), tags, canonical };
+}
+
 /** Canonicalises a submitted metric name, or says why it is not legal. */
 export function canonicalizeMetricName(raw: string): CanonicalResult {
   if (raw.includes('\0')) return fail('metric name contains a NUL byte');

@@ -4,6 +4,9 @@
 import type { RawFormat, RawContext } from '../../model/journal-entry.js';
 import type { IngestRecord, RecordError } from '../../model/ingest-record.js';
 import type { WireMetric } from '../../model/metric-info.js';
+import { metricKey } from '../../model/metric-key.js';
+import { splitCanonical } from '../../model/metric-name.js';
+import type { AccountId } from '../../model/types.js';
 
 export interface ParseJob {
   id: number;
@@ -44,29 +47,50 @@ export interface NewMetric extends WireMetric {
 }
 
 /**
- * A body's new metrics for one shard, as one JSON text of NewMetric[]. A burst of new series
- * names thousands a body; as objects each would be copied field by field twice (worker → main →
- * shard) and the main thread would do it (issue 30); one string is copied whole.
+ * A body's new metrics for one shard, as one JSON text. A burst of new series names thousands a
+ * body; as objects each would be copied field by field twice (worker → main → shard) and the
+ * main thread would do it (issue 30); one string is copied whole. The text is
+ * `[checks, rows]`: each distinct check once as `[account, uuid, check name]`, then five entries
+ * a metric — sid, its check's number, canonical name, storage id (hex), partition — from which
+ * the shard derives the key and the name's parts again (cheaper than sending them: the
+ * canonical name would travel three times).
  */
 export interface Declarations {
   shard: number;
   json: string;
 }
 
+type Check = [accountId: number, uuid: string, checkName: string];
+const ROW = 5;
+
 /** `fresh` by shard (a partition's shard is its number modulo the shard count), as JSON. */
 export function packDeclarations(fresh: readonly NewMetric[], shards: number): Declarations[] {
-  const byShard = new Map<number, NewMetric[]>();
+  const byShard = new Map<number, { checks: Check[]; numbers: Map<string, number>; rows: (number | string)[] }>();
   for (const m of fresh) {
     const n = m.partition % shards;
-    const list = byShard.get(n);
-    if (list === undefined) byShard.set(n, [m]);
-    else list.push(m);
+    let packed = byShard.get(n);
+    if (packed === undefined) byShard.set(n, (packed = { checks: [], numbers: new Map(), rows: [] }));
+    const checkKey = `${m.accountId}\u0000${m.uuid}\u0000${m.checkName}`;
+    let check = packed.numbers.get(checkKey);
+    if (check === undefined) {
+      check = packed.checks.length;
+      packed.checks.push([m.accountId, m.uuid, m.checkName]);
+      packed.numbers.set(checkKey, check);
+    }
+    packed.rows.push(m.sid, check, m.name.canonical, m.idHex, m.partition);
   }
-  return [...byShard].map(([shard, list]) => ({ shard, json: JSON.stringify(list) }));
+  return [...byShard].map(([shard, { checks, rows }]) => ({ shard, json: JSON.stringify([checks, rows]) }));
 }
 
 export function unpackDeclarations(d: Declarations): NewMetric[] {
-  return JSON.parse(d.json) as NewMetric[];
+  const [checks, rows] = JSON.parse(d.json) as [Check[], (number | string)[]];
+  const out: NewMetric[] = [];
+  for (let i = 0; i < rows.length; i += ROW) {
+    const [accountId, uuid, checkName] = checks[rows[i + 1] as number]!;
+    const canonical = rows[i + 2] as string;
+    out.push({ sid: rows[i] as number, key: metricKey(uuid, canonical), accountId: accountId as AccountId, uuid, checkName, name: splitCanonical(canonical), idHex: rows[i + 3] as string, partition: rows[i + 4] as number });
+  }
+  return out;
 }
 
 export interface WirePart {

@@ -9,6 +9,7 @@ import { decodeMetricList, MetricListFormatError } from '../../model/metric-list
 import { metricListRecords } from '../../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
+import { IdTable } from '../../model/id-table.js';
 import { Interner } from '../../model/interner.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
@@ -64,7 +65,8 @@ const MAX_CHECK_FIELDS = 100_000;
 
 const { partitions, shards } = workerData as { partitions: number; shards: number };
 let epoch = 0;
-let byKey = new Map<string, WorkerMetric>();
+/** Metrics by storage id; a metric's number there is its sid. */
+let byId = new IdTable();
 /** Check uuids and names, kept once: every new name parses its line's check field again. */
 let texts = new Interner();
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
@@ -78,7 +80,7 @@ let screening: Screening | null = null;
 
 function forget(): void {
   epoch++;
-  byKey = new Map();
+  byId = new IdTable();
   texts = new Interner();
   byCheck = new Map();
   rawKeys = new Map();
@@ -92,14 +94,13 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   const parsed = canonicalizeMetricName(raw);
   if (!parsed.ok) return parsed;
   const key = metricKey(uuid, parsed.value.canonical);
-  let m = byKey.get(key);
-  if (m === undefined) {
-    const { id, partition } = placeMetric(key, partitions);
-    m = new WorkerMetric(metrics.length, key, accountId, texts.of(uuid), texts.of(checkName), partition);
-    metrics.push(m);
-    byKey.set(key, m);
-    fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
-  }
+  // Raw lines new to this worker are mostly new metrics, whose id is needed anyway.
+  const { id, partition } = placeMetric(key, partitions);
+  const known = byId.find(id);
+  if (known >= 0) return { ok: true, metric: metrics[known]! };
+  const m = new WorkerMetric(byId.add(id), key, accountId, texts.of(uuid), texts.of(checkName), partition);
+  metrics.push(m);
+  fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
   return { ok: true, metric: m };
 }
 

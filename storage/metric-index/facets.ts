@@ -3,7 +3,7 @@
 // bitset of the matches, stopping at a term's first hit; a small set of matches is instead
 // read name by name, which is cheaper than walking large categories.
 import type { AccountIndex, MetricIndex } from './metric-index.js';
-import { splitCanonical } from './metric-index.js';
+import { splitCanonical } from '../../model/metric-name.js';
 import { NO_VALUE, type TermDictionary } from './term-dictionary.js';
 
 /** Categories of the synthetic tags, which tag_cats and tag_vals (without `__name`) leave out. */

@@ -7,7 +7,7 @@
 // Searches (query-plan.ts) run on these alone; names are decoded only for final results.
 import type { ActivityWindow } from '../../model/activity.js';
 import type { IngestBatch, Placed } from '../../model/ingest-batch.js';
-import { tagSearchText } from '../../model/metric-name.js';
+import { splitCanonical, tagSearchText, type CanonicalName } from '../../model/metric-name.js';
 import { ACTIVITY_KEYS, CF, METRIC_ID_BYTES, TYPE_KEYS, typeKey, V1_POSTINGS } from '../keys.js';
 import type { Store, StoreBatch } from '../rocks.js';
 import { ActivityColumns } from './activity-columns.js';
@@ -492,7 +492,7 @@ export class MetricIndex {
     this.linked++;
   }
 
-  private restore(id: number, storageId: Uint8Array, r: NameRecordFields, split: SplitName): void {
+  private restore(id: number, storageId: Uint8Array, r: NameRecordFields, split: Pick<CanonicalName, 'name' | 'tags'>): void {
     if (id < this.size && this.state[id] !== State.Free) throw new Error(`BUG: dense id ${id} is in two name records`);
     this.place(id, storageId, r.accountId, r.uuid, r.checkName, r.canonical);
     this.post(id, r.accountId, split.name, r.uuid, split.tags);
@@ -706,25 +706,6 @@ function dictionary(account: AccountIndex, category: string): TermDictionary {
 
 function searchText(text: string): string {
   return text.startsWith('b"') ? tagSearchText(text) : text;
-}
-
-interface SplitName {
-  name: string;
-  tags: { category: string; value: string | null }[];
-}
-
-/** A canonical name's metric name and stream tags (canonical names are already validated and sorted). */
-export function splitCanonical(canonical: string): SplitName {
-  const open = canonical.indexOf('|ST[');
-  if (open === -1) return { name: canonical, tags: [] };
-  const tags = canonical
-    .slice(open + 4, canonical.length - 1)
-    .split(',')
-    .map((text) => {
-      const colon = text.indexOf(':');
-      return colon === -1 ? { category: text, value: null } : { category: text.slice(0, colon), value: text.slice(colon + 1) };
-    });
-  return { name: canonical.slice(0, open), tags };
 }
 
 function nextPowerOfTwo(n: number): number {

@@ -1,0 +1,47 @@
+// actors/ingest/wire.ts: a body's new metrics travel from a parse worker to their shards as one
+// compact JSON text per shard, and arrive as the worker named them (key and parsed name derived again).
+import test from 'ava';
+import fc from 'fast-check';
+import { packDeclarations, unpackDeclarations, type NewMetric } from '../actors/ingest/wire.js';
+import { metricKey, placeMetric } from '../model/metric-key.js';
+import { canonicalizeMetricName } from '../model/metric-name.js';
+import type { AccountId } from '../model/types.js';
+
+const UUIDS = ['0a2a3f6c-0000-4000-8000-000000000001', '0A2A3F6C-0000-4000-8000-00000000000B'];
+const part = fc.stringMatching(/^[a-z0-9._`:|=-]{0,8}$/);
+const tag = fc.oneof(
+  fc.tuple(fc.stringMatching(/^[a-z][a-z0-9_]{0,5}$/), fc.option(part, { nil: null })).map(([c, v]) => (v === null ? c : `${c}:${v}`)),
+  fc.string({ maxLength: 6 }).map((v) => `enc:b"${Buffer.from(v).toString('base64')}"`),
+);
+const rawName = fc.tuple(fc.stringMatching(/^[a-z][a-z0-9._]{0,10}$/), fc.array(tag, { maxLength: 4 })).map(([n, tags]) => (tags.length === 0 ? n : `${n}|ST[${tags.join(',')}]`));
+
+function named(sid: number, accountId: number, uuid: string, checkName: string, raw: string): NewMetric | null {
+  const parsed = canonicalizeMetricName(raw);
+  if (!parsed.ok) return null;
+  const key = metricKey(uuid, parsed.value.canonical);
+  const { id, partition } = placeMetric(key, 24);
+  return { sid, key, accountId: accountId as AccountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition };
+}
+
+test('declarations unpack to the metrics the worker named, per shard, whatever their names and checks', (t) => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.constantFrom(1, 7), fc.constantFrom(...UUIDS), fc.constantFrom('c_1_1::http', 'other'), rawName), { maxLength: 40 }), fc.integer({ min: 1, max: 4 }), (specs, shards) => {
+      const fresh = specs.flatMap(([account, uuid, check, raw], sid) => named(sid, account, uuid, check, raw) ?? []);
+      const packed = packDeclarations(fresh, shards);
+      const back = packed.flatMap((d) => unpackDeclarations(d).map((m) => ({ shard: d.shard, m })));
+      t.true(back.every(({ shard, m }) => m.partition % shards === shard));
+      t.deepEqual(
+        back.map(({ m }) => m).sort((a, b) => a.sid - b.sid),
+        fresh,
+      );
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('a check named by many metrics is written once in their declarations', (t) => {
+  const fresh = Array.from({ length: 100 }, (_, i) => named(i, 1, UUIDS[0]!, 'c_1_1::http', `m${i}|ST[host:h${i}]`)!);
+  const [d] = packDeclarations(fresh, 1);
+  t.is(d!.json.split(UUIDS[0]!).length - 1, 1);
+  t.is(d!.json.split('c_1_1::http').length - 1, 1);
+});
