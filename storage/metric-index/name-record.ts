@@ -32,20 +32,20 @@ export interface DecodedNameRecord extends NameRecordFields {
 }
 
 export function encodeNameRecord(denseId: number, typeBits: number, m: NameRecordFields): Buffer {
+  // Written in place: a new series writes one record, and each field as its own Buffer first cost more than the record.
   const binaryUuid = CANONICAL_UUID.test(m.uuid);
-  const uuid = binaryUuid ? Buffer.from(m.uuid.replaceAll('-', ''), 'hex') : Buffer.from(m.uuid, 'utf8');
-  const check = Buffer.from(m.checkName, 'utf8');
-  const canonical = Buffer.from(m.canonical, 'utf8');
-  const out = Buffer.allocUnsafe(1 + 4 + 1 + 4 + 1 + uuid.length + 2 + check.length + canonical.length);
+  const uuidLength = binaryUuid ? 16 : Buffer.byteLength(m.uuid);
+  const checkLength = Buffer.byteLength(m.checkName);
+  const out = Buffer.allocUnsafe(1 + 4 + 1 + 4 + 1 + uuidLength + 2 + checkLength + Buffer.byteLength(m.canonical));
   let at = out.writeUInt8(V3, 0);
   at = out.writeUInt32BE(denseId, at);
   at = out.writeUInt8(typeBits, at);
   at = out.writeUInt32BE(m.accountId, at);
-  at = out.writeUInt8(binaryUuid ? BINARY_UUID : uuid.length, at);
-  at += uuid.copy(out, at);
-  at = out.writeUInt16BE(check.length, at);
-  at += check.copy(out, at);
-  canonical.copy(out, at);
+  at = out.writeUInt8(binaryUuid ? BINARY_UUID : uuidLength, at);
+  at += binaryUuid ? out.write(m.uuid.replaceAll('-', ''), at, 'hex') : out.write(m.uuid, at, 'utf8');
+  at = out.writeUInt16BE(checkLength, at);
+  at += out.write(m.checkName, at, 'utf8');
+  out.write(m.canonical, at, 'utf8');
   return out;
 }
 
