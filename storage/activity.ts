@@ -17,17 +17,22 @@ const FLUSH_CHUNK = 20_000;
  */
 const MAX_CACHED = 4096;
 
-/** The shard's index's view of a metric's activity (storage/metric-index/metric-index.ts); each is undefined when it does not know the metric. */
+/**
+ * The shard's index, which notes every sample of the metrics it knows (before the partition
+ * sees them) and keeps their windows: for those the tracker keeps nothing pending.
+ */
 export interface IndexedActivity {
-  /** Its windows with every noted slice. */
+  /** Whether the index knows the metric. */
+  knows(id: Buffer): boolean;
+  /** Its windows with every noted slice; undefined when the index does not know it. */
   windows(id: Buffer): readonly ActivityWindow[] | undefined;
-  /** Its windows if they changed since last taken (null if not), taken as written. */
-  toWrite(id: Buffer): readonly ActivityWindow[] | null | undefined;
-  /** Gives back what `toWrite` took (its write failed). */
-  unwritten(id: Buffer): void;
+  /** Up to `limit` of this partition's metrics whose windows changed since last taken, taken as written. */
+  take(limit: number): { ids: number[]; writes: { storageId: Buffer; windows: readonly ActivityWindow[] }[] };
+  /** Gives back what `take` took (its write failed). */
+  unwritten(ids: readonly number[]): void;
 }
 
-const NO_INDEX: IndexedActivity = { windows: () => undefined, toWrite: () => undefined, unwritten: () => undefined };
+const NO_INDEX: IndexedActivity = { knows: () => false, windows: () => undefined, take: () => ({ ids: [], writes: [] }), unwritten: () => undefined };
 
 export class ActivityTracker {
   /** Slices seen since the last flush, per metric (usually one: a small array beats a Set). */
@@ -40,6 +45,7 @@ export class ActivityTracker {
   ) {}
 
   note(id: Buffer, idHex: string, ts: number): void {
+    if (this.indexed.knows(id)) return;
     const slice = activitySlice(ts);
     const p = this.pending.get(idHex);
     if (p === undefined) this.pending.set(idHex, { id, last: slice, slices: [slice] });
@@ -52,29 +58,21 @@ export class ActivityTracker {
   /**
    * Writes what was noted since the last flush, at most FLUSH_CHUNK metrics a call (a burst
    * of a million new series must not hold the partition for one long checkpoint); the rest
-   * waits for the next checkpoint, and reads see it meanwhile.
+   * waits for the next checkpoint, and reads see it meanwhile. Metrics the index knows are
+   * the index's changed windows; the others, what was noted here. How many it took of each.
    */
-  async flush(limit = FLUSH_CHUNK): Promise<void> {
-    if (this.pending.size === 0) return;
+  async flush(limit = FLUSH_CHUNK): Promise<number> {
+    const batch = this.store.batch();
+    const taken = this.indexed.take(limit);
+    for (const { storageId, windows } of taken.writes) batch.put(CF.index, activityKey(storageId), encodeWindows(windows));
     const pending: [string, { id: Buffer; slices: number[] }][] = [];
     for (const entry of this.pending) {
       if (pending.length >= limit) break;
       pending.push(entry);
     }
     for (const [idHex] of pending) this.pending.delete(idHex);
-    const batch = this.store.batch();
-    const taken: Buffer[] = [];
-    const unknown = pending.filter(([, { id }]) => {
-      const windows = this.indexed.toWrite(id);
-      if (windows === undefined) return true;
-      if (windows !== null) {
-        batch.put(CF.index, activityKey(id), encodeWindows(windows));
-        taken.push(id);
-      }
-      return false;
-    });
-    const stored = await this.storedMany(unknown.map(([idHex, { id }]) => [id, idHex]));
-    unknown.forEach(([idHex, { id, slices }], i) => {
+    const stored = await this.storedMany(pending.map(([idHex, { id }]) => [id, idHex]));
+    pending.forEach(([idHex, { id, slices }], i) => {
       const before = stored[i]!;
       const after = mergeActivity(before, slices);
       if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeWindows(after));
@@ -83,14 +81,15 @@ export class ActivityTracker {
     try {
       await batch.write();
     } catch (error) {
-      for (const id of taken) this.indexed.unwritten(id);
+      this.indexed.unwritten(taken.ids);
       throw error;
     }
+    return taken.ids.length + pending.length;
   }
 
   /** Writes everything pending (shutdown, explicit flush). */
   async flushAll(): Promise<void> {
-    while (this.pending.size > 0) await this.flush(Infinity);
+    while ((await this.flush(Infinity)) > 0);
   }
 
   /** Each metric's windows including what is not yet flushed. */

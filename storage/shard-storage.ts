@@ -3,7 +3,7 @@
 // and activity. A shard (actors/shard/shard.ts) reaches RocksDB only through these.
 import type { FerriteConfig } from '../model/config.js';
 import type { MetricRef } from '../model/metric-info.js';
-import { ActivityTracker } from './activity.js';
+import { ActivityTracker, type IndexedActivity } from './activity.js';
 import { BlockStore } from './blocks.js';
 import { diskUse, rollupBacklog, type DiskUse, type RollupBacklog } from './figures.js';
 import { HistogramStore, MergedHistograms, storedHistogramStarts } from './histograms.js';
@@ -60,7 +60,7 @@ export class ShardStorage {
           blocks: await BlockStore.open(store, p),
           histograms: await HistogramStore.open(p, store, config, merged),
           rollups: await RollupStore.open(p, store, config, computed),
-          activity: new ActivityTracker(store, { windows: (id) => index.activityOf(id), toWrite: (id) => index.activityToWrite(id), unwritten: (id) => index.activityUnwritten(id) }),
+          activity: new ActivityTracker(store, indexedActivity(index, p)),
         });
       }
       return new ShardStorage(dir, store, config, index, tombstones, new LatestFlags(store), stores);
@@ -107,4 +107,9 @@ export class ShardStorage {
       await this.store.close();
     }
   }
+}
+
+/** Partition `p`'s view of the shard index's activity. */
+export function indexedActivity(index: MetricIndex, p: number): IndexedActivity {
+  return { knows: (id) => index.knows(id), windows: (id) => index.activityOf(id), take: (limit) => index.activityWrites(p, limit), unwritten: (ids) => index.activityUnwritten(p, ids) };
 }

@@ -18,26 +18,25 @@ export class ActivityColumns {
    */
   private changed = new Uint8Array(1024);
 
-  /** Notes a sample at `ms` for metric `id`. */
-  note(id: number, ms: number): void {
+  /** Notes a sample at `ms` for metric `id`; true when its windows were as last taken and are not any more. */
+  note(id: number, ms: number): boolean {
     if (id >= this.end.length) this.grow(id);
     const s = activitySlice(ms);
     const a = this.start[id]!;
     const b = this.end[id]!;
-    if (b !== 0 && s >= a && s + ACTIVITY_SLICE_S <= b) return;
-    this.changed[id] = 1;
+    if (b !== 0 && s >= a && s + ACTIVITY_SLICE_S <= b) return false;
+    const fresh = this.markChanged(id);
     if (b !== 0) {
       // One window and a slice it coalesces with (model/activity's rule, both ways round).
       if (s >= a ? s <= b + ACTIVITY_COALESCE_S : a <= s + ACTIVITY_SLICE_S + ACTIVITY_COALESCE_S) {
         this.start[id] = Math.min(a, s);
         this.end[id] = Math.max(b, s + ACTIVITY_SLICE_S);
-        return;
-      }
-      this.set(id, mergeActivity([[a, b]], [s]));
-      return;
+      } else this.set(id, mergeActivity([[a, b]], [s]));
+      return fresh;
     }
     const list = this.more.get(id);
     this.set(id, mergeActivity(list ?? [], [s]));
+    return fresh;
   }
 
   /** Whether notes changed `id`'s windows since the last call (which is then the last). */
@@ -47,10 +46,12 @@ export class ActivityColumns {
     return true;
   }
 
-  /** Marks `id`'s windows as not written (a write of them failed). */
-  markChanged(id: number): void {
+  /** Marks `id`'s windows as not written (changed, or a write of them failed); true when they were marked written. */
+  markChanged(id: number): boolean {
     if (id >= this.changed.length) this.grow(id);
+    if (this.changed[id] === 1) return false;
     this.changed[id] = 1;
+    return true;
   }
 
   windows(id: number): readonly ActivityWindow[] {

@@ -111,6 +111,8 @@ export class MetricIndex {
   loaded: IndexLoadReport = { metrics: 0, migrated: 0, ms: 0, cpuMs: 0 };
   /** Ids in the lookup table (pending, alive). */
   private linked = 0;
+  /** Per partition, ids whose activity windows changed since their partition last wrote them. */
+  private readonly activityDirty = new Map<number, number[]>();
   /** Kind bits the name records of pending ids carry (a record rewritten by a later batch keeps them). */
   private readonly pendingTypes = new Map<number, number>();
 
@@ -245,19 +247,34 @@ export class MetricIndex {
   }
 
   /**
-   * What a partition's checkpoint writes to a metric's `a` key: undefined when the index does not
-   * know the metric, null when its windows are as last taken, else its windows (taken now; if
-   * their write fails, `activityUnwritten` gives them back).
+   * Up to `limit` metrics of `partition` whose windows changed since last taken, and their
+   * windows, taken as written to their `a` keys (a partition's checkpoint writes them; if the
+   * write fails, `activityUnwritten` gives them back). A metric scraped every 10 s changes them
+   * once a 5-minute slice, and only then is its key rewritten.
    */
-  activityToWrite(storageId: Buffer): readonly ActivityWindow[] | null | undefined {
-    const id = this.lookup(storageId);
-    if (id < 0) return undefined;
-    return this.activity.takeChanged(id) ? this.activity.windows(id) : null;
+  activityWrites(partition: number, limit: number): { ids: number[]; writes: { storageId: Buffer; windows: readonly ActivityWindow[] }[] } {
+    const list = this.activityDirty.get(partition);
+    const ids: number[] = [];
+    const writes: { storageId: Buffer; windows: readonly ActivityWindow[] }[] = [];
+    if (list === undefined) return { ids, writes };
+    const from = Math.max(0, list.length - limit);
+    for (let i = from; i < list.length; i++) {
+      const id = list[i]!;
+      if (!this.activity.takeChanged(id) || this.state[id] !== State.Alive) continue;
+      ids.push(id);
+      writes.push({ storageId: Buffer.from(this.storageIds.subarray(id * METRIC_ID_BYTES, (id + 1) * METRIC_ID_BYTES)), windows: this.activity.windows(id) });
+    }
+    list.length = from;
+    return { ids, writes };
   }
 
-  activityUnwritten(storageId: Buffer): void {
-    const id = this.lookup(storageId);
-    if (id >= 0) this.activity.markChanged(id);
+  activityUnwritten(partition: number, ids: readonly number[]): void {
+    for (const id of ids) if (this.activity.markChanged(id)) this.dirtyActivity(partition).push(id);
+  }
+
+  /** Whether the index knows a metric (and so notes its activity itself). */
+  knows(storageId: Buffer): boolean {
+    return this.lookup(storageId) >= 0;
   }
 
   has(storageId: Buffer): boolean {
@@ -325,16 +342,20 @@ export class MetricIndex {
    * (its dense id here, or -1 when the caller does not know it) saves the lookup.
    */
   noteActivity(samples: IngestBatch<Placed & { id: Buffer; indexId: number }>): void {
-    for (const part of samples.parts.values()) {
-      for (let i = 0; i < part.length; i++) {
-        const id = this.idOf(part.metrics[i]!);
-        if (id >= 0) this.activity.note(id, part.ts[i]!);
-      }
-      for (const r of part.others) {
-        const id = this.idOf(r.metric);
-        if (id >= 0) this.activity.note(id, r.ts);
-      }
+    for (const [partition, part] of samples.parts) {
+      let dirty: number[] | null = null;
+      const note = (id: number, ts: number) => {
+        if (id >= 0 && this.activity.note(id, ts)) (dirty ??= this.dirtyActivity(partition)).push(id);
+      };
+      for (let i = 0; i < part.length; i++) note(this.idOf(part.metrics[i]!), part.ts[i]!);
+      for (const r of part.others) note(this.idOf(r.metric), r.ts);
     }
+  }
+
+  private dirtyActivity(partition: number): number[] {
+    let list = this.activityDirty.get(partition);
+    if (list === undefined) this.activityDirty.set(partition, (list = []));
+    return list;
   }
 
   private idOf(m: { id: Buffer; indexId: number }): number {

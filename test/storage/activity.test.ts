@@ -2,11 +2,14 @@
 // windows, visible before they are flushed, bounded per flush, and replaced or dropped on demand.
 import test from 'ava';
 import { ACTIVITY_SLICE_S } from '../../model/activity.js';
-import { canonicalizeMetricName } from '../../model/metric-name.js';
+import { canonicalizeMetricName, splitCanonical } from '../../model/metric-name.js';
 import { ActivityTracker } from '../../storage/activity.js';
 import { activityKey, CF } from '../../storage/keys.js';
 import { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import type { Store } from '../../storage/rocks.js';
+import { indexedActivity } from '../../storage/shard-storage.js';
+import { IngestBatch, type Placed } from '../../model/ingest-batch.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
 import { metricId, withStore } from './store.js';
 
 const S = ACTIVITY_SLICE_S;
@@ -57,10 +60,7 @@ test('replace and drop change what is stored, and drop forgets what was pending'
   });
 });
 
-/** The shard's wiring of a tracker to its index (storage/shard-storage.ts). */
-function trackerOf(store: Store, index: MetricIndex): ActivityTracker {
-  return new ActivityTracker(store, { windows: (id) => index.activityOf(id), toWrite: (id) => index.activityToWrite(id), unwritten: (id) => index.activityUnwritten(id) });
-}
+const PARTITION = 3;
 
 async function indexed(store: Store, ...ms: { id: Buffer }[]): Promise<MetricIndex> {
   const { index } = await MetricIndex.load(store);
@@ -101,10 +101,12 @@ test("with the index's windows at hand, a flush reads nothing and writes a metri
         return Reflect.get(target, key, target);
       },
     });
-    const tracker = trackerOf(store, index);
+    const tracker = new ActivityTracker(store, indexedActivity(index, PARTITION));
     // The shard notes a sample in its index before the partition does.
     const sample = (slice: number) => {
-      index.activity.note(index.lookup(a.id), at(slice));
+      const batch = new IngestBatch<Placed & { id: Buffer; indexId: number }>();
+      batch.addNumeric({ id: a.id, indexId: -1, partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m0') }, at(slice), 1);
+      index.noteActivity(batch);
       tracker.note(a.id, a.idHex, at(slice));
     };
     const stored = async () => (await open.store.get(CF.index, activityKey(a.id)))?.toString('hex') ?? null;
@@ -133,5 +135,23 @@ test("with the index's windows at hand, a flush reads nothing and writes a metri
     await tracker.flushAll();
     t.is(reads, 1, 'one read for a metric the index does not know');
     t.deepEqual(await new ActivityTracker(await open.reopen()).windows([a, b]), [[[10 * S, 12 * S]], [[3 * S, 4 * S]]]);
+  });
+});
+
+test("a flush writes at most its limit of the index's changed metrics; the rest wait for the next", async (t) => {
+  await withStore(async (open) => {
+    const ms = [m(1), m(2), m(3)];
+    const index = await indexed(open.store, ...ms);
+    const tracker = new ActivityTracker(open.store, indexedActivity(index, PARTITION));
+    const batch = new IngestBatch<Placed & { id: Buffer; indexId: number }>();
+    for (const x of ms) batch.addNumeric({ id: x.id, indexId: -1, partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m') }, at(20), 1);
+    index.noteActivity(batch);
+    const stored = async () => (await Promise.all(ms.map((x) => open.store.get(CF.index, activityKey(x.id))))).filter((v) => v !== null).length;
+    t.is(await new ActivityTracker(open.store, indexedActivity(index, PARTITION + 1)).flush(), 0, "another partition's tracker takes none of them");
+    t.is(await tracker.flush(2), 2);
+    t.is(await stored(), 2);
+    t.is(await tracker.flush(2), 1);
+    t.is(await stored(), 3);
+    t.is(await tracker.flush(2), 0, 'nothing changed since');
   });
 });
