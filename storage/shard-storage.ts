@@ -111,5 +111,5 @@ export class ShardStorage {
 
 /** Partition `p`'s view of the shard index's activity. */
 export function indexedActivity(index: MetricIndex, p: number): IndexedActivity {
-  return { knows: (id) => index.knows(id), windows: (id) => index.activityOf(id), take: (limit) => index.activityWrites(p, limit), unwritten: (ids) => index.activityUnwritten(p, ids) };
+  return { knows: (id) => index.has(id), windows: (id) => index.activityOf(id), take: (limit) => index.activityWrites(p, limit), unwritten: (ids) => index.activityUnwritten(p, ids) };
 }

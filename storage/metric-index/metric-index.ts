@@ -272,11 +272,6 @@ export class MetricIndex {
     for (const id of ids) if (this.activity.markChanged(id)) this.dirtyActivity(partition).push(id);
   }
 
-  /** Whether the index knows a metric (and so notes its activity itself). */
-  knows(storageId: Buffer): boolean {
-    return this.lookup(storageId) >= 0;
-  }
-
   has(storageId: Buffer): boolean {
     return this.lookup(storageId) >= 0;
   }
