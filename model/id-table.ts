@@ -28,6 +28,11 @@ export class IdTable {
     }
   }
 
+  /** The id numbered `n`, as a view (one made before the table grew still reads it: the old array keeps it). */
+  view(n: number): Buffer {
+    return Buffer.from(this.ids.buffer, n * ID_BYTES, ID_BYTES);
+  }
+
   /** Numbers `id`, which must not be in the table: the next number. */
   add(id: Uint8Array): number {
     const n = this.count++;

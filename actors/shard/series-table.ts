@@ -5,12 +5,14 @@
 //
 // A shard holds a million of these (issue 30), so each keeps only what it cannot recompute:
 // its canonical name and storage id as strings, shared check texts, and a few small numbers;
-// its storage id's bytes sit in one arena of the table (`id` is a view of them, made when asked).
+// its storage id's bytes sit in the table's IdTable, which finds it by them (`id` is a view of
+// them, made when asked).
 // The metric key and the parsed name are computed when asked; the parsed name the node sent is
 // kept only until the index has taken it.
 import { metricKey } from '../../model/metric-key.js';
 import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
+import { IdTable } from '../../model/id-table.js';
 import { Interner } from '../../model/interner.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
@@ -31,7 +33,7 @@ export class ShardMetric implements MetricInfo {
     name: CanonicalName,
     readonly idHex: string,
     readonly partition: number,
-    private readonly ids: IdArena,
+    private readonly ids: IdTable,
     private readonly slot: number,
   ) {
     this.parsed = name;
@@ -62,61 +64,56 @@ export class ShardMetric implements MetricInfo {
   }
 }
 
-/** Storage ids, 16 bytes a slot, in one growing array; a slot's bytes never change. */
-class IdArena {
-  private bytes = new Uint8Array(16 * 1024);
-  private used = 0;
-
-  add(idHex: string): number {
-    const slot = this.used++;
-    if (slot * METRIC_ID_BYTES >= this.bytes.length) {
-      const grown = new Uint8Array(this.bytes.length * 2);
-      grown.set(this.bytes);
-      this.bytes = grown;
-    }
-    this.bytes.set(Buffer.from(idHex, 'hex'), slot * METRIC_ID_BYTES);
-    return slot;
-  }
-
-  /** A view of the slot's bytes; one made before the arena grew still reads them (the old array keeps them). */
-  view(slot: number): Buffer {
-    return Buffer.from(this.bytes.buffer, slot * METRIC_ID_BYTES, METRIC_ID_BYTES);
-  }
-}
-
 export class SeriesTable {
-  private readonly ids = new IdArena();
-  /** By storage id (hex): the shortest string each metric already has. */
-  private readonly byId = new Map<string, ShardMetric>();
+  /** Storage ids; a metric's number here is its place in `metrics`. */
+  private readonly ids = new IdTable();
+  /** By number: the adopted metric (undefined once forgotten). */
+  private readonly metrics: (ShardMetric | undefined)[] = [];
+  private adopted = 0;
   /** Check uuids and check names, kept once (a series table holds millions of metrics). */
   private readonly texts = new Interner();
+  /** A hex id's bytes, decoded for a lookup. */
+  private readonly scratch = Buffer.alloc(METRIC_ID_BYTES);
 
   get size(): number {
-    return this.byId.size;
+    return this.adopted;
   }
 
   /** The shard's MetricInfo of a metric it takes samples of (made at its first sample). */
   adopt(m: WireMetric): ShardMetric {
-    let info = this.byId.get(m.idHex);
+    let n = this.numberOf(m.idHex);
+    if (n < 0) n = this.ids.add(this.scratch);
+    let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.idHex, m.partition, this.ids, this.ids.add(m.idHex));
-      this.byId.set(info.idHex, info);
+      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.idHex, m.partition, this.ids, n);
+      this.metrics[n] = info;
+      this.adopted++;
     }
     return info;
   }
 
   /** The metric a read or delete names: the adopted one when there is one. */
   resolve(m: WireMetric): MetricInfo {
-    return this.byId.get(m.idHex) ?? newMetricInfo(m, Buffer.from(m.idHex, 'hex'), m.idHex, m.partition);
+    return this.find(m.idHex) ?? newMetricInfo(m, Buffer.from(m.idHex, 'hex'), m.idHex, m.partition);
   }
 
   /** The adopted metric with this storage id, if any. */
   find(idHex: string): MetricInfo | undefined {
-    return this.byId.get(idHex);
+    const n = this.numberOf(idHex);
+    return n < 0 ? undefined : this.metrics[n];
   }
 
   /** Forgets a fully deleted metric: data written later starts a fresh one. */
   forget(idHex: string): void {
-    this.byId.delete(idHex);
+    const n = this.numberOf(idHex);
+    if (n < 0 || this.metrics[n] === undefined) return;
+    this.metrics[n] = undefined;
+    this.adopted--;
+  }
+
+  /** The number of a hex storage id (left decoded in `scratch`), or -1. */
+  private numberOf(idHex: string): number {
+    if (this.scratch.write(idHex, 0, 'hex') !== METRIC_ID_BYTES) throw new Error(`BUG: storage id ${JSON.stringify(idHex)} is not 16 bytes of hex`);
+    return this.ids.find(this.scratch);
   }
 }

@@ -1,6 +1,7 @@
 // actors/shard/series-table.ts: one MetricInfo per metric a shard takes samples of, with its
 // repeated texts shared between metrics; reads of other metrics are described, not kept.
 import test from 'ava';
+import { createHash } from 'node:crypto';
 import { SeriesTable } from '../../actors/shard/series-table.js';
 import type { WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
@@ -56,4 +57,21 @@ test('resolve describes an unknown metric without keeping it; forget drops a kno
   t.is(table.resolve(wire(5)), a);
   table.forget(a.idHex);
   t.not(table.adopt(wire(5)), a, 'data written after a full delete starts a fresh metric');
+});
+
+test('metrics are found by their hex storage id past many growths of the table; ids read before a growth still read the same', (t) => {
+  const table = new SeriesTable();
+  const hex = (n: number) => createHash('sha256').update(String(n)).digest('hex').slice(0, 32);
+  const early = table.adopt({ ...wire(0), idHex: hex(0) });
+  const earlyId = early.id;
+  const all = Array.from({ length: 5000 }, (_, n) => table.adopt({ ...wire(n), idHex: hex(n) }));
+  t.is(all[0], early);
+  t.is(table.size, 5000);
+  t.true(all.every((m, n) => table.find(hex(n)) === m && m.id.toString('hex') === hex(n)));
+  t.is(earlyId.toString('hex'), hex(0));
+  t.is(table.find(hex(5001)), undefined);
+  table.forget(hex(7));
+  t.is(table.size, 4999);
+  t.is(table.find(hex(7)), undefined);
+  t.throws(() => table.find('xyz'), { message: /not 16 bytes of hex/ });
 });
