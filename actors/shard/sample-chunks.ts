@@ -1,14 +1,19 @@
 // Pooled typed memory for open numeric buffers (issue 30). A million open buffers as one
 // Float64Array each cost about 300 bytes of V8 objects apiece before holding a sample; here every
-// buffer's (ts, value) pairs live in fixed-size chunks of one growing Float64Array, linked into
-// a chain per buffer. One chunk size means no fragmentation between size classes: a chunk freed by
-// a sealed buffer is the next one any buffer takes.
+// buffer's (ts, value) pairs live in fixed-size chunks, linked into a chain per buffer. One chunk
+// size means no fragmentation between size classes: a chunk freed by a sealed buffer is the next
+// one any buffer takes. Chunks sit in slabs of a fixed size, added as needed: one array doubled
+// and copied cost more to allocate than to copy at a million series (a large new ArrayBuffer
+// drags V8's external-memory accounting and GC with it), and held both copies until collected.
 import { grown } from '../../model/typed-arrays.js';
 
 /** Pairs per chunk: small, since most open buffers hold a few samples (one per scrape so far). */
 export const CHUNK_PAIRS = 4;
 const CHUNK_DOUBLES = CHUNK_PAIRS * 2;
-/** Chunks room is first made for (64 KiB); the room doubles when full, and is kept. */
+/** Chunks per slab (128 KiB of doubles: a partition holding a few series pays for one). */
+const SLAB_SHIFT = 11;
+const SLAB_CHUNKS = 1 << SLAB_SHIFT;
+/** Chunks the link column first has room for; it doubles when full (4 bytes a chunk). */
 const INITIAL_CHUNKS = 1024;
 
 /** A chunk's number in the pool. */
@@ -16,7 +21,7 @@ export type ChunkId = number;
 export const NO_CHUNK: ChunkId = -1;
 
 export class SampleChunks {
-  private data = new Float64Array(INITIAL_CHUNKS * CHUNK_DOUBLES);
+  private readonly slabs: Float64Array[] = [];
   /** Next chunk of a chain (or of the free list); NO_CHUNK at the end. */
   private nextOf = new Int32Array(INITIAL_CHUNKS);
   private freeHead: ChunkId = NO_CHUNK;
@@ -56,29 +61,24 @@ export class SampleChunks {
     }
   }
 
-  /**
-   * The array holding every chunk; chunk `c`'s pairs start at `offset(c)`: ts, value, ts, value…
-   * Ask again after an `alloc`: the array is replaced when it grows.
-   */
-  get array(): Float64Array {
-    return this.data;
+  /** The array holding chunk `c`; its pairs start at `offset(c)` there: ts, value, ts, value… */
+  slabOf(c: ChunkId): Float64Array {
+    return this.slabs[c >> SLAB_SHIFT]!;
   }
 
   offset(c: ChunkId): number {
-    return c * CHUNK_DOUBLES;
+    return (c & (SLAB_CHUNKS - 1)) * CHUNK_DOUBLES;
   }
 
   /** Bytes of room made, and of chunks holding samples now. */
   get bytes(): { allocated: number; used: number } {
-    return { allocated: this.data.byteLength, used: this.inUse * CHUNK_DOUBLES * 8 };
+    return { allocated: this.slabs.length * SLAB_CHUNKS * CHUNK_DOUBLES * 8, used: this.inUse * CHUNK_DOUBLES * 8 };
   }
 
   private carve(): ChunkId {
     const c = this.carved++;
-    if (c === this.nextOf.length) {
-      this.data = grown(this.data, this.data.length * 2);
-      this.nextOf = grown(this.nextOf, this.nextOf.length * 2);
-    }
+    if (c === this.nextOf.length) this.nextOf = grown(this.nextOf, this.nextOf.length * 2);
+    if (c >> SLAB_SHIFT === this.slabs.length) this.slabs.push(new Float64Array(SLAB_CHUNKS * CHUNK_DOUBLES));
     return c;
   }
 }

@@ -104,7 +104,7 @@ export class BufferTable {
     const values = new Array<BufferValue>(n);
     let i = 0;
     for (let c = this.heads[b]!; c !== NO_CHUNK; c = this.chunks.next(c)) {
-      const slab = this.chunks.array;
+      const slab = this.chunks.slabOf(c);
       const base = this.chunks.offset(c);
       for (let k = 0; k < CHUNK_PAIRS && i < n; k++, i++) {
         ts[i] = slab[base + 2 * k]!;
@@ -196,7 +196,7 @@ export class BufferTable {
       this.tails[b] = c;
     }
     const c = this.tails[b]!;
-    const slab = this.chunks.array;
+    const slab = this.chunks.slabOf(c);
     const at = this.chunks.offset(c) + 2 * k;
     slab[at] = ts;
     slab[at + 1] = value;

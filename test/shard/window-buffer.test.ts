@@ -65,3 +65,13 @@ test('a delete drops samples stamped before its time, whatever their order', (t)
   t.false(table.hasBefore(b, 40));
   t.is(table.size(b), 2);
 });
+
+test('thousands of buffers interleaved fill slab after slab, and each keeps its own samples', (t) => {
+  const table = new BufferTable();
+  const buffers = Array.from({ length: 3000 }, () => table.create(owner, 'numeric', 0, 1, 0));
+  // 3000 buffers × 11 samples = 9000 chunks of four pairs: more than four slabs of 2048 chunks.
+  for (let i = 0; i < 11; i++) buffers.forEach((b, n) => table.append(b, i * 10, n * 100 + i, 0));
+  t.true(buffers.every((b, n) => table.series(b).values.every((v, i) => v === n * 100 + i)));
+  t.is(table.figures.bytes.used, 9000 * 64);
+  t.is(table.figures.bytes.allocated, 5 * 2048 * 64, 'slabs are added as needed, not doubled');
+});
