@@ -33,16 +33,15 @@ const BASE64_WRAPPED = /^b"([A-Za-z0-9+/]*={0,2})"$/;
 const ST_OPEN = '|ST[';
 const MT_OPEN = '|MT{';
 
-
 /**
  * A canonical name's parts, without validating or sorting again: for names that already are
  * canonical (from a name record or a parse worker's declaration), the parse's own result.
  */
 export function splitCanonical(canonical: string): CanonicalName {
-  const open = canonical.indexOf('|ST[');
+  const open = canonical.indexOf(ST_OPEN);
   if (open === -1) return { name: canonical, tags: [], canonical };
   const tags = canonical
-    .slice(open + 4, canonical.length - 1)
+    .slice(open + ST_OPEN.length, canonical.length - 1)
     .split(',')
     .map((text): StreamTag => {
       const colon = text.indexOf(':');

@@ -3,6 +3,7 @@
 // slices, windows less than 8 hours apart coalesce), so a search filters and reports
 // activity without asking the partitions that persist it.
 import { ACTIVITY_COALESCE_S, ACTIVITY_SLICE_S, activitySlice, mergeActivity, type ActivityWindow } from '../../model/activity.js';
+import { grown } from '../../model/typed-arrays.js';
 
 const NONE: readonly ActivityWindow[] = [];
 
@@ -102,14 +103,8 @@ export class ActivityColumns {
   private grow(id: number): void {
     let size = this.end.length;
     while (size <= id) size *= 2;
-    const start = new Uint32Array(size);
-    const end = new Uint32Array(size);
-    const changed = new Uint8Array(size);
-    start.set(this.start);
-    end.set(this.end);
-    changed.set(this.changed);
-    this.start = start;
-    this.end = end;
-    this.changed = changed;
+    this.start = grown(this.start, size);
+    this.end = grown(this.end, size);
+    this.changed = grown(this.changed, size);
   }
 }
