@@ -5,7 +5,7 @@
 // write is acknowledged, peak RSS of the process tree, a 1000-series read over the whole range,
 // bytes on disk after a graceful stop, and the time from starting again to the first exact read
 // of one known series. Every read is checked sample for sample; a wrong read fails the run.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -29,6 +29,7 @@ interface Options {
   vm: boolean;
   ferrite: boolean;
   figures?: string;
+  heapSnapshots?: string;
 }
 
 /** Sample values per series, in scrape order; what every read must return exactly. */
@@ -47,6 +48,8 @@ interface System {
   read: RangeRead;
   /** Where the server's memory goes, as it reports it (one line). */
   memory?: (url: string) => Promise<string>;
+  /** Writes heap snapshots of the server's threads into `dir`; their paths. */
+  heapSnapshots?: (url: string, dir: string) => Promise<string[]>;
 }
 
 interface Result {
@@ -139,18 +142,39 @@ function ferriteRead(start: number): RangeRead {
   };
 }
 
-/** ferrite's /state memory figures: each thread's heap, open buffers, RSS. */
+/** ferrite's /state memory figures: each thread's heap (in use / held from the OS), open buffers, RSS. */
 async function ferriteMemory(url: string): Promise<string> {
-  const state = (await json(`${url}/state`)) as {
+  interface Heap {
     heap_used_bytes: number;
+    heap_committed_bytes: number;
+  }
+  const state = (await json(`${url}/state`)) as Heap & {
     rss_bytes: number;
-    shards: { heap_used_bytes: number; array_buffers_bytes: number; open_buffers: number; open_buffer_bytes: { allocated: number } }[];
-    parse_workers: { heap_used_bytes: number }[];
+    shards: (Heap & { array_buffers_bytes: number; open_buffers: number; open_buffer_bytes: { allocated: number } })[];
+    parse_workers: Heap[];
   };
   const m = (b: number) => `${mib(b).toFixed(0)} MiB`;
-  const shards = state.shards.map((s, i) => `shard ${i} heap ${m(s.heap_used_bytes)} + array buffers ${m(s.array_buffers_bytes)} (open buffers ${s.open_buffers}, pooled ${m(s.open_buffer_bytes.allocated)})`);
-  const parse = state.parse_workers.map((w, i) => `parse ${i} heap ${m(w.heap_used_bytes)}`);
-  return [`RSS ${m(state.rss_bytes)}`, `main heap ${m(state.heap_used_bytes)}`, ...shards, ...parse].join('; ');
+  const heap = (h: Heap) => `heap ${m(h.heap_used_bytes)} used / ${m(h.heap_committed_bytes)} held`;
+  const shards = state.shards.map((s, i) => `shard ${i} ${heap(s)} + array buffers ${m(s.array_buffers_bytes)} (open buffers ${s.open_buffers}, pooled ${m(s.open_buffer_bytes.allocated)})`);
+  const parse = state.parse_workers.map((w, i) => `parse ${i} ${heap(w)}`);
+  return [`RSS ${m(state.rss_bytes)}`, `main ${heap(state)}`, ...shards, ...parse].join('; ');
+}
+
+/** ferrite's threads' heap snapshots (POST /admin/heap-snapshot), moved out of the data dir into `dir`. */
+async function ferriteHeapSnapshots(url: string, dir: string): Promise<string[]> {
+  const state = (await json(`${url}/state`)) as { shards: unknown[]; parse_workers: unknown[] };
+  const threads = ['main', ...state.shards.map((_, i) => String(i)), ...state.parse_workers.map((_, i) => `parse${i}`)];
+  mkdirSync(dir, { recursive: true });
+  const out: string[] = [];
+  for (const of of threads) {
+    const written = (await json(`${url}/admin/heap-snapshot?of=${of}`, { method: 'POST' })) as { path: string };
+    const to = path.join(dir, path.basename(written.path));
+    // Copied, not renamed: the data dir and `dir` may be on different file systems.
+    copyFileSync(written.path, to);
+    rmSync(written.path);
+    out.push(to);
+  }
+  return out;
 }
 
 /** ferrite: the raw samples of one series (what the restart check reads). */
@@ -223,6 +247,7 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const { ms } = await timeRounds(async () => checkExact(`${s.label} ${readSeries.length}-series read`, readSeries, await read()), o.rounds);
     const peak = treePeakRss(running.child.pid!);
     if (s.memory !== undefined) console.log(`${s.label}: memory after the load: ${await s.memory(running.url)}`);
+    if (s.heapSnapshots !== undefined && o.heapSnapshots !== undefined) console.log(`${s.label}: heap snapshots after the load: ${(await s.heapSnapshots(running.url, o.heapSnapshots)).join(', ')}`);
     // Each figure printed as soon as it exists: a restart that never reads back must not take them with it.
     console.log(`${s.label}: readable ${readableAfterS.toFixed(2)} s after the last acknowledgement; ${readSeries.length}-series read median ${ms[Math.floor((ms.length - 1) / 2)]!.toFixed(1)} ms; peak RSS ${mib(peak).toFixed(0)} MiB`);
     const stopS = await stop(running);
@@ -253,6 +278,7 @@ function systems(o: Options, start: number): System[] {
       write: { path: '/raw', method: 'PUT' },
       read: ferriteRead(start),
       memory: ferriteMemory,
+      heapSnapshots: ferriteHeapSnapshots,
     });
   }
   if (!o.vm) console.log('VictoriaMetrics skipped (--no-vm)');
@@ -295,6 +321,7 @@ async function main(): Promise<void> {
     .option('--rounds <n>', 'timed repetitions of the 1000-series read', (v) => Number(v), 10)
     .option('--no-vm', 'skip VictoriaMetrics')
     .option('--no-ferrite', 'skip ferrite (to look at the peer alone)')
+    .option('--heap-snapshots <dir>', "after the load, copy V8 heap snapshots of ferrite's threads into this directory (summarise them with bench/heap-summary.ts)")
     .option('--figures <file>', 'append the headline figures to this JSON-lines file (replacing this bench\'s earlier rows)')
     .parse()
     .opts<Options>();

@@ -104,10 +104,11 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       ...(await node.shardReport()),
       // Series per account and the checks with the most (cardinality), with the limits in force.
       cardinality: await node.limits.figures(),
-      parse_workers: (await node.ingestPool.heapsUsed()).map((heap) => ({ heap_used_bytes: heap })),
+      parse_workers: (await node.ingestPool.heaps()).map((heap) => ({ heap_used_bytes: heap.used, heap_committed_bytes: heap.committed })),
       ...(node.storage.syncFigures === null ? {} : { sync_writes: node.storage.syncFigures }),
       extensions: { workers_started: runnerFigures.spawned, calls_in_reused_workers: runnerFigures.reused, runaway_workers_ended: runnerFigures.runaway },
       heap_used_bytes: process.memoryUsage().heapUsed,
+      heap_committed_bytes: process.memoryUsage().heapTotal,
       array_buffers_bytes: process.memoryUsage().arrayBuffers,
       rss_bytes: process.memoryUsage.rss(),
       features: {

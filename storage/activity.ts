@@ -5,6 +5,7 @@
 // that and reads nothing (issue 30: a burst of a million new series must not cost a read each).
 // Without the index (tests of this file alone), stored windows are read, a few cached.
 import { mergeActivity, activitySlice, type ActivityWindow } from '../model/activity.js';
+import type { MetricRef } from '../model/metric-info.js';
 import { activityKey, CF } from './keys.js';
 import type { Store } from './rocks.js';
 
@@ -44,8 +45,12 @@ export class ActivityTracker {
     private readonly indexed: IndexedActivity = NO_INDEX,
   ) {}
 
-  note(id: Buffer, idHex: string, ts: number): void {
+  /** Notes a sample of `metric` at `ts` (for metrics the index does not know: it tracks its own). */
+  note(metric: MetricRef, ts: number): void {
+    const id = metric.id;
     if (this.indexed.knows(id)) return;
+    // Hex only for metrics the index does not know yet (a shard's metric makes it when asked).
+    const idHex = metric.idHex;
     const slice = activitySlice(ts);
     const p = this.pending.get(idHex);
     if (p === undefined) this.pending.set(idHex, { id, last: slice, slices: [slice] });

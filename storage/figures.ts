@@ -59,6 +59,8 @@ export interface ShardFigures {
   blocksMerged: number;
   /** The shard worker's V8 heap in use, bytes. */
   heapUsed: number;
+  /** V8 heap the worker holds from the OS (part of RSS). */
+  heapCommitted: number;
   /** Bytes of the shard worker's ArrayBuffers (outside the V8 heap). */
   arrayBuffers: number;
   /** Open (unsealed) buffers, and bytes of the pooled memory holding their samples (made, in use). */

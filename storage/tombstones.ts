@@ -16,6 +16,8 @@ const tombstoneKey = (idHex: string, kind: DataKind): Buffer => keyOf(Buffer.fro
 
 export class Tombstones {
   private readonly byMetric = new Map<string, Map<DataKind, Tombstone>>();
+  /** No tombstone's seq is above this: records journaled from it on are never dropped. */
+  private newest = 0;
 
   static async load(store: Store): Promise<Tombstones> {
     const t = new Tombstones();
@@ -28,6 +30,14 @@ export class Tombstones {
 
   get size(): number {
     return this.byMetric.size;
+  }
+
+  /**
+   * False when no record journaled at `seq` can be dropped: the apply path asks this before it
+   * names the metric (a shard's metric makes its hex id only when asked).
+   */
+  mayDrop(seq: number): boolean {
+    return this.byMetric.size > 0 && seq < this.newest;
   }
 
   /** True when a record (journal `seq`, time `ts`) was deleted before it was applied. */
@@ -60,5 +70,6 @@ export class Tombstones {
     let kinds = this.byMetric.get(idHex);
     if (kinds === undefined) this.byMetric.set(idHex, (kinds = new Map()));
     kinds.set(kind, t);
+    this.newest = Math.max(this.newest, t.seq);
   }
 }

@@ -164,9 +164,14 @@ export class IngestPool {
     return this.lanes.length;
   }
 
-  /** Each parse worker's V8 heap in use, bytes (/state). */
-  async heapsUsed(): Promise<number[]> {
-    return Promise.all(this.lanes.map(async (l) => (await l.worker.getHeapStatistics()).used_heap_size));
+  /** Each parse worker's V8 heap, bytes in use and held from the OS (/state). */
+  async heaps(): Promise<{ used: number; committed: number }[]> {
+    return Promise.all(
+      this.lanes.map(async (l) => {
+        const h = await l.worker.getHeapStatistics();
+        return { used: h.used_heap_size, committed: h.total_heap_size };
+      }),
+    );
   }
 
   /** A V8 heap snapshot of parse worker `n` (for finding what its memory holds). */

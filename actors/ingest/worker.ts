@@ -11,6 +11,7 @@ import { metricKey, placeMetric } from '../../model/metric-key.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
 import { Interner } from '../../model/interner.js';
+import { TextArena } from '../../model/text-arena.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
 import { RawKeys } from './raw-keys.js';
@@ -19,9 +20,9 @@ import { packDeclarations, type LaneVerdict, type NewMetric, type ParseJob, type
 
 /**
  * A metric this worker has named, by its sid. A worker of a million-series node holds a million
- * (issue 30), so each keeps its key, shared check texts and a few numbers; nothing on the parse
- * path reads the parsed name, which went to the node once in `fresh` and is parsed again here
- * only if asked.
+ * (issue 30), so each keeps shared check texts and a few numbers; its canonical name is in the
+ * epoch's text arena (number = sid) and its key is made from it when asked (series limits ask);
+ * nothing on the parse path reads the parsed name, which went to the node once in `fresh`.
  */
 class WorkerMetric implements Placed {
   /** Series limits: the generation the node admitted this series in (-1: never asked). */
@@ -34,15 +35,19 @@ class WorkerMetric implements Placed {
 
   constructor(
     readonly sid: number,
-    readonly key: MetricKey,
+    private readonly canonicals: TextArena,
     readonly accountId: AccountId,
     readonly uuid: string,
     readonly checkName: string,
     readonly partition: number,
   ) {}
 
+  get key(): MetricKey {
+    return metricKey(this.uuid, this.canonicals.text(this.sid));
+  }
+
   get name(): CanonicalName {
-    const parsed = canonicalizeMetricName(this.key.slice(this.uuid.length + 1));
+    const parsed = canonicalizeMetricName(this.canonicals.text(this.sid));
     if (!parsed.ok) throw new Error(`BUG: a metric key's name does not parse: ${parsed.reason}`);
     return parsed.value;
   }
@@ -67,6 +72,8 @@ const { partitions, shards } = workerData as { partitions: number; shards: numbe
 let epoch = 0;
 /** Metrics by storage id; a metric's number there is its sid. */
 let byId = new IdTable();
+/** Canonical names by sid. */
+let canonicals = new TextArena();
 /** Check uuids and names, kept once: every new name parses its line's check field again. */
 let texts = new Interner();
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
@@ -81,6 +88,7 @@ let screening: Screening | null = null;
 function forget(): void {
   epoch++;
   byId = new IdTable();
+  canonicals = new TextArena();
   texts = new Interner();
   byCheck = new Map();
   rawKeys = new Map();
@@ -98,7 +106,9 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   const { id, partition } = placeMetric(key, partitions);
   const known = byId.find(id);
   if (known >= 0) return { ok: true, metric: metrics[known]! };
-  const m = new WorkerMetric(byId.add(id), key, accountId, texts.of(uuid), texts.of(checkName), partition);
+  const sid = byId.add(id);
+  if (canonicals.add(parsed.value.canonical) !== sid) throw new Error('BUG: a worker\'s canonical names and storage ids are numbered apart');
+  const m = new WorkerMetric(sid, canonicals, accountId, texts.of(uuid), texts.of(checkName), partition);
   metrics.push(m);
   fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
   return { ok: true, metric: m };

@@ -105,6 +105,8 @@ export interface NodeParts {
 interface ShardReport {
   series: number;
   heap_used_bytes: number;
+  /** V8 heap the worker holds from the OS (used, garbage and room to allocate): part of RSS. */
+  heap_committed_bytes: number;
   array_buffers_bytes: number;
   index_metrics: number;
   blocks_merged: number;
@@ -504,6 +506,7 @@ export class FerriteNode implements NodeApi {
       shards: figures.map((f) => ({
         series: f.series,
         heap_used_bytes: f.heapUsed,
+        heap_committed_bytes: f.heapCommitted,
         array_buffers_bytes: f.arrayBuffers,
         index_metrics: f.index.metrics ?? 0,
         blocks_merged: f.blocksMerged,

@@ -68,7 +68,7 @@ export class PartitionCore {
     for (let i = 0; i < samples.length; i++) {
       const t = ts[i]!;
       const m = metrics[i]!;
-      if (stones.size > 0 && stones.drops(m.idHex, 'numeric', t, seq)) continue;
+      if (stones.mayDrop(seq) && stones.drops(m.idHex, 'numeric', t, seq)) continue;
       this.noteActivity(m, t);
       const buffer = this.open.bufferFor(m, 'numeric', t - (t % span), seq, now);
       table.append(buffer, t, values[i]!, now, 0);
@@ -83,9 +83,9 @@ export class PartitionCore {
 
   /** One record that is not a plain double; true when its buffer filled up. */
   private applyRecord(seq: number, r: IngestRecord<MetricInfo>, now: number): boolean {
-    if (this.deps.tombstones.size > 0 && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
+    if (this.deps.tombstones.mayDrop(seq) && this.deps.tombstones.drops(r.metric.idHex, r.kind, r.ts, seq)) return false;
     if (r.kind === 'histogram') {
-      this.activity.note(r.metric.id, r.metric.idHex, r.ts);
+      this.activity.note(r.metric, r.ts);
       if (r.set === true) return this.deps.histograms.setPeriod(r.metric, r.ts, r.value, seq);
       return this.deps.histograms.apply(r.metric, r.ts, r.value, seq, r.cumulative === true);
     }
@@ -106,7 +106,7 @@ export class PartitionCore {
     const slice = activitySlice(ts) / ACTIVITY_SLICE_S;
     if (slice === metric.lastSlice) return;
     metric.lastSlice = slice;
-    this.activity.note(metric.id, metric.idHex, ts);
+    this.activity.note(metric, ts);
   }
 
   /** Seals the buffers that are due (full, window ended and quiet, or too old). */

@@ -4,11 +4,10 @@
 // that is not remembered.
 //
 // A shard holds a million of these (issue 30), so each keeps only what it cannot recompute:
-// its canonical name and storage id as strings, shared check texts, and a few small numbers;
-// its storage id's bytes sit in the table's IdTable, which finds it by them (`id` is a view of
-// them, made when asked).
-// The metric key and the parsed name are computed when asked; the parsed name the node sent is
-// kept only until the index has taken it.
+// shared check texts and a few small numbers. Its storage id's bytes sit in the table's
+// IdTable, which finds it by them (`id` is a view of them and `idHex` their hex, made when
+// asked); its canonical name is the parsed one the node sent until the index holds it, then
+// the index's (one copy per series, in the index's name arena, not a string per series here).
 import { metricKey } from '../../model/metric-key.js';
 import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
@@ -17,34 +16,46 @@ import { Interner } from '../../model/interner.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 
+/** The canonical name of a metric the index holds (pending or stored), by storage id; null when it holds none. */
+export type IndexedNames = (storageId: Buffer) => string | null;
+
 /** A metric as its shard keeps it (see the file comment). */
 export class ShardMetric implements MetricInfo {
   indexId = -1;
   unsealed = false;
   openHead = -1;
   lastSlice = -1;
-  /** The parsed name until the index has it (`indexed()`); parsed again when asked after that. */
-  private parsed: CanonicalName | null;
+  /**
+   * The parsed name until the index has it (`indexed()`); null while the index holds the name;
+   * the name's text once the metric is forgotten (`detach()`), when the index may not hold it.
+   */
+  private own: CanonicalName | string | null;
 
   constructor(
     readonly accountId: AccountId,
     readonly uuid: string,
     readonly checkName: string,
     name: CanonicalName,
-    readonly idHex: string,
     readonly partition: number,
-    private readonly ids: IdTable,
+    private readonly table: SeriesTable,
     private readonly slot: number,
   ) {
-    this.parsed = name;
-    this.canonical = name.canonical;
+    this.own = name;
   }
-
-  readonly canonical: string;
 
   /** The 16-byte storage id: a view of the table's arena (no copy, no hex decoding). */
   get id(): Buffer {
-    return this.ids.view(this.slot);
+    return this.table.idOf(this.slot);
+  }
+
+  get idHex(): string {
+    return this.id.toString('hex');
+  }
+
+  get canonical(): string {
+    const own = this.own;
+    if (own === null) return this.table.canonicalOf(this);
+    return typeof own === 'string' ? own : own.canonical;
   }
 
   get key(): MetricKey {
@@ -52,15 +63,21 @@ export class ShardMetric implements MetricInfo {
   }
 
   get name(): CanonicalName {
-    if (this.parsed !== null) return this.parsed;
-    const parsed = canonicalizeMetricName(this.canonical);
-    if (!parsed.ok) throw new Error(`BUG: stored canonical name ${JSON.stringify(this.canonical)} does not parse: ${parsed.reason}`);
+    if (this.own !== null && typeof this.own !== 'string') return this.own;
+    const canonical = this.canonical;
+    const parsed = canonicalizeMetricName(canonical);
+    if (!parsed.ok) throw new Error(`BUG: stored canonical name ${JSON.stringify(canonical)} does not parse: ${parsed.reason}`);
     return parsed.value;
   }
 
   /** The index has the name: let go of the parsed copy. */
   indexed(): void {
-    this.parsed = null;
+    if (typeof this.own !== 'string') this.own = null;
+  }
+
+  /** The metric leaves the table (and then the index): it keeps its name for whoever still holds it. */
+  detach(): void {
+    this.own = this.canonical;
   }
 }
 
@@ -75,6 +92,9 @@ export class SeriesTable {
   /** A hex id's bytes, decoded for a lookup. */
   private readonly scratch = Buffer.alloc(METRIC_ID_BYTES);
 
+  /** `names`: the shard's index, which holds the names of the metrics once they are indexed. */
+  constructor(private readonly names: IndexedNames) {}
+
   get size(): number {
     return this.adopted;
   }
@@ -85,7 +105,7 @@ export class SeriesTable {
     if (n < 0) n = this.ids.add(this.scratch);
     let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.idHex, m.partition, this.ids, n);
+      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.partition, this, n);
       this.metrics[n] = info;
       this.adopted++;
     }
@@ -103,12 +123,26 @@ export class SeriesTable {
     return n < 0 ? undefined : this.metrics[n];
   }
 
-  /** Forgets a fully deleted metric: data written later starts a fresh one. */
+  /** Forgets a fully deleted metric (before the index does): data written later starts a fresh one. */
   forget(idHex: string): void {
     const n = this.numberOf(idHex);
-    if (n < 0 || this.metrics[n] === undefined) return;
+    const info = n < 0 ? undefined : this.metrics[n];
+    if (info === undefined) return;
+    info.detach();
     this.metrics[n] = undefined;
     this.adopted--;
+  }
+
+  /** The storage id of metric `n`: a view of the table's arena. */
+  idOf(n: number): Buffer {
+    return this.ids.view(n);
+  }
+
+  /** The name of an indexed metric, from the index. */
+  canonicalOf(m: ShardMetric): string {
+    const name = this.names(m.id);
+    if (name === null) throw new Error(`BUG: metric ${m.idHex} was let go of its name but the index does not hold it`);
+    return name;
   }
 
   /** The number of a hex storage id (left decoded in `scratch`), or -1. */

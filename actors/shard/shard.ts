@@ -58,7 +58,7 @@ interface Lane {
 }
 
 export class Shard {
-  private readonly series = new SeriesTable();
+  private readonly series = new SeriesTable((id) => this.index.canonicalOfMetric(id));
   private readonly lanes = new Map<number, Lane>();
   /** Index writes in the order applies made them; finds and lookups wait for the last. */
   private indexTail: Promise<void> = Promise.resolve();
@@ -313,9 +313,10 @@ export class Shard {
     this.storage.latest.stageForget(batch, metric.id);
     this.index.stageRemove(batch, metric.id);
     await batch.write();
+    // Forgotten before the index lets go of the name, which the metric keeps for whoever still holds it.
+    this.series.forget(m.idHex);
     this.index.removed(metric.id);
     metric.indexId = -1;
-    this.series.forget(m.idHex);
     return 'deleted';
   }
 
@@ -449,6 +450,7 @@ export class Shard {
       series: this.series.size,
       blocksMerged: partitions.reduce((n, p) => n + p.blocksMerged, 0),
       heapUsed: memory.heapUsed,
+      heapCommitted: memory.heapTotal,
       arrayBuffers: memory.arrayBuffers,
       openBuffers,
       histogramsAgedTo: agedTo > 0 && agedTo !== Infinity ? agedTo : null,

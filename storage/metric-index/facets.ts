@@ -55,7 +55,7 @@ export function valuesOf(index: MetricIndex, account: AccountIndex, ids: readonl
 /** True when reading the names of `ids` costs less than walking the categories' postings. */
 function byName(ids: readonly number[], dicts: [string, TermDictionary][]): boolean {
   let postings = 0;
-  for (const [, dict] of dicts) for (const term of dict.all()) postings += term.ids.size;
+  for (const [, dict] of dicts) postings += dict.postings;
   return ids.length * NAME_COST < postings;
 }
 

@@ -13,7 +13,7 @@ import type { Store, StoreBatch } from '../rocks.js';
 import { ActivityColumns } from './activity-columns.js';
 import { IdList } from './id-sets.js';
 import { decodeNameRecord, encodeNameRecord, type NameRecordFields } from './name-record.js';
-import { NO_VALUE, Term, TermDictionary } from './term-dictionary.js';
+import { NO_VALUE, TermDictionary } from './term-dictionary.js';
 import type { IndexImage } from './snapshot.js';
 
 export type IndexKind = 'numeric' | 'text' | 'histogram';
@@ -213,12 +213,7 @@ export class MetricIndex {
     for (const a of image.accounts) {
       const categories = new Map<string, TermDictionary>();
       for (const c of a.categories) {
-        const terms = c.terms.map((t) => {
-          const term = new Term(t.text, t.ids);
-          term.spelling = t.spelling;
-          return term;
-        });
-        categories.set(c.category, TermDictionary.of(terms, c.spelling));
+        categories.set(c.category, TermDictionary.of(c.terms, c.spelling));
       }
       index.accounts.set(a.account, { all: IdList.of(a.all), categories });
     }
@@ -451,6 +446,12 @@ export class MetricIndex {
     return this.checks[this.checkOfId[id]!]!.checkName;
   }
 
+  /** The canonical name of a metric staged or stored here, by storage id (null: neither). */
+  canonicalOfMetric(storageId: Buffer): string | null {
+    const id = this.stagedId(storageId);
+    return id < 0 ? null : this.canonicalOf(id);
+  }
+
   canonicalOf(id: number): string {
     const start = this.nameStart[id]!;
     return this.names.toString('utf8', start, start + this.nameLength[id]!);
@@ -518,16 +519,14 @@ export class MetricIndex {
   private post(id: number, accountId: number, name: string, uuid: string, tags: readonly { category: string; value: string | null }[]): void {
     const account = this.accountIndex(accountId);
     this.addTo(account.all, id);
-    this.addTo(dictionary(account, '__name').term(name, this.bulk).ids, id);
-    this.addTo(dictionary(account, '__check_uuid').term(uuid, this.bulk).ids, id);
+    dictionary(account, '__name').add(name, id, null, this.bulk);
+    dictionary(account, '__check_uuid').add(uuid, id, null, this.bulk);
     for (const tag of tags) {
       const category = searchText(tag.category);
       const dict = dictionary(account, category);
       if (category !== tag.category) dict.spelling = tag.category;
       const key = tag.value === null ? NO_VALUE : searchText(tag.value);
-      const term = dict.term(key, this.bulk);
-      if (tag.value !== null && key !== tag.value) term.spelling = tag.value;
-      this.addTo(term.ids, id);
+      dict.add(key, id, tag.value !== null && key !== tag.value ? tag.value : null, this.bulk);
     }
     this.state[id] = State.Alive;
     this.alive++;
@@ -537,10 +536,7 @@ export class MetricIndex {
     this.bulk = false;
     for (const account of this.accounts.values()) {
       account.all.sortUnique();
-      for (const dict of account.categories.values()) {
-        dict.settle();
-        for (const term of dict.all()) term.ids.sortUnique();
-      }
+      for (const dict of account.categories.values()) dict.endBulk();
     }
   }
 
@@ -671,10 +667,7 @@ export class MetricIndex {
     const keep = (id: number) => this.state[id] === State.Alive;
     for (const account of this.accounts.values()) {
       account.all.compact(keep);
-      for (const dict of account.categories.values()) {
-        for (const term of dict.all()) term.ids.compact(keep);
-        dict.dropEmpty();
-      }
+      for (const dict of account.categories.values()) dict.compact(keep);
     }
     this.dead = 0;
   }

@@ -2,8 +2,17 @@
 // so that a pattern enumerates only the values in its literal prefix's range. New values
 // land in a small unsorted tail that is merged in when it grows (a search never sorts the
 // whole dictionary while ingest adds values).
+//
+// A million-series node has a million `__name` values (and as many of any per-series tag),
+// almost all naming one metric (issue 30). So the dictionary keeps no object or string per
+// value: values are numbered in the order added, their UTF-8 bytes sit back to back in one
+// arena, an open-addressing table of their hashes finds them, a value that names one metric
+// holds that id in a typed column, and only a value naming several has a posting list object
+// (a Term). The order is UTF-8 byte order (code point order). Searches and images get Terms:
+// the dictionary's own for values with a list, made on the spot for the others.
 import { matches, type Matcher } from '../../model/tag-query/index.js';
 import { literalPrefix } from '../../model/tag-query/index.js';
+import { grown } from '../../model/typed-arrays.js';
 import { IdList } from './id-sets.js';
 
 /** The key of a category-only tag (`host` without a value): searches see its value as ''. */
@@ -11,11 +20,12 @@ export const NO_VALUE = '\u0000';
 
 /** Values added since the last merge, which a search tests one by one: at most this many, or an eighth of the sorted ones. */
 const MIN_UNSORTED = 256;
+/** `single` of a value whose ids are in `lists`. */
+const LISTED = -1;
+/** `single` of a value compaction left without ids (dropped from the table at the next rebuild). */
+const GONE = -2;
 
-/**
- * A value and its posting list. The term is its own list: most `__name` values name one metric,
- * and a million series would otherwise pay for two objects each (issue 30).
- */
+/** A value and its posting list (the dictionary's, or one made for a search of a one-metric value). */
 export class Term extends IdList {
   /** The value as the canonical name spells it, when that differs from the search text (`b"…"`). */
   spelling: string | null = null;
@@ -34,117 +44,328 @@ export class Term extends IdList {
   }
 }
 
+/** A value as an index image carries it (storage/metric-index/snapshot.ts TermImage). */
+export interface TermSource {
+  text: string;
+  spelling: string | null;
+  ids: Uint32Array;
+}
+
 export class TermDictionary {
-  private readonly terms = new Map<string, Term>();
-  private sorted: string[] = [];
-  private unsorted: string[] = [];
   /** The category as the canonical name spells it, when that differs from the search text. */
   spelling: string | null = null;
+  /** Values numbered 0… in the order added. */
+  private count = 0;
+  private dropped = 0;
+  private bytes = new Uint8Array(1024);
+  private bytesUsed = 0;
+  private starts = new Uint32Array(64);
+  private lengths = new Uint32Array(64);
+  private hashes = new Uint32Array(64);
+  /** The value's one id, or LISTED, or GONE. */
+  private single = new Int32Array(64);
+  /** Value + 1 per slot (0 = empty), by hash. */
+  private slots = new Int32Array(128);
+  private lists = new Map<number, Term>();
+  private spellings = new Map<number, string>();
+  /** Values in byte order: the first `merged` added (the rest are the unsorted tail). */
+  private sorted = new Uint32Array(64);
+  private merged = 0;
+  /** A key's UTF-8 bytes, encoded for a lookup. */
+  private scratch = new Uint8Array(256);
+  private scratchLength = 0;
 
+  /** Values held (those compaction emptied go at its end). */
   get size(): number {
-    return this.terms.size;
+    return this.count - this.dropped;
+  }
+
+  /** Ids over all posting lists. */
+  get postings(): number {
+    let n = 0;
+    for (let v = 0; v < this.count; v++) if (this.single[v]! >= 0) n++;
+    for (const t of this.lists.values()) n += t.size;
+    return n;
   }
 
   /**
-   * The term of `key` (search text, or NO_VALUE), created if new. `bulk`: the dictionary is
-   * being loaded and nobody searches it until `settle()`, so new values are not merged one
-   * eighth at a time (at a load of a million names, those merges were most of its CPU).
+   * Adds `id` to the posting list of `key` (search text, or NO_VALUE), creating the value if
+   * new; `spelling`: the value as the canonical name spells it when that differs. `bulk`: the
+   * dictionary is being loaded and nobody searches it until `endBulk()`, so lists are appended
+   * to unsorted and new values are not merged an eighth at a time (at a load of a million
+   * names, those merges were most of its CPU).
    */
-  term(key: string, bulk = false): Term {
-    let t = this.terms.get(key);
-    if (t === undefined) {
-      this.terms.set(key, (t = new Term(key)));
-      this.unsorted.push(key);
-      if (!bulk && this.unsorted.length > Math.max(MIN_UNSORTED, this.sorted.length >> 3)) this.mergeUnsorted();
+  add(key: string, id: number, spelling: string | null = null, bulk = false): void {
+    let v = this.find(key);
+    if (v < 0) {
+      v = this.append(this.scratch, this.scratchLength, this.hashOfScratch());
+      this.single[v] = id;
+      if (!bulk && this.count - this.merged > Math.max(MIN_UNSORTED, this.merged >> 3)) this.mergeUnsorted();
+    } else {
+      const one = this.single[v]!;
+      if (one === id) return;
+      if (one >= 0) {
+        const list = new Term(this.textOf(v), Uint32Array.of(one));
+        list.spelling = this.spellings.get(v) ?? null;
+        this.lists.set(v, list);
+        this.single[v] = LISTED;
+      }
+      const list = this.lists.get(v)!;
+      if (bulk) list.push(id);
+      else list.add(id);
     }
-    return t;
+    if (spelling !== null) {
+      this.spellings.set(v, spelling);
+      const list = this.lists.get(v);
+      if (list !== undefined) list.spelling = spelling;
+    }
   }
 
-  /** The terms in search text order. */
-  sortedTerms(): Term[] {
+  /** Ends a bulk load: sorts what it added. */
+  endBulk(): void {
     this.settle();
-    return this.sorted.map((key) => this.terms.get(key)!);
+    for (const t of this.lists.values()) t.sortUnique();
   }
 
-  /** A dictionary of `terms`, given in search text order (an index snapshot's). */
-  static of(terms: readonly Term[], spelling: string | null): TermDictionary {
-    const d = new TermDictionary();
-    d.spelling = spelling;
-    for (const t of terms) d.terms.set(t.text, t);
-    d.sorted = terms.map((t) => t.text);
-    return d;
-  }
-
-  /** Sorts what a bulk load added. */
+  /** Merges the unsorted tail into the sorted values. */
   settle(): void {
-    if (this.unsorted.length > 0) this.mergeUnsorted();
+    if (this.count > this.merged) this.mergeUnsorted();
   }
 
   get(key: string): Term | undefined {
-    return this.terms.get(key);
+    const v = this.find(key);
+    return v < 0 ? undefined : this.term(v);
   }
 
-  all(): IterableIterator<Term> {
-    return this.terms.values();
+  /** Every value held, in the order added. */
+  *all(): IterableIterator<Term> {
+    for (let v = 0; v < this.count; v++) if (this.single[v] !== GONE) yield this.term(v);
   }
 
-  /** The terms whose value `m` accepts (null: every term). */
-  matching(m: Matcher | null): Term[] {
-    if (m === null) return [...this.terms.values()];
-    if (m.kind === 'exact') {
-      const hit = this.terms.get(m.value);
-      const none = m.value === '' ? this.terms.get(NO_VALUE) : undefined;
-      return [hit, none].filter((t): t is Term => t !== undefined);
-    }
+  /** The values in byte order. */
+  sortedTerms(): Term[] {
+    this.settle();
     const out: Term[] = [];
-    const test = (key: string) => {
-      if (matches(m, key === NO_VALUE ? '' : key)) out.push(this.terms.get(key)!);
-    };
-    const prefix = literalPrefix(m);
-    if (prefix === '') {
-      for (const key of this.terms.keys()) test(key);
-      return out;
-    }
-    for (let i = lowerBound(this.sorted, prefix); i < this.sorted.length && this.sorted[i]!.startsWith(prefix); i++) test(this.sorted[i]!);
-    for (const key of this.unsorted) if (key.startsWith(prefix)) test(key);
+    for (let i = 0; i < this.merged; i++) if (this.single[this.sorted[i]!] !== GONE) out.push(this.term(this.sorted[i]!));
     return out;
   }
 
-  /** Forgets terms whose posting list is empty. */
-  dropEmpty(): void {
-    let dropped = false;
-    for (const [key, t] of this.terms) {
-      if (t.ids.size > 0) continue;
-      this.terms.delete(key);
-      dropped = true;
+  /** A dictionary of `terms`, given in search text order (an index snapshot's). */
+  static of(terms: readonly TermSource[], spelling: string | null): TermDictionary {
+    const d = new TermDictionary();
+    d.spelling = spelling;
+    for (const t of terms) {
+      d.encode(t.text);
+      const v = d.append(d.scratch, d.scratchLength, d.hashOfScratch());
+      if (t.ids.length === 1) d.single[v] = t.ids[0]!;
+      else {
+        const list = new Term(t.text, t.ids);
+        list.spelling = t.spelling;
+        d.lists.set(v, list);
+        d.single[v] = LISTED;
+      }
+      if (t.spelling !== null) d.spellings.set(v, t.spelling);
     }
-    if (!dropped) return;
-    this.sorted = this.sorted.filter((k) => this.terms.has(k));
-    this.unsorted = this.unsorted.filter((k) => this.terms.has(k));
+    // Given in order, the sorted values are the values as numbered. An image written before
+    // byte order (JavaScript string order differs past U+E000) is sorted here instead.
+    let ordered = true;
+    for (let v = 1; v < d.count && ordered; v++) ordered = d.compare(v - 1, v) < 0;
+    if (ordered) {
+      for (let v = 0; v < d.count; v++) d.sorted[v] = v;
+      d.merged = d.count;
+    } else d.mergeUnsorted();
+    return d;
+  }
+
+  /** The values whose text `m` accepts (null: every value). */
+  matching(m: Matcher | null): Term[] {
+    if (m === null) return [...this.all()];
+    if (m.kind === 'exact') {
+      const hit = this.get(m.value);
+      const none = m.value === '' ? this.get(NO_VALUE) : undefined;
+      return [hit, none].filter((t): t is Term => t !== undefined);
+    }
+    const out: Term[] = [];
+    const test = (v: number) => {
+      if (this.single[v] === GONE) return;
+      const text = this.textOf(v);
+      if (matches(m, text === NO_VALUE ? '' : text)) out.push(this.term(v, text));
+    };
+    const prefix = literalPrefix(m);
+    if (prefix === '') {
+      for (let v = 0; v < this.count; v++) test(v);
+      return out;
+    }
+    this.encode(prefix);
+    for (let i = this.lowerBound(); i < this.merged && this.startsWithScratch(this.sorted[i]!); i++) test(this.sorted[i]!);
+    for (let v = this.merged; v < this.count; v++) if (this.startsWithScratch(v)) test(v);
+    return out;
+  }
+
+  /** Drops ids `keep` rejects from every posting list, and then the values left without any. */
+  compact(keep: (id: number) => boolean): void {
+    for (let v = 0; v < this.count; v++) {
+      const one = this.single[v]!;
+      if (one >= 0 && !keep(one)) this.drop(v);
+    }
+    for (const [v, t] of this.lists) {
+      t.compact(keep);
+      if (t.size === 0) this.drop(v);
+    }
+    if (this.dropped > 0) this.rebuild();
+  }
+
+  private drop(v: number): void {
+    this.single[v] = GONE;
+    this.lists.delete(v);
+    this.spellings.delete(v);
+    this.dropped++;
+  }
+
+  /** The dictionary anew from the values still held, in order (after compaction dropped some). */
+  private rebuild(): void {
+    const again = TermDictionary.of(
+      this.sortedTerms().map((t) => ({ text: t.text, spelling: t.spelling, ids: t.ids.view() })),
+      this.spelling,
+    );
+    // Every field (the table, columns, lists, order) taken from the rebuilt dictionary.
+    Object.assign(this, again);
+  }
+
+  private term(v: number, text?: string): Term {
+    const list = this.lists.get(v);
+    if (list !== undefined) return list;
+    const one = this.single[v]!;
+    const t = new Term(text ?? this.textOf(v), one >= 0 ? Uint32Array.of(one) : undefined);
+    t.spelling = this.spellings.get(v) ?? null;
+    return t;
+  }
+
+  private textOf(v: number): string {
+    const start = this.starts[v]!;
+    return DECODER.decode(this.bytes.subarray(start, start + this.lengths[v]!));
+  }
+
+  /** The value of `key` (left encoded in `scratch`), or -1. */
+  private find(key: string): number {
+    this.encode(key);
+    const hash = this.hashOfScratch();
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const v = this.slots[slot]! - 1;
+      if (v < 0) return -1;
+      if (this.hashes[v] === hash && this.lengths[v] === this.scratchLength && this.startsWithScratch(v)) return v;
+    }
+  }
+
+  /** A new value of the given bytes (and hash); its number. */
+  private append(bytes: Uint8Array, length: number, hash: number): number {
+    const v = this.count;
+    if (v === this.starts.length) this.growValues(v * 2);
+    if (this.bytesUsed + length > this.bytes.length) this.bytes = grown(this.bytes, Math.max(this.bytes.length * 2, this.bytesUsed + length));
+    this.bytes.set(bytes.subarray(0, length), this.bytesUsed);
+    this.starts[v] = this.bytesUsed;
+    this.lengths[v] = length;
+    this.bytesUsed += length;
+    this.hashes[v] = hash;
+    this.count = v + 1;
+    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    else this.place(v);
+    return v;
+  }
+
+  private growValues(n: number): void {
+    this.starts = grown(this.starts, n);
+    this.lengths = grown(this.lengths, n);
+    this.hashes = grown(this.hashes, n);
+    this.single = grown(this.single, n);
+    this.sorted = grown(this.sorted, n);
+  }
+
+  private place(v: number): void {
+    const mask = this.slots.length - 1;
+    let slot = this.hashes[v]! & mask;
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    this.slots[slot] = v + 1;
+  }
+
+  private rehash(size: number): void {
+    this.slots = new Int32Array(size);
+    for (let v = 0; v < this.count; v++) this.place(v);
+  }
+
+  private encode(text: string): void {
+    if (text.length * 3 > this.scratch.length) this.scratch = new Uint8Array(text.length * 3);
+    this.scratchLength = ENCODER.encodeInto(text, this.scratch).written;
+  }
+
+  /** FNV-1a over the scratch bytes. */
+  private hashOfScratch(): number {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < this.scratchLength; i++) h = Math.imul(h ^ this.scratch[i]!, 0x01000193);
+    return h >>> 0;
+  }
+
+  /** True when value `v`'s bytes start with the scratch bytes. */
+  private startsWithScratch(v: number): boolean {
+    const n = this.scratchLength;
+    if (this.lengths[v]! < n) return false;
+    const at = this.starts[v]!;
+    for (let i = 0; i < n; i++) if (this.bytes[at + i] !== this.scratch[i]) return false;
+    return true;
+  }
+
+  /** Byte order of values `a` and `b` (negative: a first). */
+  private compare(a: number, b: number): number {
+    const la = this.lengths[a]!;
+    const lb = this.lengths[b]!;
+    const sa = this.starts[a]!;
+    const sb = this.starts[b]!;
+    const n = Math.min(la, lb);
+    for (let i = 0; i < n; i++) {
+      const d = this.bytes[sa + i]! - this.bytes[sb + i]!;
+      if (d !== 0) return d;
+    }
+    return la - lb;
+  }
+
+  /** Byte order of value `v` against the scratch bytes. */
+  private compareScratch(v: number): number {
+    const lv = this.lengths[v]!;
+    const sv = this.starts[v]!;
+    const n = Math.min(lv, this.scratchLength);
+    for (let i = 0; i < n; i++) {
+      const d = this.bytes[sv + i]! - this.scratch[i]!;
+      if (d !== 0) return d;
+    }
+    return lv - this.scratchLength;
+  }
+
+  /** The first sorted position whose value is not below the scratch bytes. */
+  private lowerBound(): number {
+    let lo = 0;
+    let hi = this.merged;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compareScratch(this.sorted[mid]!) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   private mergeUnsorted(): void {
-    const fresh = this.unsorted.sort();
-    this.unsorted = [];
-    const merged = new Array<string>(this.sorted.length + fresh.length);
+    const fresh = Uint32Array.from({ length: this.count - this.merged }, (_, i) => this.merged + i).sort((a, b) => this.compare(a, b));
+    const old = this.sorted.slice(0, this.merged);
     let i = 0;
     let j = 0;
     let n = 0;
-    while (i < this.sorted.length || j < fresh.length) {
-      if (j >= fresh.length || (i < this.sorted.length && this.sorted[i]! < fresh[j]!)) merged[n++] = this.sorted[i++]!;
-      else merged[n++] = fresh[j++]!;
+    while (i < old.length || j < fresh.length) {
+      if (j >= fresh.length || (i < old.length && this.compare(old[i]!, fresh[j]!) < 0)) this.sorted[n++] = old[i++]!;
+      else this.sorted[n++] = fresh[j++]!;
     }
-    this.sorted = merged;
+    this.merged = n;
   }
 }
 
-function lowerBound(a: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder();

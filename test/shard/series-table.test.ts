@@ -26,7 +26,7 @@ function wire(n: number): WireMetric {
 }
 
 test('a metric is adopted once; later samples get the same MetricInfo', (t) => {
-  const table = new SeriesTable();
+  const table = new SeriesTable(() => null);
   const a = table.adopt(wire(1));
   t.is(table.adopt(wire(1)), a);
   t.is(table.size, 1);
@@ -34,22 +34,36 @@ test('a metric is adopted once; later samples get the same MetricInfo', (t) => {
   t.is(a.indexId, -1);
 });
 
-test('metrics whose texts are kept once read back exactly as they arrived', (t) => {
+test('metrics whose texts are kept once read back exactly as they arrived, before and after the index holds their names', (t) => {
   // (Whether two equal strings are one copy is not observable from JS; the heap figures in the README are.)
-  const table = new SeriesTable();
+  // The index's part: the names it holds, by storage id.
+  const indexed = new Map<string, string>();
+  const table = new SeriesTable((id) => indexed.get(id.toString('hex')) ?? null);
   const [a, b] = [table.adopt(wire(1)), table.adopt(wire(2))];
   const same = (info: typeof a, n: number, when: string) => {
     const w = wire(n);
-    t.deepEqual({ uuid: info.uuid, checkName: info.checkName, name: info.name, key: info.key, id: info.id }, { uuid: w.uuid, checkName: w.checkName, name: w.name, key: w.key, id: Buffer.from(w.idHex, 'hex') }, when);
+    t.deepEqual(
+      { uuid: info.uuid, checkName: info.checkName, name: info.name, key: info.key, id: info.id, idHex: info.idHex },
+      { uuid: w.uuid, checkName: w.checkName, name: w.name, key: w.key, id: Buffer.from(w.idHex, 'hex'), idHex: w.idHex },
+      when,
+    );
   };
   same(a, 1, 'as adopted');
   same(b, 2, 'as adopted');
+  indexed.set(a.idHex, wire(1).name.canonical);
   a.indexed();
-  same(a, 1, 'once indexed, the name is parsed again from the canonical name');
+  same(a, 1, 'once indexed, the name is the index\'s, parsed again when asked');
+  t.is(a.name.canonical, wire(1).name.canonical);
+  table.forget(a.idHex);
+  indexed.delete(a.idHex);
+  same(a, 1, 'a forgotten metric keeps its name after the index lets go of it');
+  indexed.delete(b.idHex);
+  b.indexed();
+  t.throws(() => b.name, { message: /index does not hold it/ }, 'a name the index was said to hold and does not is a bug, not a wrong name');
 });
 
 test('resolve describes an unknown metric without keeping it; forget drops a known one', (t) => {
-  const table = new SeriesTable();
+  const table = new SeriesTable(() => null);
   const seen = table.resolve(wire(5));
   t.is(seen.key, wire(5).key);
   t.is(table.size, 0);
@@ -60,7 +74,7 @@ test('resolve describes an unknown metric without keeping it; forget drops a kno
 });
 
 test('metrics are found by their hex storage id past many growths of the table; ids read before a growth still read the same', (t) => {
-  const table = new SeriesTable();
+  const table = new SeriesTable(() => null);
   const hex = (n: number) => createHash('sha256').update(String(n)).digest('hex').slice(0, 32);
   const early = table.adopt({ ...wire(0), idHex: hex(0) });
   const earlyId = early.id;

@@ -21,7 +21,7 @@ test('noted slices are seen before and after a flush, coalesced into windows tha
     let tracker = new ActivityTracker(open.store);
     const a = m(1);
     // Slices closer than the coalescing gap (8 h) join one window; 200 is far enough to stay apart.
-    for (const slice of [10, 11, 11, 14, 200]) tracker.note(a.id, a.idHex, at(slice));
+    for (const slice of [10, 11, 11, 14, 200]) tracker.note(a, at(slice));
     const expected = [
       [10 * S, 15 * S],
       [200 * S, 201 * S],
@@ -30,7 +30,7 @@ test('noted slices are seen before and after a flush, coalesced into windows tha
     await tracker.flushAll();
     tracker = new ActivityTracker(await open.reopen());
     t.deepEqual(await tracker.windows([a, m(2)]), [expected, []]);
-    tracker.note(a.id, a.idHex, at(400));
+    tracker.note(a, at(400));
     await tracker.flushAll();
     t.deepEqual(await new ActivityTracker(open.store).windows([a]), [[...expected, [400 * S, 401 * S]]]);
   });
@@ -39,7 +39,7 @@ test('noted slices are seen before and after a flush, coalesced into windows tha
 test('a flush writes at most its limit of metrics; the rest waits for the next', async (t) => {
   await withStore(async ({ store }) => {
     const tracker = new ActivityTracker(store);
-    for (let n = 1; n <= 5; n++) tracker.note(m(n).id, m(n).idHex, at(1));
+    for (let n = 1; n <= 5; n++) tracker.note(m(n), at(1));
     await tracker.flush(2);
     const stored = await new ActivityTracker(store).windows([1, 2, 3, 4, 5].map(m));
     t.is(stored.filter((w) => w.length > 0).length, 2);
@@ -53,7 +53,7 @@ test('replace and drop change what is stored, and drop forgets what was pending'
     const tracker = new ActivityTracker(store);
     const [a, b] = [m(1), m(2)];
     await tracker.replace(a.id, a.idHex, [[0, S]]);
-    tracker.note(b.id, b.idHex, at(3));
+    tracker.note(b, at(3));
     await tracker.drop(b.id, b.idHex);
     await tracker.flushAll();
     t.deepEqual(await new ActivityTracker(store).windows([a, b]), [[[0, S]], []]);
@@ -107,7 +107,7 @@ test("with the index's windows at hand, a flush reads nothing and writes a metri
       const batch = new IngestBatch<Placed & { id: Buffer; indexId: number }>();
       batch.addNumeric({ id: a.id, indexId: -1, partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m0') }, at(slice), 1);
       index.noteActivity(batch);
-      tracker.note(a.id, a.idHex, at(slice));
+      tracker.note(a, at(slice));
     };
     const stored = async () => (await open.store.get(CF.index, activityKey(a.id)))?.toString('hex') ?? null;
     sample(10);
@@ -131,7 +131,7 @@ test("with the index's windows at hand, a flush reads nothing and writes a metri
     await tracker.flushAll();
     t.deepEqual(await new ActivityTracker(open.store).windows([a]), [[[10 * S, 12 * S]]], 'what is stored');
 
-    tracker.note(b.id, b.idHex, at(3));
+    tracker.note(b, at(3));
     await tracker.flushAll();
     t.is(reads, 1, 'one read for a metric the index does not know');
     t.deepEqual(await new ActivityTracker(await open.reopen()).windows([a, b]), [[[10 * S, 12 * S]], [[3 * S, 4 * S]]]);

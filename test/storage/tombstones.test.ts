@@ -10,6 +10,7 @@ const B = metricId(2).toString('hex');
 test('a tombstone drops records journaled before it and stamped before its time, nothing else', async (t) => {
   await withStore(async ({ store }) => {
     const stones = await Tombstones.load(store);
+    t.false(stones.mayDrop(0), 'no tombstones: nothing is dropped');
     const batch = store.batch();
     stones.add(batch, A, 'numeric', { before: 1_000, seq: 50 });
     await batch.write();
@@ -18,6 +19,8 @@ test('a tombstone drops records journaled before it and stamped before its time,
     t.false(stones.drops(A, 'numeric', 999, 50), 'journaled after the delete: kept');
     t.false(stones.drops(A, 'text', 999, 49), 'another kind');
     t.false(stones.drops(B, 'numeric', 999, 49), 'another metric');
+    t.true(stones.mayDrop(49), 'a record journaled before the tombstone may be dropped');
+    t.false(stones.mayDrop(50), 'one journaled from its seq on is never: the apply path skips the lookup');
   });
 });
 
