@@ -36,15 +36,17 @@ async function fetchJson(body: object): Promise<any> {
 test.serial('the metrics are spread over the shards', async (t) => {
   const state = await getJson(`${n.url}/state`);
   t.is(state.json.index.metrics, HOSTS, 'index figures are summed over the shards');
-  const shards = state.json.shards as { series: number; heap_used_bytes: number; index_metrics: number }[];
+  const shards = state.json.shards as { series: number; heap_used_bytes: number; heap_committed_bytes: number; index_metrics: number }[];
   t.is(shards.length, 3, 'one figure per shard');
   t.is(shards.reduce((sum, s) => sum + s.index_metrics, 0), HOSTS, "the shards' index slices add up to the whole");
   t.true(shards.filter((s) => s.index_metrics > 0).length > 1, 'more than one shard holds metrics');
   t.true(shards.every((s) => s.heap_used_bytes > 0) && state.json.heap_used_bytes > 0, 'each heap is reported');
+  const held = (h: { heap_used_bytes: number; heap_committed_bytes: number }) => h.heap_committed_bytes >= h.heap_used_bytes;
+  t.true(shards.every(held) && held(state.json), 'and what it holds from the system, at least what it uses');
   const buffers = state.json.shards as { open_buffers: number; open_buffer_bytes: { allocated: number; used: number } }[];
   t.true(buffers.every((s) => Number.isSafeInteger(s.open_buffers) && s.open_buffers <= HOSTS && s.open_buffer_bytes.used <= s.open_buffer_bytes.allocated), 'open buffers and their pooled bytes');
-  const workers = state.json.parse_workers as { heap_used_bytes: number }[];
-  t.true(workers.length > 0 && workers.every((w) => w.heap_used_bytes > 0), "each parse worker's heap is reported");
+  const workers = state.json.parse_workers as { heap_used_bytes: number; heap_committed_bytes: number }[];
+  t.true(workers.length > 0 && workers.every((w) => w.heap_used_bytes > 0 && held(w)), "each parse worker's heap is reported");
   const disk = state.json.disk as { total_bytes: number; by_kind: Record<string, number> };
   t.deepEqual(Object.keys(disk.by_kind), ['raw', 'rollups', 'histograms', 'index', 'journal', 'outbox', 'state']);
   t.is(Object.values(disk.by_kind).reduce((a, b) => a + b, 0), disk.total_bytes, 'the kinds add up to the total');

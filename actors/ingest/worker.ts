@@ -10,37 +10,47 @@ import { metricListRecords } from '../../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
-import { Interner } from '../../model/interner.js';
 import { TextArena } from '../../model/text-arena.js';
+import { SeriesScreens } from './series-screens.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
 import { RawKeys } from './raw-keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import { packDeclarations, type LaneVerdict, type NewMetric, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
 
+/** A check as the worker's metrics share it. */
+interface WorkerCheck {
+  accountId: AccountId;
+  uuid: string;
+  checkName: string;
+}
+
 /**
  * A metric this worker has named, by its sid. A worker of a million-series node holds a million
- * (issue 30), so each keeps shared check texts and a few numbers; its canonical name is in the
- * epoch's text arena (number = sid) and its key is made from it when asked (series limits ask);
- * nothing on the parse path reads the parsed name, which went to the node once in `fresh`.
+ * (issue 30), so each keeps its number, its shared check and its partition: its canonical name
+ * is in the epoch's text arena (number = sid) and its key is made from it when asked (series
+ * limits ask); nothing on the parse path reads the parsed name, which went to the node once in
+ * `fresh`; series limits keep their state by sid in `SeriesScreens`.
  */
 class WorkerMetric implements Placed {
-  /** Series limits: the generation the node admitted this series in (-1: never asked). */
-  admitted = -1;
-  /** The generation the node refused it in (-1: not refused), and why. */
-  refused = -1;
-  refusal: MetricResolution<WorkerMetric> | null = null;
-  /** The last parse that listed it as a candidate or a refusal (each is listed once a body). */
-  stamp = 0;
-
   constructor(
     readonly sid: number,
     private readonly canonicals: TextArena,
-    readonly accountId: AccountId,
-    readonly uuid: string,
-    readonly checkName: string,
+    private readonly check: WorkerCheck,
     readonly partition: number,
   ) {}
+
+  get accountId(): AccountId {
+    return this.check.accountId;
+  }
+
+  get uuid(): string {
+    return this.check.uuid;
+  }
+
+  get checkName(): string {
+    return this.check.checkName;
+  }
 
   get key(): MetricKey {
     return metricKey(this.uuid, this.canonicals.text(this.sid));
@@ -74,8 +84,10 @@ let epoch = 0;
 let byId = new IdTable();
 /** Canonical names by sid. */
 let canonicals = new TextArena();
-/** Check uuids and names, kept once: every new name parses its line's check field again. */
-let texts = new Interner();
+/** Checks by account, uuid and name, kept once: every new name parses its line's check field again. */
+let checks = new Map<string, WorkerCheck>();
+/** Series limits' state of this epoch's metrics (made when limits are first in force). */
+let screens: SeriesScreens | null = null;
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
 /** TSV metrics by their lines' check and name bytes, per header account (not while series limits screen: see `parse`). */
 let rawKeys = new Map<AccountId | null, RawKeys<WorkerMetric>>();
@@ -89,7 +101,8 @@ function forget(): void {
   epoch++;
   byId = new IdTable();
   canonicals = new TextArena();
-  texts = new Interner();
+  checks = new Map();
+  screens = null;
   byCheck = new Map();
   rawKeys = new Map();
   checkFields = new Map();
@@ -108,10 +121,17 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   if (known >= 0) return { ok: true, metric: metrics[known]! };
   const sid = byId.add(id);
   if (canonicals.add(parsed.value.canonical) !== sid) throw new Error('BUG: a worker\'s canonical names and storage ids are numbered apart');
-  const m = new WorkerMetric(sid, canonicals, accountId, texts.of(uuid), texts.of(checkName), partition);
+  const m = new WorkerMetric(sid, canonicals, checkOf(accountId, uuid, checkName), partition);
   metrics.push(m);
   fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
   return { ok: true, metric: m };
+}
+
+function checkOf(accountId: AccountId, uuid: string, checkName: string): WorkerCheck {
+  const key = `${accountId}\u0000${uuid}\u0000${checkName}`;
+  let check = checks.get(key);
+  if (check === undefined) checks.set(key, (check = { accountId, uuid, checkName }));
+  return check;
 }
 
 /**
@@ -123,41 +143,28 @@ function screened(r: MetricResolution<WorkerMetric>): MetricResolution<WorkerMet
   const s = screening;
   if (s === null || !r.ok) return r;
   const m = r.metric;
-  if (m.refused !== s.generation) {
+  const screen = (screens ??= new SeriesScreens());
+  if (screen.refused(m.sid) !== s.generation) {
     const why = s.refuse?.get(m.key);
-    if (why !== undefined) refuse(m, s.generation, why);
+    if (why !== undefined) screen.refuse(m.sid, s.generation, why);
   }
-  if (m.refused === s.generation) {
-    if (m.stamp !== s.stamp) {
-      m.stamp = s.stamp;
-      s.limited.push(m.key);
-    }
-    return m.refusal!;
+  if (screen.refused(m.sid) === s.generation) {
+    if (screen.stamp(m.sid, s.stamp)) s.limited.push(m.key);
+    return { ok: false, reason: screen.reason(m.sid) };
   }
-  if (m.admitted !== s.generation && m.stamp !== s.stamp) {
-    m.stamp = s.stamp;
+  if (screen.admitted(m.sid) !== s.generation && screen.stamp(m.sid, s.stamp)) {
     const { id } = placeMetric(m.key, partitions);
     s.candidates.push({ sid: m.sid, key: m.key, accountId: m.accountId, uuid: m.uuid, idHex: id.toString('hex'), partition: m.partition });
   }
   return r;
 }
 
-function refuse(m: WorkerMetric, generation: number, why: string): void {
-  m.refused = generation;
-  m.refusal = { ok: false, reason: why };
-}
-
 /** The node's answer about candidates of this lane's epoch (older epochs' sids are gone). */
 function applyVerdict(v: LaneVerdict): void {
   if (v.epoch !== epoch) return;
-  for (const sid of v.admitted) {
-    const m = metrics[sid];
-    if (m !== undefined) m.admitted = v.generation;
-  }
-  for (const [sid, why] of v.refused) {
-    const m = metrics[sid];
-    if (m !== undefined) refuse(m, v.generation, why);
-  }
+  const screen = (screens ??= new SeriesScreens());
+  for (const sid of v.admitted) if (metrics[sid] !== undefined) screen.admit(sid, v.generation);
+  for (const [sid, why] of v.refused) if (metrics[sid] !== undefined) screen.refuse(sid, v.generation, why);
 }
 
 /** The same resolution rules as the node's registry (actors/node/metric-registry.ts), cached per check then name. */
