@@ -6,6 +6,7 @@
 // the metric. Check fields repeat line after line, so each is kept once, as a small number.
 import type { MetricIdentity, MetricResolution } from '../../model/ingest-record.js';
 import type { KnownKeys } from '../../model/tsv.js';
+import { placeEntry, slotsFor } from '../../model/hash-slots.js';
 import { grown } from '../../model/typed-arrays.js';
 
 const EMPTY = -1;
@@ -69,7 +70,7 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
     if (this.lookup(bytes, tab + 1, to, check, hash) !== EMPTY) return;
     const entry = this.metrics.length;
     if (entry === this.starts.length) this.growEntries();
-    if ((entry + 1) * SLOTS_PER_ENTRY > this.slots.length) this.rehash(this.slots.length * 2);
+    if ((entry + 1) * SLOTS_PER_ENTRY > this.slots.length) this.slots = slotsFor(this.slots.length * 2, this.hashes, entry);
     const length = to - tab - 1;
     if (this.arenaUsed + length > this.arena.length) this.arena = grown(this.arena, Math.max(this.arena.length * 2, this.arenaUsed + length));
     this.arena.set(bytes.subarray(tab + 1, to), this.arenaUsed);
@@ -79,7 +80,7 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
     this.hashes[entry] = hash;
     this.checks[entry] = check;
     this.metrics.push(metric);
-    this.place(entry);
+    placeEntry(this.slots, this.hashes, entry);
     if (this.previous !== EMPTY) this.next[this.previous] = entry + 1;
     this.previous = entry;
   }
@@ -94,18 +95,6 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
       if (this.hashes[entry] !== hash || this.checks[entry] !== check || this.lengths[entry] !== length) continue;
       if (sameBytes(this.arena, this.starts[entry]!, bytes, from, length)) return entry;
     }
-  }
-
-  private place(entry: number): void {
-    const mask = this.slots.length - 1;
-    let slot = this.hashes[entry]! & mask;
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
-    this.slots[slot] = entry + 1;
-  }
-
-  private rehash(size: number): void {
-    this.slots = new Int32Array(size);
-    for (let entry = 0; entry < this.metrics.length; entry++) this.place(entry);
   }
 
   private growEntries(): void {

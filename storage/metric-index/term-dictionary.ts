@@ -12,6 +12,7 @@
 // the dictionary's own for values with a list, made on the spot for the others.
 import { matches, type Matcher } from '../../model/tag-query/index.js';
 import { literalPrefix } from '../../model/tag-query/index.js';
+import { placeEntry, slotsFor } from '../../model/hash-slots.js';
 import { grown } from '../../model/typed-arrays.js';
 import { IdList } from './id-sets.js';
 
@@ -269,8 +270,8 @@ export class TermDictionary {
     this.bytesUsed += length;
     this.hashes[v] = hash;
     this.count = v + 1;
-    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
-    else this.place(v);
+    if (this.count * 2 > this.slots.length) this.slots = slotsFor(this.slots.length * 2, this.hashes, this.count);
+    else placeEntry(this.slots, this.hashes, v);
     return v;
   }
 
@@ -280,18 +281,6 @@ export class TermDictionary {
     this.hashes = grown(this.hashes, n);
     this.single = grown(this.single, n);
     this.sorted = grown(this.sorted, n);
-  }
-
-  private place(v: number): void {
-    const mask = this.slots.length - 1;
-    let slot = this.hashes[v]! & mask;
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
-    this.slots[slot] = v + 1;
-  }
-
-  private rehash(size: number): void {
-    this.slots = new Int32Array(size);
-    for (let v = 0; v < this.count; v++) this.place(v);
   }
 
   private encode(text: string): void {
