@@ -130,7 +130,8 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
 function checkOf(accountId: AccountId, uuid: string, checkName: string): WorkerCheck {
   const key = `${accountId}\u0000${uuid}\u0000${checkName}`;
   let check = checks.get(key);
-  if (check === undefined) checks.set(key, (check = { accountId, uuid, checkName }));
+  // Copies of their own: texts cut from a request body would keep the body alive.
+  if (check === undefined) checks.set(key, (check = { accountId, uuid: ownString(uuid), checkName: ownString(checkName) }));
   return check;
 }
 
