@@ -1,7 +1,8 @@
 // Our interface to RocksDB (rocksdb-native). Nothing else imports the binding, so the
 // rest of ferrite sees column families by name, atomic multi-family batches and
 // bounded iterators.
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { zstdCompressSync } from 'node:zlib';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import RocksDB from 'rocksdb-native';
@@ -35,15 +36,26 @@ const SMALL_WRITE_BUFFER = 4 << 20;
 /**
  * RocksDB renames its info log (`LOG`, ≈ 150 kB here: every open dumps each column family's
  * options) to `LOG.old.<µs>` at every open and keeps a thousand of them; rocksdb-native does not
- * expose `keep_log_file_num`. We keep the previous run's, for diagnosing how it ended.
+ * expose `keep_log_file_num`. We keep the previous run's, for diagnosing how it ended, compressed
+ * (`LOG.old.<µs>.zst`, ≈ a tenth; `zstd -d` reads it): a small node's data dir is otherwise mostly logs.
  */
-const OLD_INFO_LOGS_KEPT = 1;
-
 function pruneOldInfoLogs(dir: string): void {
-  const old = readdirSync(dir)
-    .filter((f) => /^LOG\.old\.\d+$/.test(f))
-    .sort((a, b) => Number(b.slice(8)) - Number(a.slice(8)));
-  for (const f of old.slice(OLD_INFO_LOGS_KEPT)) rmSync(path.join(dir, f), { force: true });
+  const files = readdirSync(dir);
+  // A compression a crash interrupted: its source is still there.
+  for (const f of files.filter((f) => /^LOG\.old\.\d+\.zst\.tmp$/.test(f))) rmSync(path.join(dir, f), { force: true });
+  const old = files.filter((f) => /^LOG\.old\.\d+(\.zst)?$/.test(f)).sort((a, b) => infoLogTime(b) - infoLogTime(a) || (a.endsWith('.zst') ? -1 : 1));
+  const [previous, ...older] = old;
+  for (const f of older) rmSync(path.join(dir, f), { force: true });
+  if (previous === undefined || previous.endsWith('.zst')) return;
+  const from = path.join(dir, previous);
+  writeFileSync(`${from}.zst.tmp`, zstdCompressSync(readFileSync(from)));
+  renameSync(`${from}.zst.tmp`, `${from}.zst`);
+  rmSync(from, { force: true });
+}
+
+/** The microseconds in an old info log's name. */
+function infoLogTime(name: string): number {
+  return Number(/^LOG\.old\.(\d+)/.exec(name)![1]);
 }
 
 /** Entries per batch when copying a store. */

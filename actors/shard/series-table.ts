@@ -4,7 +4,7 @@
 // that is not remembered.
 //
 // A shard holds a million of these (issue 30), so each keeps only what it cannot recompute:
-// shared check texts and a few small numbers. Its storage id's bytes sit in the table's
+// a shared check and a few small numbers. Its storage id's bytes sit in the table's
 // IdTable, which finds it by them (`id` is a view of them and `idHex` their hex, made when
 // asked); its canonical name is the parsed one the node sent until the index holds it, then
 // the index's (one copy per series, in the index's name arena, not a string per series here).
@@ -12,12 +12,18 @@ import { metricKey } from '../../model/metric-key.js';
 import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
-import { Interner } from '../../model/interner.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 
 /** The canonical name of a metric the index holds (pending or stored), by storage id; null when it holds none. */
 export type IndexedNames = (storageId: Buffer) => string | null;
+
+/** A check as its metrics share it. */
+interface ShardCheck {
+  accountId: AccountId;
+  uuid: string;
+  checkName: string;
+}
 
 /** A metric as its shard keeps it (see the file comment). */
 export class ShardMetric implements MetricInfo {
@@ -32,15 +38,25 @@ export class ShardMetric implements MetricInfo {
   private own: CanonicalName | string | null;
 
   constructor(
-    readonly accountId: AccountId,
-    readonly uuid: string,
-    readonly checkName: string,
+    private readonly check: ShardCheck,
     name: CanonicalName,
     readonly partition: number,
     private readonly table: SeriesTable,
     private readonly slot: number,
   ) {
     this.own = name;
+  }
+
+  get accountId(): AccountId {
+    return this.check.accountId;
+  }
+
+  get uuid(): string {
+    return this.check.uuid;
+  }
+
+  get checkName(): string {
+    return this.check.checkName;
   }
 
   /** The 16-byte storage id: a view of the table's arena (no copy, no hex decoding). */
@@ -87,8 +103,8 @@ export class SeriesTable {
   /** By number: the adopted metric (undefined once forgotten). */
   private readonly metrics: (ShardMetric | undefined)[] = [];
   private adopted = 0;
-  /** Check uuids and check names, kept once (a series table holds millions of metrics). */
-  private readonly texts = new Interner();
+  /** Checks, kept once (a series table holds millions of metrics, a check's many). */
+  private readonly checks = new Map<string, ShardCheck>();
   /** A hex id's bytes, decoded for a lookup. */
   private readonly scratch = Buffer.alloc(METRIC_ID_BYTES);
 
@@ -105,7 +121,7 @@ export class SeriesTable {
     if (n < 0) n = this.ids.add(this.scratch);
     let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(m.accountId, this.texts.of(m.uuid), this.texts.of(m.checkName), m.name, m.partition, this, n);
+      info = new ShardMetric(this.checkOf(m), m.name, m.partition, this, n);
       this.metrics[n] = info;
       this.adopted++;
     }
@@ -131,6 +147,13 @@ export class SeriesTable {
     info.detach();
     this.metrics[n] = undefined;
     this.adopted--;
+  }
+
+  private checkOf(m: WireMetric): ShardCheck {
+    const key = `${m.accountId}\u0000${m.uuid}\u0000${m.checkName}`;
+    let check = this.checks.get(key);
+    if (check === undefined) this.checks.set(key, (check = { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName }));
+    return check;
   }
 
   /** The storage id of metric `n`: a view of the table's arena. */
