@@ -10,6 +10,7 @@ import { metricListRecords } from '../../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
+import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { TextArena } from '../../model/text-arena.js';
 import { SeriesScreens } from './series-screens.js';
 import { ownString } from '../../model/own-string.js';
@@ -18,13 +19,6 @@ import { RawKeys } from './raw-keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import { packDeclarations, type LaneVerdict, type NewMetric, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
 
-/** A check as the worker's metrics share it. */
-interface WorkerCheck {
-  accountId: AccountId;
-  uuid: string;
-  checkName: string;
-}
-
 /**
  * A metric this worker has named, by its sid. A worker of a million-series node holds a million
  * (issue 30), so each keeps its number, its shared check and its partition: its canonical name
@@ -32,24 +26,14 @@ interface WorkerCheck {
  * limits ask); nothing on the parse path reads the parsed name, which went to the node once in
  * `fresh`; series limits keep their state by sid in `SeriesScreens`.
  */
-class WorkerMetric implements Placed {
+class WorkerMetric extends CheckedMetric implements Placed {
   constructor(
     readonly sid: number,
     private readonly canonicals: TextArena,
-    private readonly check: WorkerCheck,
+    check: MetricCheck,
     readonly partition: number,
-  ) {}
-
-  get accountId(): AccountId {
-    return this.check.accountId;
-  }
-
-  get uuid(): string {
-    return this.check.uuid;
-  }
-
-  get checkName(): string {
-    return this.check.checkName;
+  ) {
+    super(check);
   }
 
   get key(): MetricKey {
@@ -84,8 +68,8 @@ let epoch = 0;
 let byId = new IdTable();
 /** Canonical names by sid. */
 let canonicals = new TextArena();
-/** Checks by account, uuid and name, kept once: every new name parses its line's check field again. */
-let checks = new Map<string, WorkerCheck>();
+/** Checks, kept once: every new name parses its line's check field again. */
+let checks = new CheckTable();
 /** Series limits' state of this epoch's metrics (made when limits are first in force). */
 let screens: SeriesScreens | null = null;
 let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
@@ -101,7 +85,7 @@ function forget(): void {
   epoch++;
   byId = new IdTable();
   canonicals = new TextArena();
-  checks = new Map();
+  checks = new CheckTable();
   screens = null;
   byCheck = new Map();
   rawKeys = new Map();
@@ -121,18 +105,10 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   if (known >= 0) return { ok: true, metric: metrics[known]! };
   const sid = byId.add(id);
   if (canonicals.add(parsed.value.canonical) !== sid) throw new Error('BUG: a worker\'s canonical names and storage ids are numbered apart');
-  const m = new WorkerMetric(sid, canonicals, checkOf(accountId, uuid, checkName), partition);
+  const m = new WorkerMetric(sid, canonicals, checks.of(accountId, uuid, checkName), partition);
   metrics.push(m);
   fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
   return { ok: true, metric: m };
-}
-
-function checkOf(accountId: AccountId, uuid: string, checkName: string): WorkerCheck {
-  const key = `${accountId}\u0000${uuid}\u0000${checkName}`;
-  let check = checks.get(key);
-  // Copies of their own: texts cut from a request body would keep the body alive.
-  if (check === undefined) checks.set(key, (check = { accountId, uuid: ownString(uuid), checkName: ownString(checkName) }));
-  return check;
 }
 
 /**

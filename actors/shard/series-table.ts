@@ -8,25 +8,19 @@
 // IdTable, which finds it by them (`id` is a view of them and `idHex` their hex, made when
 // asked); its canonical name is the parsed one the node sent until the index holds it, then
 // the index's (one copy per series, in the index's name arena, not a string per series here).
+import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { metricKey } from '../../model/metric-key.js';
 import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
-import type { AccountId, MetricKey } from '../../model/types.js';
+import type { MetricKey } from '../../model/types.js';
 
 /** The canonical name of a metric the index holds (pending or stored), by storage id; null when it holds none. */
 export type IndexedNames = (storageId: Buffer) => string | null;
 
-/** A check as its metrics share it. */
-interface ShardCheck {
-  accountId: AccountId;
-  uuid: string;
-  checkName: string;
-}
-
 /** A metric as its shard keeps it (see the file comment). */
-export class ShardMetric implements MetricInfo {
+export class ShardMetric extends CheckedMetric implements MetricInfo {
   indexId = -1;
   unsealed = false;
   openHead = -1;
@@ -38,25 +32,14 @@ export class ShardMetric implements MetricInfo {
   private own: CanonicalName | string | null;
 
   constructor(
-    private readonly check: ShardCheck,
+    check: MetricCheck,
     name: CanonicalName,
     readonly partition: number,
     private readonly table: SeriesTable,
     private readonly slot: number,
   ) {
+    super(check);
     this.own = name;
-  }
-
-  get accountId(): AccountId {
-    return this.check.accountId;
-  }
-
-  get uuid(): string {
-    return this.check.uuid;
-  }
-
-  get checkName(): string {
-    return this.check.checkName;
   }
 
   /** The 16-byte storage id: a view of the table's arena (no copy, no hex decoding). */
@@ -104,7 +87,7 @@ export class SeriesTable {
   private readonly metrics: (ShardMetric | undefined)[] = [];
   private adopted = 0;
   /** Checks, kept once (a series table holds millions of metrics, a check's many). */
-  private readonly checks = new Map<string, ShardCheck>();
+  private readonly checks = new CheckTable();
   /** A hex id's bytes, decoded for a lookup. */
   private readonly scratch = Buffer.alloc(METRIC_ID_BYTES);
 
@@ -121,7 +104,7 @@ export class SeriesTable {
     if (n < 0) n = this.ids.add(this.scratch);
     let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(this.checkOf(m), m.name, m.partition, this, n);
+      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), m.name, m.partition, this, n);
       this.metrics[n] = info;
       this.adopted++;
     }
@@ -147,13 +130,6 @@ export class SeriesTable {
     info.detach();
     this.metrics[n] = undefined;
     this.adopted--;
-  }
-
-  private checkOf(m: WireMetric): ShardCheck {
-    const key = `${m.accountId}\u0000${m.uuid}\u0000${m.checkName}`;
-    let check = this.checks.get(key);
-    if (check === undefined) this.checks.set(key, (check = { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName }));
-    return check;
   }
 
   /** The storage id of metric `n`: a view of the table's arena. */
