@@ -79,6 +79,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
     const usage = process.resourceUsage();
     const replication = await node.replicationState();
     const lags = Object.values((replication?.peers ?? {}) as Record<string, PeerLag>).map((l) => l.oldest_unconfirmed_age);
+    const memory = process.memoryUsage();
     return {
       identity: node.identity,
       current: node.ring.topology.hash,
@@ -107,10 +108,10 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       parse_workers: (await node.ingestPool.heaps()).map((heap) => ({ heap_used_bytes: heap.used, heap_committed_bytes: heap.committed })),
       ...(node.storage.syncFigures === null ? {} : { sync_writes: node.storage.syncFigures }),
       extensions: { workers_started: runnerFigures.spawned, calls_in_reused_workers: runnerFigures.reused, runaway_workers_ended: runnerFigures.runaway },
-      heap_used_bytes: process.memoryUsage().heapUsed,
-      heap_committed_bytes: process.memoryUsage().heapTotal,
-      array_buffers_bytes: process.memoryUsage().arrayBuffers,
-      rss_bytes: process.memoryUsage.rss(),
+      heap_used_bytes: memory.heapUsed,
+      heap_committed_bytes: memory.heapTotal,
+      array_buffers_bytes: memory.arrayBuffers,
+      rss_bytes: memory.rss,
       features: {
         'text:store': '1',
         'histogram:store': '1',

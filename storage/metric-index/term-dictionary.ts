@@ -13,6 +13,7 @@
 import { matches, type Matcher } from '../../model/tag-query/index.js';
 import { literalPrefix } from '../../model/tag-query/index.js';
 import { placeEntry, slotsFor } from '../../model/hash-slots.js';
+import { TextArena } from '../../model/text-arena.js';
 import { grown } from '../../model/typed-arrays.js';
 import { IdList } from './id-sets.js';
 
@@ -55,13 +56,10 @@ export interface TermSource {
 export class TermDictionary {
   /** The category as the canonical name spells it, when that differs from the search text. */
   spelling: string | null = null;
-  /** Values numbered 0… in the order added. */
+  /** Values numbered 0… in the order added: their texts. */
+  private texts = new TextArena(1024, 64);
   private count = 0;
   private dropped = 0;
-  private bytes = new Uint8Array(1024);
-  private bytesUsed = 0;
-  private starts = new Uint32Array(64);
-  private lengths = new Uint32Array(64);
   private hashes = new Uint32Array(64);
   /** The value's one id, or LISTED, or GONE. */
   private single = new Int32Array(64);
@@ -106,7 +104,7 @@ export class TermDictionary {
       const one = this.single[v]!;
       if (one === id) return;
       if (one >= 0) {
-        const list = new Term(this.textOf(v), Uint32Array.of(one));
+        const list = new Term(this.texts.text(v), Uint32Array.of(one));
         list.spelling = this.spellings.get(v) ?? null;
         this.lists.set(v, list);
         this.single[v] = LISTED;
@@ -170,7 +168,7 @@ export class TermDictionary {
     // Given in order, the sorted values are the values as numbered. An image written before
     // byte order (JavaScript string order differs past U+E000) is sorted here instead.
     let ordered = true;
-    for (let v = 1; v < d.count && ordered; v++) ordered = d.compare(v - 1, v) < 0;
+    for (let v = 1; v < d.count && ordered; v++) ordered = d.texts.compare(v - 1, v) < 0;
     if (ordered) {
       for (let v = 0; v < d.count; v++) d.sorted[v] = v;
       d.merged = d.count;
@@ -189,7 +187,7 @@ export class TermDictionary {
     const out: Term[] = [];
     const test = (v: number) => {
       if (this.single[v] === GONE) return;
-      const text = this.textOf(v);
+      const text = this.texts.text(v);
       if (matches(m, text === NO_VALUE ? '' : text)) out.push(this.term(v, text));
     };
     const prefix = literalPrefix(m);
@@ -237,14 +235,9 @@ export class TermDictionary {
     const list = this.lists.get(v);
     if (list !== undefined) return list;
     const one = this.single[v]!;
-    const t = new Term(text ?? this.textOf(v), one >= 0 ? Uint32Array.of(one) : undefined);
+    const t = new Term(text ?? this.texts.text(v), one >= 0 ? Uint32Array.of(one) : undefined);
     t.spelling = this.spellings.get(v) ?? null;
     return t;
-  }
-
-  private textOf(v: number): string {
-    const start = this.starts[v]!;
-    return DECODER.decode(this.bytes.subarray(start, start + this.lengths[v]!));
   }
 
   /** The value of `key` (left encoded in `scratch`), or -1. */
@@ -255,19 +248,15 @@ export class TermDictionary {
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const v = this.slots[slot]! - 1;
       if (v < 0) return -1;
-      if (this.hashes[v] === hash && this.lengths[v] === this.scratchLength && this.startsWithScratch(v)) return v;
+      if (this.hashes[v] === hash && this.texts.byteLength(v) === this.scratchLength && this.startsWithScratch(v)) return v;
     }
   }
 
   /** A new value of the given bytes (and hash); its number. */
   private append(bytes: Uint8Array, length: number, hash: number): number {
     const v = this.count;
-    if (v === this.starts.length) this.growValues(v * 2);
-    if (this.bytesUsed + length > this.bytes.length) this.bytes = grown(this.bytes, Math.max(this.bytes.length * 2, this.bytesUsed + length));
-    this.bytes.set(bytes.subarray(0, length), this.bytesUsed);
-    this.starts[v] = this.bytesUsed;
-    this.lengths[v] = length;
-    this.bytesUsed += length;
+    if (v === this.hashes.length) this.growValues(v * 2);
+    if (this.texts.addBytes(bytes, length) !== v) throw new Error('BUG: a dictionary\'s texts and values are numbered apart');
     this.hashes[v] = hash;
     this.count = v + 1;
     if (this.count * 2 > this.slots.length) this.slots = slotsFor(this.slots.length * 2, this.hashes, this.count);
@@ -276,8 +265,6 @@ export class TermDictionary {
   }
 
   private growValues(n: number): void {
-    this.starts = grown(this.starts, n);
-    this.lengths = grown(this.lengths, n);
     this.hashes = grown(this.hashes, n);
     this.single = grown(this.single, n);
     this.sorted = grown(this.sorted, n);
@@ -297,37 +284,7 @@ export class TermDictionary {
 
   /** True when value `v`'s bytes start with the scratch bytes. */
   private startsWithScratch(v: number): boolean {
-    const n = this.scratchLength;
-    if (this.lengths[v]! < n) return false;
-    const at = this.starts[v]!;
-    for (let i = 0; i < n; i++) if (this.bytes[at + i] !== this.scratch[i]) return false;
-    return true;
-  }
-
-  /** Byte order of values `a` and `b` (negative: a first). */
-  private compare(a: number, b: number): number {
-    const la = this.lengths[a]!;
-    const lb = this.lengths[b]!;
-    const sa = this.starts[a]!;
-    const sb = this.starts[b]!;
-    const n = Math.min(la, lb);
-    for (let i = 0; i < n; i++) {
-      const d = this.bytes[sa + i]! - this.bytes[sb + i]!;
-      if (d !== 0) return d;
-    }
-    return la - lb;
-  }
-
-  /** Byte order of value `v` against the scratch bytes. */
-  private compareScratch(v: number): number {
-    const lv = this.lengths[v]!;
-    const sv = this.starts[v]!;
-    const n = Math.min(lv, this.scratchLength);
-    for (let i = 0; i < n; i++) {
-      const d = this.bytes[sv + i]! - this.scratch[i]!;
-      if (d !== 0) return d;
-    }
-    return lv - this.scratchLength;
+    return this.texts.startsWith(v, this.scratch, this.scratchLength);
   }
 
   /** The first sorted position whose value is not below the scratch bytes. */
@@ -336,20 +293,20 @@ export class TermDictionary {
     let hi = this.merged;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.compareScratch(this.sorted[mid]!) < 0) lo = mid + 1;
+      if (this.texts.compareBytes(this.sorted[mid]!, this.scratch, this.scratchLength) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
   private mergeUnsorted(): void {
-    const fresh = Uint32Array.from({ length: this.count - this.merged }, (_, i) => this.merged + i).sort((a, b) => this.compare(a, b));
+    const fresh = Uint32Array.from({ length: this.count - this.merged }, (_, i) => this.merged + i).sort((a, b) => this.texts.compare(a, b));
     const old = this.sorted.slice(0, this.merged);
     let i = 0;
     let j = 0;
     let n = 0;
     while (i < old.length || j < fresh.length) {
-      if (j >= fresh.length || (i < old.length && this.compare(old[i]!, fresh[j]!) < 0)) this.sorted[n++] = old[i++]!;
+      if (j >= fresh.length || (i < old.length && this.texts.compare(old[i]!, fresh[j]!) < 0)) this.sorted[n++] = old[i++]!;
       else this.sorted[n++] = fresh[j++]!;
     }
     this.merged = n;
@@ -357,4 +314,3 @@ export class TermDictionary {
 }
 
 const ENCODER = new TextEncoder();
-const DECODER = new TextDecoder();
