@@ -92,7 +92,7 @@ export function sliceSeries<V>(s: Series<V>, start: number, end: number): Series
 }
 
 /** First index whose timestamp is >= t. */
-export function lowerBound(ts: readonly number[], t: number): number {
+export function lowerBound(ts: ArrayLike<number>, t: number): number {
   let lo = 0;
   let hi = ts.length;
   while (lo < hi) {

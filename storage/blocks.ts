@@ -69,16 +69,20 @@ export class BlockStore {
 
   /** The blocks of `kind` with a sample in [start, end), in key order. */
   async read(metric: BlockOwner, kind: DataKind, start: number, end: number, spanMs: number): Promise<Series<BufferValue>[]> {
-    const layout = LAYOUT[kind];
-    const parts: Series<BufferValue>[] = [];
-    if (metric.unsealed === true) return parts;
-    const scan = this.store.scan(layout.cf, { gte: blockKeyFloor(metric.id, start - (start % spanMs)), lt: blockKeyFloor(metric.id, Math.min(end, Number.MAX_SAFE_INTEGER)) });
+    return (await this.readEncoded(metric, kind, start, end, spanMs)).map((b) => LAYOUT[kind].decode(b));
+  }
+
+  /** `read` without decoding: each block as stored (rollup reads decode numeric ones into typed arrays). */
+  async readEncoded(metric: BlockOwner, kind: DataKind, start: number, end: number, spanMs: number): Promise<Uint8Array[]> {
+    const blocks: Uint8Array[] = [];
+    if (metric.unsealed === true) return blocks;
+    const scan = this.store.scan(LAYOUT[kind].cf, { gte: blockKeyFloor(metric.id, start - (start % spanMs)), lt: blockKeyFloor(metric.id, Math.min(end, Number.MAX_SAFE_INTEGER)) });
     for await (const { value } of scan) {
       const head = blockHeader(value);
       if (head.lastTs < start || head.firstTs >= end) continue;
-      parts.push(layout.decode(value));
+      blocks.push(value);
     }
-    return parts;
+    return blocks;
   }
 
   /** Windows before `limit`, newest first, each with its blocks in seal order (the caller stops when it has enough). */

@@ -16,8 +16,8 @@ import { maxOf, minOf } from '../model/extremes.js';
 import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAccumulator, type RollupCarry } from '../model/rollup/accumulator.js';
 import { ALL_COLUMNS } from '../model/rollup/chunk.js';
 import { RollupSlots } from '../model/rollup/slots.js';
-import { lowerBound, sliceSeries, type Series } from '../model/series.js';
-import type { NumericValue } from '../model/types.js';
+import { lowerBound } from '../model/series.js';
+import { denseSlice, emptyDense, type DenseSeries } from '../model/dense-series.js';
 import { agedCarryKey, CF, rollupAgeingKey, rollupDirtyKey, rollupDirtyPrefix, rollupFloorKey, rollupFloorPrefix, rollupKey } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
@@ -38,6 +38,8 @@ const SECOND = 1000;
 const ROLLUP_BUDGET_MS = 200;
 /** Samples before a window that give a rollup its carry (last sample, last rates). */
 const CARRY_SAMPLES = 4;
+/** Chunk spans (a day each at 60 s) a rollup read computes from raw without first seeking the windows that hold raw data. */
+const NARROW_READ_SPANS = 8;
 /** Metrics whose rollups share one RocksDB batch. */
 const METRICS_PER_BATCH = 64;
 /**
@@ -50,11 +52,12 @@ export type RollupEngine = 'dispatch' | 'nnt' | 'recalc';
 
 /** Raw numeric data as the partition reads it (blocks plus open buffers). */
 export interface RawSource {
-  read(metric: MetricRef, start: number, end: number): Promise<Series<NumericValue>>;
+  /** The samples with a number stamped in [start, end) (model/dense-series.ts). */
+  read(metric: MetricRef, start: number, end: number): Promise<DenseSeries>;
   /** Like `read`, of sealed blocks only (what ageing deletes). */
-  readSealed(metric: MetricRef, start: number, end: number): Promise<Series<NumericValue>>;
-  /** At least `n` non-null samples before `before` when that many exist. */
-  before(metric: MetricRef, before: number, n: number): Promise<Series<NumericValue>>;
+  readSealed(metric: MetricRef, start: number, end: number): Promise<DenseSeries>;
+  /** At least `n` samples with a number before `before` when that many exist. */
+  before(metric: MetricRef, before: number, n: number): Promise<DenseSeries>;
   /** Windows of open buffers (not yet sealed, so not rolled up). */
   openWindows(metric: MetricRef): number[];
   /** The first and last windows (starts) with sealed raw data among those overlapping [start, end); null: none. */
@@ -129,7 +132,7 @@ export class RollupStore {
     await this.rollLegacyBefore(raw, metric, to);
     this.computed.dropMetric(metric.idHex);
     const floor = this.viewFloor(metric.idHex);
-    const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : { ts: [], values: [] };
+    const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : emptyDense();
     if (samples.ts.length > 0) {
       const first = samples.ts[0]!;
       const last = samples.ts[samples.ts.length - 1]!;
@@ -333,12 +336,17 @@ export class RollupStore {
     if (from >= end) return;
     const periodS = this.levels[0]!.period;
     const open = raw.openWindows(metric);
-    // Only the spans between the first and last raw window in the range: a read decades wide costs what its data does.
-    const sealed = await raw.sealedWindows(metric, from, end);
-    const windows = [...open.filter((w) => w + this.spanMs > from && w < end), ...(sealed ?? [])];
-    if (windows.length === 0) return;
-    const lo = Math.max(from, minOf(windows));
-    const hi = Math.min(end, maxOf(windows) + this.spanMs);
+    let lo = from;
+    let hi = end;
+    // A wide read first asks which windows hold raw data (two seeks), so a read decades wide
+    // costs what its data does; a read of a few spans looks for their raw data in one scan.
+    if (end - from > NARROW_READ_SPANS * chunkSpanMs(periodS)) {
+      const sealed = await raw.sealedWindows(metric, from, end);
+      const windows = [...open.filter((w) => w + this.spanMs > from && w < end), ...(sealed ?? [])];
+      if (windows.length === 0) return;
+      lo = Math.max(from, minOf(windows));
+      hi = Math.min(end, maxOf(windows) + this.spanMs);
+    }
     const missing: number[] = [];
     for (let cs = chunkStartOf(lo, periodS); cs < hi; cs += chunkSpanMs(periodS)) {
       // A span whose raw data is all sealed is cached; one with an open buffer in it, or before it, is computed for each read.
@@ -375,7 +383,7 @@ export class RollupStore {
       }
       const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS);
       const inMemory = samplesBefore(samples, a, CARRY_SAMPLES, this.spanMs, Math.max(0, memStart));
-      const carry = inMemory === null ? await this.carryBefore(raw, metric, samples.ts[a]!) : carryAfter(sliceSeries(samples, samples.ts[inMemory]!, samples.ts[a]!), null);
+      const carry = inMemory === null ? await this.carryBefore(raw, metric, samples.ts[a]!) : carryAfter(denseSlice(samples, inMemory, a), null);
       accumulateColumns(samples, columns, carry, a, b);
       out.push([cs, columns.compact()]);
     }
@@ -413,9 +421,7 @@ export class RollupStore {
    */
   private async carryBefore(raw: RawSource, metric: MetricRef, before: number): Promise<RollupCarry | null> {
     const s = await raw.before(metric, before, CARRY_SAMPLES);
-    let known = 0;
-    for (const v of s.values) if (v !== null) known++;
-    if (known >= CARRY_SAMPLES) return carryAfter(s, null);
+    if (s.ts.length >= CARRY_SAMPLES) return carryAfter(s, null);
     // Ageing reads sealed windows only: a metric with none (first named by this process, never sealed) has no aged state to read.
     const aged = metric.unsealed === true ? null : await this.agedCarry(metric);
     const usable = aged !== null && aged.to <= (s.ts[0] ?? before) ? aged.carry : null;
@@ -516,17 +522,16 @@ async function rolledUpBefore(store: Store, partition: number): Promise<boolean>
 /**
  * Index of the first sample that `RawSource.before(metric, s.ts[at], n)` would return, found in
  * `s` itself (which holds every sample from `memStart`, window-aligned): the samples of the
- * window of s.ts[at] before it, then whole earlier windows until n are known (non-null). Null
+ * window of s.ts[at] before it, then whole earlier windows until there are n. Null
  * when that reaches back past `memStart` (the raw read must go on).
  */
-function samplesBefore(s: Series<NumericValue>, at: number, n: number, windowMs: number, memStart: number): number | null {
+function samplesBefore(s: DenseSeries, at: number, n: number, windowMs: number, memStart: number): number | null {
   const t = s.ts[at]!;
   let lo = t - (t % windowMs);
   let i = at;
-  let known = 0;
   for (;;) {
-    while (i > 0 && s.ts[i - 1]! >= lo) if (s.values[--i] !== null) known++;
-    if (known >= n) return i;
+    while (i > 0 && s.ts[i - 1]! >= lo) i--;
+    if (at - i >= n) return i;
     lo -= windowMs;
     if (lo < memStart) return null;
   }

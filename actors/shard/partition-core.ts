@@ -19,6 +19,8 @@ import { OpenBuffers, type BufferId } from './open-buffers.js';
 import type { BufferTable } from './window-buffer.js';
 import { BlockMerges } from './block-merges.js';
 import { ACTIVITY_SLICE_S, activitySlice } from '../../model/activity.js';
+import { decodeNumericBlock } from '../../model/codec/numeric-block.js';
+import { denseOf, denseOfParts, denseRange, emptyDense, type DenseSeries } from '../../model/dense-series.js';
 
 /** A partition's stores (storage/), opened by its shard. */
 export interface PartitionDeps {
@@ -191,21 +193,33 @@ export class PartitionCore {
 
   /** Raw numeric data as the rollup store needs it. */
   private readonly raw: RawSource = {
-    read: (metric, start, end) => this.read(metric, 'numeric', start, end) as Promise<Series<NumericValue>>,
-    readSealed: async (metric, start, end) => {
-      const parts = await this.deps.blocks.read(metric, 'numeric', start, end, this.span);
-      return sliceSeries(this.normalize('numeric', concatSeries(parts)), start, end) as Series<NumericValue>;
-    },
+    read: (metric, start, end) => this.readDense(metric, start, end, false),
+    readSealed: (metric, start, end) => this.readDense(metric, start, end, true),
     before: async (metric, before, n) => {
       const enough = (s: Series<BufferValue>) => s.values.filter((v) => v !== null).length >= n;
       const same = await this.read(metric, 'numeric', before - (before % this.span), before);
-      if (enough(same)) return same as Series<NumericValue>;
+      if (enough(same)) return denseOf(same as Series<NumericValue>);
       const older = await this.readBackwards(metric, 'numeric', before, (s) => enough(concatSeries([s, same])));
-      return concatSeries([older, same]) as Series<NumericValue>;
+      return denseOf(concatSeries([older, same]) as Series<NumericValue>);
     },
     openWindows: (metric) => this.open.numericWindows(metric),
     sealedWindows: (metric, start, end) => this.deps.blocks.windowRange(metric, 'numeric', start, end, this.span),
   };
+
+  /**
+   * Numeric samples in [start, end) as rollup math reads them (model/dense-series.ts); with
+   * `sealedOnly`, of sealed blocks only (what ageing deletes). Blocks decode straight into typed
+   * arrays unless a stamp repeats, which the general read's conflict resolution settles.
+   */
+  private async readDense(metric: MetricRef, start: number, end: number, sealedOnly: boolean): Promise<DenseSeries> {
+    if (end <= start) return emptyDense();
+    const blocks = await this.deps.blocks.readEncoded(metric, 'numeric', start, end, this.span);
+    const open = sealedOnly ? [] : this.open.overlapping(metric, 'numeric', start, end).map((b) => this.open.table.series(b) as Series<NumericValue>);
+    const dense = denseOfParts(blocks, open);
+    if (dense !== null) return denseRange(dense, start, end);
+    const parts: Series<BufferValue>[] = [...blocks.map((b) => decodeNumericBlock(b)), ...open];
+    return denseOf(sliceSeries(this.normalize('numeric', concatSeries(parts)), start, end) as Series<NumericValue>);
+  }
 
   readHistograms(metric: MetricInfo, periodSecs: number, start: number, end: number): Promise<HistogramRow[]> {
     return this.deps.histograms.read(metric, periodSecs, start, end);

@@ -55,10 +55,25 @@ export interface DecodedHeader extends BlockHeader {
 }
 
 export function readHeader(r: ByteReader): DecodedHeader {
+  const f = readHeaderFields(r);
+  const ts = new Array<number>(f.count);
+  if (f.count > 0) readTimestampsInto(r, f, ts, 0);
+  return { version: f.version, count: f.count, firstTs: f.firstTs, lastTs: f.lastTs, present: f.present, gens: f.gens, ts };
+}
+
+/** A header up to its timestamps: what `readTimestampsInto` needs to read them where the caller wants. */
+export interface HeaderFields extends BlockHeader {
+  present: boolean[] | null;
+  gens: number[] | null;
+  /** 1000 when the stamps are counted in seconds, else 1. */
+  unit: number;
+}
+
+export function readHeaderFields(r: ByteReader): HeaderFields {
   const version = r.byte() as BlockFormat;
   if (version < BlockFormat.NumericFloat || version > BlockFormat.NumericPacked) r.fail(`unknown block format ${version}`);
   const count = r.varint();
-  if (count === 0) return { version, count, firstTs: 0, lastTs: 0, present: null, gens: null, ts: [] };
+  if (count === 0) return { version, count, firstTs: 0, lastTs: 0, present: null, gens: null, unit: 1 };
   // Before format 5 every sample cost at least one bit, which bounded a corrupt count; a packed
   // constant block costs nothing per sample, so its count is bounded by the largest block sealed.
   if (count > r.buf.length * 8 && (version !== BlockFormat.NumericPacked || count > MAX_BLOCK_SAMPLES)) r.fail(`count ${count} cannot fit in ${r.buf.length} bytes`);
@@ -68,10 +83,15 @@ export function readHeader(r: ByteReader): DecodedHeader {
   const unit = flags & FLAG_SECONDS ? 1000 : 1;
   const present = flags & FLAG_HAS_NULLS ? readBitmap(r, count) : null;
   const gens = flags & FLAG_HAS_GENERATIONS ? Array.from({ length: count }, () => unzigzag(r.varint())) : null;
-  const ts = readTimestamps(r, count, first);
-  if (ts[count - 1] !== first + span) r.fail('timestamps disagree with the header');
-  if (unit !== 1) for (let i = 0; i < count; i++) ts[i] = ts[i]! * unit;
-  return { version, count, firstTs: first * unit, lastTs: (first + span) * unit, present, gens, ts };
+  return { version, count, firstTs: first * unit, lastTs: (first + span) * unit, present, gens, unit };
+}
+
+/** The header's `count` timestamps, in ms, into out[at..] (a JS array or, for rollup reads, a Float64Array). */
+export function readTimestampsInto(r: ByteReader, f: HeaderFields, out: number[] | Float64Array, at: number): void {
+  const first = f.firstTs / f.unit;
+  readTimestamps(r, f.count, first, out, at);
+  if (out[at + f.count - 1] !== f.lastTs / f.unit) r.fail('timestamps disagree with the header');
+  if (f.unit !== 1) for (let i = at; i < at + f.count; i++) out[i] = out[i]! * f.unit;
 }
 
 /** Reads only the fixed part of the header, without decoding the body. */
@@ -122,16 +142,16 @@ function writeTimestamps(w: ByteWriter, ts: readonly number[], unit: number): vo
   if (zeros > 0) w.varint(zeros * 2 + 1);
 }
 
-function readTimestamps(r: ByteReader, count: number, first: number): number[] {
-  const ts = new Array<number>(count);
-  ts[0] = first;
+function readTimestamps(r: ByteReader, count: number, first: number, ts: number[] | Float64Array, at: number): void {
+  const end = at + count;
+  ts[at] = first;
   let delta = 0;
-  let i = 1;
-  while (i < count) {
+  let i = at + 1;
+  while (i < end) {
     const token = r.varint();
     if (token % 2 === 1) {
       const run = (token - 1) / 2;
-      if (run === 0 || run > count - i) r.fail(`timestamp run of ${run} overflows the block`);
+      if (run === 0 || run > end - i) r.fail(`timestamp run of ${run} overflows the block`);
       for (let k = 0; k < run; k++, i++) ts[i] = ts[i - 1]! + delta;
     } else {
       delta += unzigzag(token / 2);
@@ -139,5 +159,4 @@ function readTimestamps(r: ByteReader, count: number, first: number): number[] {
       i++;
     }
   }
-  return ts;
 }

@@ -53,30 +53,37 @@ export function writeIntegers(w: ByteWriter, ms: readonly number[]): void {
 
 export function readIntegers(r: ByteReader, n: number): number[] {
   const out = new Array<number>(n);
-  if (n === 0) return out;
+  readIntegersInto(r, n, out, 0);
+  return out;
+}
+
+/** `readIntegers` into out[at..at + n) (a JS array or, for rollup reads, a Float64Array). */
+export function readIntegersInto(r: ByteReader, n: number, out: number[] | Float64Array, at: number): void {
+  if (n === 0) return;
   const mode = r.byte();
   const order = (mode & 3) as Order;
   const packing = (mode >>> 2) as Packing;
-  out[0] = unzigzag(r.varint());
+  const m0 = unzigzag(r.varint());
+  out[at] = m0;
   if (order === Order.Constant) {
     if (packing !== 0) r.fail(`constant block with packing ${packing}`);
-    out.fill(out[0]);
-    return out;
+    out.fill(m0, at, at + n);
+    return;
   }
   if (order === Order.Delta) {
-    const deltas = readResiduals(r, packing, n - 1);
-    for (let i = 1; i < n; i++) out[i] = out[i - 1]! + deltas[i - 1]!;
-    return out;
+    // The residuals are read into the output, then summed in place.
+    readResidualsInto(r, packing, n - 1, out, at + 1);
+    for (let i = at + 1; i < at + n; i++) out[i] = out[i - 1]! + out[i]!;
+    return;
   }
   if (order !== Order.DeltaOfDelta || n < 3) r.fail(`unknown integer order ${order} for ${n} values`);
   let delta = unzigzag(r.varint());
-  out[1] = out[0] + delta;
-  const dods = readResiduals(r, packing, n - 2);
-  for (let i = 2; i < n; i++) {
-    delta += dods[i - 2]!;
+  out[at + 1] = m0 + delta;
+  readResidualsInto(r, packing, n - 2, out, at + 2);
+  for (let i = at + 2; i < at + n; i++) {
+    delta += out[i]!;
     out[i] = out[i - 1]! + delta;
   }
-  return out;
 }
 
 /** d[0] = xs[0], d[i] = xs[i] − xs[i−1]: index i of the result predicts from index i − 1. */
@@ -144,42 +151,61 @@ function writeBitPacked(w: ByteWriter, xs: readonly number[], { from, min, width
   w.bytes(bits.finish());
 }
 
-function readResiduals(r: ByteReader, packing: Packing, count: number): number[] {
-  if (packing === Packing.Bits) return readBitPacked(r, count);
-  if (packing === Packing.Varints) return readVarints(r, count);
+function readResidualsInto(r: ByteReader, packing: Packing, count: number, out: number[] | Float64Array, at: number): void {
+  if (packing === Packing.Bits) return readBitPacked(r, count, out, at);
+  if (packing === Packing.Varints) return readVarints(r, count, out, at);
   if (packing === Packing.Zstd) {
-    const at = r.pos;
+    const pos = r.pos;
     const packed = r.bytes(r.varint());
     let plain: Uint8Array;
     try {
       plain = zstdDecompressSync(packed, { maxOutputLength: Math.max(1, count * MAX_VARINT_BYTES) });
     } catch (error) {
-      throw new BlockFormatError(at, `zstd residuals do not decompress: ${(error as Error).message}`);
+      throw new BlockFormatError(pos, `zstd residuals do not decompress: ${(error as Error).message}`);
     }
     const inner = new ByteReader(plain);
-    const out = readVarints(inner, count);
+    readVarints(inner, count, out, at);
     if (inner.pos !== plain.length) r.fail('zstd residuals hold more than the block counts');
-    return out;
+    return;
   }
   return r.fail(`unknown residual packing ${packing as number}`);
 }
 
-function readVarints(r: ByteReader, count: number): number[] {
-  const out = new Array<number>(count);
-  for (let i = 0; i < count; i++) out[i] = unzigzag(r.varint());
-  return out;
+function readVarints(r: ByteReader, count: number, out: number[] | Float64Array, at: number): void {
+  for (let i = at; i < at + count; i++) out[i] = unzigzag(r.varint());
 }
 
-function readBitPacked(r: ByteReader, count: number): number[] {
+/** Widest residual the unpacking loop below reads from its 32-bit window (wider ones go through BitReader). */
+const FAST_WIDTH = 24;
+
+function readBitPacked(r: ByteReader, count: number, out: number[] | Float64Array, at: number): void {
   const min = unzigzag(r.varint());
   const width = r.byte();
   if (width > MAX_WIDTH) r.fail(`bit width ${width} exceeds ${MAX_WIDTH}`);
-  const out = new Array<number>(count);
-  if (width === 0) return out.fill(min);
-  const at = r.pos;
-  const bits = new BitReader(r.bytes(Math.ceil((count * width) / 8)), at);
-  for (let i = 0; i < count; i++) out[i] = min + readBits(bits, width);
-  return out;
+  if (width === 0) {
+    out.fill(min, at, at + count);
+    return;
+  }
+  const pos = r.pos;
+  const bytes = r.bytes(Math.ceil((count * width) / 8));
+  if (width > FAST_WIDTH) {
+    const bits = new BitReader(bytes, pos);
+    for (let i = at; i < at + count; i++) out[i] = min + readBits(bits, width);
+    return;
+  }
+  // MSB first, as BitWriter wrote them: bytes enter a window of at most 31 bits from the right.
+  const mask = (1 << width) - 1;
+  let window = 0;
+  let held = 0;
+  let p = 0;
+  for (let i = at; i < at + count; i++) {
+    while (held < width) {
+      window = ((window & ((1 << held) - 1)) << 8) | bytes[p++]!;
+      held += 8;
+    }
+    held -= width;
+    out[i] = min + ((window >>> held) & mask);
+  }
 }
 
 function writeBits(bits: BitWriter, x: number, width: number): void {

@@ -3,10 +3,10 @@
 // packed integers (format 5); format 2, their coding before, is still read.
 import type { NumericValue } from '../types.js';
 import { BitReader, BitWriter } from './bitstream.js';
-import { BlockFormat, peekHeader, readHeader, writeHeader, type BlockHeader } from './block-header.js';
+import { BlockFormat, peekHeader, readHeader, readHeaderFields, readTimestampsInto, writeHeader, type BlockHeader } from './block-header.js';
 import { BlockFormatError } from './errors.js';
 import { bigUnzigzag, bigZigzag, ByteReader, ByteWriter, unzigzag, zigzag } from './bytes.js';
-import { readIntegers, writeIntegers } from './integer-stream.js';
+import { readIntegersInto, writeIntegers } from './integer-stream.js';
 
 export interface NumericSamples {
   ts: number[];
@@ -65,6 +65,34 @@ export function decodeNumericBlock(bytes: Uint8Array): NumericSamples {
   return head.gens === null ? { ts: head.ts, values } : { ts: head.ts, values, gens: head.gens };
 }
 
+/**
+ * Appends the block's non-null samples to ts[at..] and values[at..] as doubles (a bigint as its
+ * nearest double), for rollup math (model/dense-series.ts); returns the new end. Packed blocks
+ * without nulls (what collectors' decimals seal into) decode straight into the arrays. Returns
+ * -1, writing nothing, for a block with per-sample generations: its duplicates need the
+ * conflict resolver, so the caller reads the general way.
+ */
+export function decodeNumericBlockInto(bytes: Uint8Array, ts: Float64Array, values: Float64Array, at: number): number {
+  const r = new ByteReader(bytes);
+  const head = readHeaderFields(r);
+  if (head.version === BlockFormat.Text) r.fail('a text block is not a numeric block');
+  if (head.gens !== null) return -1;
+  if (head.count === 0) return at;
+  if (head.version !== BlockFormat.NumericPacked || head.present !== null) {
+    const s = decodeNumericBlock(bytes);
+    for (let i = 0; i < s.ts.length; i++) {
+      const v = s.values[i];
+      if (v === null || v === undefined) continue;
+      ts[at] = s.ts[i]!;
+      values[at++] = Number(v);
+    }
+    return at;
+  }
+  readTimestampsInto(r, head, ts, at);
+  readPackedInto(r, head.count, values, at);
+  return at + head.count;
+}
+
 /** The header of any block (numeric or text) without decoding its body. */
 export function blockHeader(bytes: Uint8Array): BlockHeader {
   return peekHeader(bytes);
@@ -116,17 +144,22 @@ function writePacked(w: ByteWriter, { scale, mantissas }: Scaled): void {
 }
 
 function readPacked(r: ByteReader, n: number): number[] {
+  const out = new Array<number>(n);
+  readPackedInto(r, n, out, 0);
+  return out;
+}
+
+function readPackedInto(r: ByteReader, n: number, out: number[] | Float64Array, at: number): void {
   const scale = unzigzag(r.varint());
   if (Math.abs(scale) > MAX_SCALE) r.fail(`decimal scale ${scale} exceeds ±${MAX_SCALE}`);
-  const out = readIntegers(r, n);
+  readIntegersInto(r, n, out, at);
   if (scale >= 0) {
     const p = POW10[scale]!;
-    for (let i = 0; i < n; i++) out[i] = out[i]! / p;
+    for (let i = at; i < at + n; i++) out[i] = out[i]! / p;
   } else {
     const p = POW10[-scale]!;
-    for (let i = 0; i < n; i++) out[i] = out[i]! * p;
+    for (let i = at; i < at + n; i++) out[i] = out[i]! * p;
   }
-  return out;
 }
 
 /** Format 2 (written before format 5): one byte scale, then zigzag deltas of the mantissas. */

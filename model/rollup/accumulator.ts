@@ -2,7 +2,6 @@
 // so coarser periods are the exact sum of finer ones: every first- and second-order rate is
 // booked to the period of its later sample, computed with the true previous sample even
 // when that lies in an earlier period.
-import type { Series } from '../series.js';
 import type { NumericValue } from '../types.js';
 
 /** n, Σx, Σx² of one quantity. */
@@ -84,7 +83,7 @@ export interface RollupCarry {
  * the state after the samples before `s`.
  * Returns the accumulators by period start and the carry after the last sample.
  */
-export function accumulate(s: Series<NumericValue>, periodMs: number, carry: RollupCarry | null, origin = 0): { periods: Map<number, RollupAccumulator>; carry: RollupCarry | null } {
+export function accumulate(s: { ts: ArrayLike<number>; values: ArrayLike<NumericValue> }, periodMs: number, carry: RollupCarry | null, origin = 0): { periods: Map<number, RollupAccumulator>; carry: RollupCarry | null } {
   const periods = new Map<number, RollupAccumulator>();
   let c = carry;
   for (let i = 0; i < s.ts.length; i++) {

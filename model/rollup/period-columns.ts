@@ -4,8 +4,7 @@
 // (six per period, three per sample for the carry); reads of a metric-day from raw and ageing of
 // a week go through here instead, allocating a few arrays per call. Every sum is taken in the
 // same order as `accumulate` and `addInto` take it, so the bits are the same.
-import type { Series } from '../series.js';
-import type { NumericValue } from '../types.js';
+import type { DenseSeries } from '../dense-series.js';
 import { emptyAccumulator, type RollupAccumulator, type RollupCarry } from './accumulator.js';
 import { COLUMNS, PARTS, QUANTITIES, columnId, type Part, type Quantity } from './chunk.js';
 
@@ -109,100 +108,110 @@ export class CompactPeriods {
   }
 }
 
-/** The carry as scalars while accumulating (no object per sample). */
-interface Carry {
-  has: boolean;
-  ts: number;
-  value: number;
-  hasRate: boolean;
-  rateTs: number;
-  rate: number;
-  hasCounterRate: boolean;
-  counterRateTs: number;
-  counterRate: number;
-}
-
-function carryOf(c: RollupCarry | null): Carry {
+/**
+ * Books the finite samples of `s` (ascending ms) stamped in `into`'s periods, as `accumulate`
+ * does (samples outside still carry: they are no period's but their successors' predecessor);
+ * `carry` is the state after the samples before `s`. Returns the carry after the last sample.
+ * `from`/`to`: the samples of `s` to take (indexes), all by default.
+ *
+ * A period's samples are summed in locals and added to its columns once: the same additions in
+ * the same order as adding each sample to the column (which starts at 0, and `s` ascends, so a
+ * period is met in one run), at a fifteenth of the memory traffic.
+ */
+export function accumulateColumns(s: DenseSeries, into: PeriodColumns, carry: RollupCarry | null, from = 0, to = s.ts.length): RollupCarry | null {
+  const tss = s.ts;
+  const vals = s.values;
+  const { first, periodMs, count } = into;
+  let has = carry !== null;
+  let cTs = carry?.ts ?? 0;
+  let cValue = carry?.value ?? 0;
+  let hasRate = carry?.rate != null;
+  let rateTs = carry?.rate?.ts ?? 0;
+  let rate0 = carry?.rate?.value ?? 0;
+  let hasCounterRate = carry?.counterRate != null;
+  let counterRateTs = carry?.counterRate?.ts ?? 0;
+  let counterRate0 = carry?.counterRate?.value ?? 0;
+  const cols = into.columns;
+  let k = from;
+  while (k < to) {
+    const i = Math.floor((tss[k]! - first) / periodMs);
+    const start = first + i * periodMs;
+    const end = start + periodMs;
+    let vn = 0, vs = 0, vq = 0, dn = 0, ds = 0, dq = 0, cn = 0, cs = 0, cq = 0;
+    let d2n = 0, d2s = 0, d2q = 0, c2n = 0, c2s = 0, c2q = 0;
+    for (; k < to; k++) {
+      const ts = tss[k]!;
+      if (ts >= end || ts < start) break; // (an earlier stamp only in input that does not ascend)
+      const v = vals[k]!;
+      if (!(v - v === 0)) continue; // NaN, ±∞
+      vn++;
+      vs += v;
+      vq += v * v;
+      if (!has || ts <= cTs) {
+        // No predecessor (or not an earlier one): the rates carried stay as they were.
+        has = true;
+        cTs = ts;
+        cValue = v;
+        continue;
+      }
+      const rate = (v - cValue) / ((ts - cTs) / 1000);
+      dn++;
+      ds += rate;
+      dq += rate * rate;
+      if (hasRate) {
+        const r2 = (rate - rate0) / ((ts - rateTs) / 1000);
+        d2n++;
+        d2s += r2;
+        d2q += r2 * r2;
+      }
+      if (v >= cValue) {
+        cn++;
+        cs += rate;
+        cq += rate * rate;
+        if (hasCounterRate) {
+          const r2 = (rate - counterRate0) / ((ts - counterRateTs) / 1000);
+          c2n++;
+          c2s += r2;
+          c2q += r2 * r2;
+        }
+        hasCounterRate = true;
+        counterRateTs = ts;
+        counterRate0 = rate;
+      }
+      hasRate = true;
+      rateTs = ts;
+      rate0 = rate;
+      cTs = ts;
+      cValue = v;
+    }
+    if (vn === 0 || i < 0 || i >= count) continue;
+    into.present[i] = 1;
+    book(cols, VALUE, i, vn, vs, vq);
+    book(cols, DERIVATIVE, i, dn, ds, dq);
+    book(cols, COUNTER, i, cn, cs, cq);
+    book(cols, DERIVATIVE2, i, d2n, d2s, d2q);
+    book(cols, COUNTER2, i, c2n, c2s, c2q);
+  }
+  if (!has) return null;
   return {
-    has: c !== null,
-    ts: c?.ts ?? 0,
-    value: c?.value ?? 0,
-    hasRate: c?.rate != null,
-    rateTs: c?.rate?.ts ?? 0,
-    rate: c?.rate?.value ?? 0,
-    hasCounterRate: c?.counterRate != null,
-    counterRateTs: c?.counterRate?.ts ?? 0,
-    counterRate: c?.counterRate?.value ?? 0,
+    ts: cTs,
+    value: cValue,
+    rate: hasRate ? { ts: rateTs, value: rate0 } : null,
+    counterRate: hasCounterRate ? { ts: counterRateTs, value: counterRate0 } : null,
   };
 }
 
-function carryFrom(c: Carry): RollupCarry | null {
-  if (!c.has) return null;
-  return { ts: c.ts, value: c.value, rate: c.hasRate ? { ts: c.rateTs, value: c.rate } : null, counterRate: c.hasCounterRate ? { ts: c.counterRateTs, value: c.counterRate } : null };
-}
-
-/**
- * Books the non-null, finite samples of `s` (ascending ms) stamped in `into`'s periods, as
- * `accumulate` does (samples outside still carry: they are no period's but their successors'
- * predecessor); `carry` is the state after the samples before `s`. Returns the carry after the last sample.
- * `from`/`to`: the samples of `s` to take (indexes), all by default.
- */
-export function accumulateColumns(s: Series<NumericValue>, into: PeriodColumns, carry: RollupCarry | null, from = 0, to = s.ts.length): RollupCarry | null {
-  const c = carryOf(carry);
-  const cols = into.columns;
-  const present = into.present;
-  for (let k = from; k < to; k++) {
-    const raw = s.values[k];
-    if (raw === null || raw === undefined) continue;
-    const v = typeof raw === 'number' ? raw : Number(raw);
-    if (!Number.isFinite(v)) continue;
-    const ts = s.ts[k]!;
-    const i = into.indexOf(ts);
-    const inside = i >= 0 && i < into.count;
-    if (inside) {
-      present[i] = 1;
-      add(cols, VALUE, i, v);
-    }
-    if (!c.has || ts <= c.ts) {
-      // No predecessor (or not an earlier one): the rates carried stay as they were.
-      c.has = true;
-      c.ts = ts;
-      c.value = v;
-      continue;
-    }
-    const rate = (v - c.value) / ((ts - c.ts) / 1000);
-    if (inside) {
-      add(cols, DERIVATIVE, i, rate);
-      if (c.hasRate) add(cols, DERIVATIVE2, i, (rate - c.rate) / ((ts - c.rateTs) / 1000));
-    }
-    if (v >= c.value) {
-      if (inside) {
-        add(cols, COUNTER, i, rate);
-        if (c.hasCounterRate) add(cols, COUNTER2, i, (rate - c.counterRate) / ((ts - c.counterRateTs) / 1000));
-      }
-      c.hasCounterRate = true;
-      c.counterRateTs = ts;
-      c.counterRate = rate;
-    }
-    c.hasRate = true;
-    c.rateTs = ts;
-    c.rate = rate;
-    c.ts = ts;
-    c.value = v;
-  }
-  return carryFrom(c);
-}
-
-function add(cols: Float64Array[], at: number, i: number, x: number): void {
-  cols[at]![i]++;
-  cols[at + SUM]![i] += x;
-  cols[at + SUMSQ]![i] += x * x;
+/** Adds one quantity's sums of a period into its columns. */
+function book(cols: Float64Array[], at: number, i: number, n: number, sum: number, sumsq: number): void {
+  cols[at]![i] += n;
+  cols[at + SUM]![i] += sum;
+  cols[at + SUMSQ]![i] += sumsq;
 }
 
 const NO_PERIODS = new PeriodColumns(0, 1, 0);
 
 /** The carry after the samples of `s` (as `accumulate(s, …, carry).carry`), booking nothing. */
-export function carryAfter(s: Series<NumericValue>, carry: RollupCarry | null): RollupCarry | null {
+export function carryAfter(s: DenseSeries, carry: RollupCarry | null): RollupCarry | null {
   return accumulateColumns(s, NO_PERIODS, carry);
 }
 

@@ -4,6 +4,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { accumulate, addInto, emptyAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { accumulateColumns, PeriodColumns } from '../../model/rollup/period-columns.js';
+import { denseOf } from '../../model/dense-series.js';
 import { QUANTITIES, PARTS } from '../../model/rollup/chunk.js';
 import type { NumericValue } from '../../model/types.js';
 
@@ -33,7 +34,7 @@ test('accumulateColumns books the bits accumulate books, and the same carry', (t
       const want = accumulate(s, MIN, carry);
       const last = s.ts[s.ts.length - 1] ?? 0;
       const cols = new PeriodColumns(0, MIN, Math.floor(last / MIN) + 1);
-      const got = accumulateColumns(s, cols, carry);
+      const got = accumulateColumns(denseOf(s), cols, carry);
       t.deepEqual(got, want.carry);
       for (let i = 0; i < cols.count; i++) {
         const acc = want.periods.get(i * MIN);
@@ -50,7 +51,7 @@ test('coarser periods are the finer ones summed as addInto sums them', (t) => {
     fc.property(seriesArb, (s) => {
       const last = s.ts[s.ts.length - 1] ?? 0;
       const fine = new PeriodColumns(2 * MIN, MIN, Math.floor(last / MIN) + 1);
-      accumulateColumns(s, fine, null);
+      accumulateColumns(denseOf(s), fine, null);
       const coarse = fine.coarser(5 * MIN);
       const want = new Map<number, RollupAccumulator>();
       for (let i = 0; i < fine.count; i++) {
@@ -72,7 +73,7 @@ test('coarser periods are the finer ones summed as addInto sums them', (t) => {
 
 test('compact keeps the periods holding data, aligned with their slots', (t) => {
   const cols = new PeriodColumns(0, MIN, 10);
-  accumulateColumns({ ts: [MIN, 3 * MIN + 1, 3 * MIN + 2], values: [1, 2, 4] }, cols, null);
+  accumulateColumns(denseOf({ ts: [MIN, 3 * MIN + 1, 3 * MIN + 2], values: [1, 2, 4] }), cols, null);
   const c = cols.compact();
   t.deepEqual([...c.slots], [1, 3]);
   t.deepEqual([...c.column('value', 'n')], [1, 2]);

@@ -19,6 +19,7 @@ import type { Store } from '../../storage/rocks.js';
 import { ComputedRollups } from '../../storage/metric-cache.js';
 import { PeriodColumns } from '../../model/rollup/period-columns.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
+import { denseOf, type DenseSeries } from '../../model/dense-series.js';
 import { metricId, storedPeriods, withStore } from './store.js';
 
 const SPAN = 600_000; // 10 min windows
@@ -42,14 +43,14 @@ const combine = sampleCombiner('abs_biggest');
 class BlockRaw implements RawSource {
   open: number[] = [];
   constructor(readonly blocks: BlockStore) {}
-  async read(metric: { id: Buffer }, start: number, end: number): Promise<Series<NumericValue>> {
+  async read(metric: { id: Buffer }, start: number, end: number): Promise<DenseSeries> {
     const parts = (await this.blocks.read(metric, 'numeric', start, end, SPAN)) as Series<NumericValue>[];
-    return sliceSeries(normalizeNumeric(concatSeries(parts), combine), start, end);
+    return denseOf(sliceSeries(normalizeNumeric(concatSeries(parts), combine), start, end));
   }
-  readSealed(metric: { id: Buffer }, start: number, end: number): Promise<Series<NumericValue>> {
+  readSealed(metric: { id: Buffer }, start: number, end: number): Promise<DenseSeries> {
     return this.read(metric, start, end);
   }
-  before(metric: { id: Buffer }, before: number): Promise<Series<NumericValue>> {
+  before(metric: { id: Buffer }, before: number): Promise<DenseSeries> {
     return this.read(metric, 0, before);
   }
   openWindows(): number[] {
