@@ -24,7 +24,7 @@ import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { ChunkEdit, hasPeriodBefore, readChunks, stageAddedPeriods, storedPeriodStarts } from './rollup-chunks.js';
 import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
-import { accumulateColumns, carryAfter, CompactPeriods, PeriodColumns } from '../model/rollup/period-columns.js';
+import { accumulateColumns, accumulateValues, carryAfter, CompactPeriods, PeriodColumns, valuesOnly } from '../model/rollup/period-columns.js';
 import { ComputedRollups } from './metric-cache.js';
 import { migrateRollups } from './rollup-migration.js';
 
@@ -320,16 +320,17 @@ export class RollupStore {
     if (engine !== 'dispatch') return slots;
     // Slots touching legacy windows not yet rolled up are recalculated from raw as a whole.
     for (const [lo, hi] of staleSlots(slots, stale, this.spanMs)) await this.recalc(raw, metric, slots, lo, hi);
-    await this.addRaw(raw, metric, slots);
+    await this.addRaw(raw, metric, slots, valuesOnly(columns));
     return slots;
   }
 
   /**
    * Adds to the slots the finest level's periods computed from the raw data not aged yet, chunk
    * span by chunk span (slots are whole periods of a level, so each finest period falls in one):
-   * cached spans as they are, the others from one raw read.
+   * cached spans as they are, the others from one raw read. `values`: the read needs only the
+   * value quantity's columns (an average, a count): the rates are not computed.
    */
-  private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
+  private async addRaw(raw: RawSource, metric: MetricRef, slots: RollupSlots, values: boolean): Promise<void> {
     const floor = this.viewFloor(metric.idHex);
     const from = Math.max(slots.first, floor);
     const end = slots.startOf(slots.count);
@@ -351,11 +352,12 @@ export class RollupStore {
     for (let cs = chunkStartOf(lo, periodS); cs < hi; cs += chunkSpanMs(periodS)) {
       // A span whose raw data is all sealed is cached; one with an open buffer in it, or before it, is computed for each read.
       const hit = open.every((w) => w >= cs + chunkSpanMs(periodS)) ? this.computed.get(metric.idHex, cs) : undefined;
-      if (hit === undefined) missing.push(cs);
+      if (hit === undefined || (hit.valuesOnly && !values)) missing.push(cs);
       else if (hit.slots.length > 0) slots.addComputed(hit, hit.first, hit.periodMs);
     }
     if (missing.length === 0) return;
-    for (const [cs, periods] of await this.computeSpans(raw, metric, missing, floor)) {
+    const computed = values ? await this.computeValueSpans(raw, metric, missing, floor) : await this.computeSpans(raw, metric, missing, floor);
+    for (const [cs, periods] of computed) {
       if (open.every((w) => w >= cs + chunkSpanMs(periodS))) this.computed.put(metric.idHex, cs, periods);
       if (periods.slots.length > 0) slots.addComputed(periods, periods.first, periods.periodMs);
     }
@@ -388,6 +390,20 @@ export class RollupStore {
       out.push([cs, columns.compact()]);
     }
     return out;
+  }
+
+  /** `computeSpans` of the value quantity alone: no rates, so no carry and no read before the first span. */
+  private async computeValueSpans(raw: RawSource, metric: MetricRef, spans: readonly number[], floor: number): Promise<[number, CompactPeriods][]> {
+    const spanMs = chunkSpanMs(this.levels[0]!.period);
+    const samples = await raw.read(metric, Math.max(spans[0]!, floor), spans[spans.length - 1]! + spanMs);
+    return spans.map((cs) => {
+      const a = lowerBound(samples.ts, Math.max(cs, floor));
+      const b = lowerBound(samples.ts, cs + spanMs);
+      if (a === b) return [cs, new CompactPeriods(cs, this.baseMs, new Int32Array(0), [])];
+      const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS, true);
+      accumulateValues(samples, columns, a, b);
+      return [cs, columns.compact()];
+    });
   }
 
   /** Raw data of the metric changed other than by a seal (a delete): what was computed from it goes. */

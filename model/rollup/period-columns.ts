@@ -17,9 +17,21 @@ const COUNTER = columnId('counter', 'n');
 const DERIVATIVE2 = columnId('derivative2', 'n');
 const COUNTER2 = columnId('counter2', 'n');
 
-/** Periods [first + i·periodMs, first + (i + 1)·periodMs) for i < count, every part as a column. */
+/** The columns of the `value` quantity (n, Σx, Σx²): all an average, a count or a stddev reads. */
+const VALUE_COLUMNS = PARTS.length;
+/** Where a values-only set of columns has no column. */
+const NO_COLUMN = new Float64Array(0);
+
+/** True when every column of `columns` (chunk column ids) is one of the `value` quantity's. */
+export const valuesOnly = (columns: readonly number[]): boolean => columns.every((c) => c < VALUE_COLUMNS);
+
+/**
+ * Periods [first + i·periodMs, first + (i + 1)·periodMs) for i < count, every part as a column;
+ * or, `valuesOnly`, only the value quantity's (the rates need the carry and five times the work,
+ * and most reads are averages).
+ */
 export class PeriodColumns {
-  /** Column c is part c % 3 of quantity ⌊c / 3⌋; 0 where a period has no data. */
+  /** Column c is part c % 3 of quantity ⌊c / 3⌋; 0 where a period has no data (empty: not computed). */
   readonly columns: Float64Array[];
   /** 1 where the period holds data. */
   readonly present: Uint8Array;
@@ -28,8 +40,9 @@ export class PeriodColumns {
     readonly first: number,
     readonly periodMs: number,
     readonly count: number,
+    readonly valuesOnly = false,
   ) {
-    this.columns = Array.from({ length: COLUMNS }, () => new Float64Array(count));
+    this.columns = Array.from({ length: COLUMNS }, (_, c) => (valuesOnly && c >= VALUE_COLUMNS ? NO_COLUMN : new Float64Array(count)));
     this.present = new Uint8Array(count);
   }
 
@@ -73,6 +86,7 @@ export class PeriodColumns {
    * it): the coarser level, each period the sum of the finer ones it holds, in time order.
    */
   coarser(periodMs: number): PeriodColumns {
+    if (this.valuesOnly) throw new Error('BUG: coarser periods are summed from complete ones');
     const first = this.first - (this.first % periodMs);
     const end = this.first + this.count * this.periodMs;
     const out = new PeriodColumns(first, periodMs, Math.ceil((end - first) / periodMs));
@@ -84,8 +98,8 @@ export class PeriodColumns {
   compact(): CompactPeriods {
     const slots = new Int32Array(this.presentCount());
     for (let i = 0, k = 0; i < this.count; i++) if (this.present[i] === 1) slots[k++] = i;
-    const columns = slots.length === this.count ? this.columns : this.columns.map((col) => gather(col, slots));
-    return new CompactPeriods(this.first, this.periodMs, slots, columns);
+    const columns = slots.length === this.count ? this.columns : this.columns.map((col) => (col === NO_COLUMN ? col : gather(col, slots)));
+    return new CompactPeriods(this.first, this.periodMs, slots, columns, this.valuesOnly);
   }
 }
 
@@ -96,15 +110,19 @@ export class CompactPeriods {
     readonly periodMs: number,
     readonly slots: Int32Array,
     private readonly columns: readonly Float64Array[],
+    /** Only the value quantity's columns were computed. */
+    readonly valuesOnly = false,
   ) {}
 
   column(q: Quantity, part: Part): Float64Array {
-    return this.columns[QUANTITIES.indexOf(q) * PARTS.length + PARTS.indexOf(part)]!;
+    const c = QUANTITIES.indexOf(q) * PARTS.length + PARTS.indexOf(part);
+    if (this.valuesOnly && c >= VALUE_COLUMNS) throw new Error(`BUG: ${q}.${part} read from periods computed for values only`);
+    return this.columns[c]!;
   }
 
   /** Heap bytes, for a cache's bound. */
   get bytes(): number {
-    return 200 + this.slots.length * (4 + COLUMNS * 8);
+    return 200 + this.slots.length * (4 + (this.valuesOnly ? VALUE_COLUMNS : COLUMNS) * 8);
   }
 }
 
@@ -199,6 +217,38 @@ export function accumulateColumns(s: DenseSeries, into: PeriodColumns, carry: Ro
     rate: hasRate ? { ts: rateTs, value: rate0 } : null,
     counterRate: hasCounterRate ? { ts: counterRateTs, value: counterRate0 } : null,
   };
+}
+
+/**
+ * `accumulateColumns` for the value quantity alone, into values-only columns: no rates, so no
+ * carry. The same sums in the same order as `accumulateColumns` takes them.
+ */
+export function accumulateValues(s: DenseSeries, into: PeriodColumns, from = 0, to = s.ts.length): void {
+  const tss = s.ts;
+  const vals = s.values;
+  const { first, periodMs, count } = into;
+  const cols = into.columns;
+  let k = from;
+  while (k < to) {
+    const i = Math.floor((tss[k]! - first) / periodMs);
+    const start = first + i * periodMs;
+    const end = start + periodMs;
+    let n = 0;
+    let sum = 0;
+    let sumsq = 0;
+    for (; k < to; k++) {
+      const ts = tss[k]!;
+      if (ts >= end || ts < start) break;
+      const v = vals[k]!;
+      if (!(v - v === 0)) continue; // NaN, ±∞
+      n++;
+      sum += v;
+      sumsq += v * v;
+    }
+    if (n === 0 || i < 0 || i >= count) continue;
+    into.present[i] = 1;
+    book(cols, VALUE, i, n, sum, sumsq);
+  }
 }
 
 /** Adds one quantity's sums of a period into its columns. */

@@ -18,6 +18,7 @@ import { loadMarkers } from '../../storage/markers.js';
 import type { Store } from '../../storage/rocks.js';
 import { ComputedRollups } from '../../storage/metric-cache.js';
 import { PeriodColumns } from '../../model/rollup/period-columns.js';
+import { columnId, PARTS } from '../../model/rollup/chunk.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
 import { denseOf, type DenseSeries } from '../../model/dense-series.js';
 import { metricId, storedPeriods, withStore } from './store.js';
@@ -420,6 +421,29 @@ test('ageing: periods computed from sealed raw are cached per chunk span, and a 
     await age(r, A, T + SPAN);
     t.is(r.computed.size, 0, 'ageing drops what was computed from the raw it deletes');
     t.is((await rows(r, 60_000, 'dispatch', T, T + 2 * MIN))[1]![1]!.value.n, 4, 'counted once after ageing');
+  });
+});
+
+test('ageing: a read of values only (an average) computes no rates, and its cached span does not serve a read of rates', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store, { legacy: false });
+    // Samples before the span give its first period a carry: the rates of minute 0 need them.
+    await seal(r, A, T - SPAN, samples(T - 2 * MIN, 2, 0, 3));
+    await seal(r, A, T, samples(T, 10, 6, 3));
+    const valueColumns = [columnId('value', 'n'), columnId('value', 'sum'), columnId('value', 'sumsq')];
+    const values = await r.rollups.read(r.raw, A, MIN, T, T + SPAN, 'dispatch', valueColumns);
+    const full = await rows(r, MIN, 'dispatch', T, T + SPAN);
+    for (const part of PARTS) t.deepEqual([...values.column('value', part)], full.map(([, acc]) => acc?.value[part] ?? 0), `value.${part} as a full read gives it`);
+    t.throws(() => values.column('derivative', 'n'), { message: /values only/ }, 'rates were not computed');
+    t.is(full[0]![1]!.derivative.n, 4, 'the full read computed the rates, its first one from the carry');
+    // The full read replaced the values-only span in the cache; a values-only read may use it.
+    const hits = r.computed.hits;
+    await r.rollups.read(r.raw, A, MIN, T, T + SPAN, 'dispatch', valueColumns);
+    t.is(r.computed.hits, hits + 1);
+    // A values-only span in the cache is computed again, whole, for a read of rates.
+    r.computed.dropMetric(A.idHex);
+    await r.rollups.read(r.raw, A, MIN, T, T + SPAN, 'dispatch', valueColumns);
+    t.deepEqual(await rows(r, MIN, 'dispatch', T, T + SPAN), full);
   });
 });
 
