@@ -38,8 +38,8 @@ const SECOND = 1000;
 const ROLLUP_BUDGET_MS = 200;
 /** Samples before a window that give a rollup its carry (last sample, last rates). */
 const CARRY_SAMPLES = 4;
-/** Chunk spans (a day each at 60 s) a rollup read computes from raw without first seeking the windows that hold raw data. */
-const NARROW_READ_SPANS = 8;
+/** Chunk spans (a day each at 60 s) a rollup read computes from raw without first seeking the windows that hold raw data (two months). */
+const NARROW_READ_SPANS = 64;
 /** Metrics whose rollups share one RocksDB batch. */
 const METRICS_PER_BATCH = 64;
 /**
