@@ -6,11 +6,20 @@
 // delete or ageing changes (`dropFrom`, `dropMetric`).
 import type { CompactPeriods } from '../model/rollup/period-columns.js';
 
+interface Entry<V> {
+  idHex: string;
+  slot: number;
+  value: V;
+  bytes: number;
+  /** The clock at its last move to the most recent end. */
+  at: number;
+}
+
 export class MetricCache<V> {
-  /** `<idHex>/<slot>` → value, its bytes and the clock at its last move to the most recent end; least recently used first. */
-  private readonly entries = new Map<string, { value: V; bytes: number; at: number }>();
-  /** Slots cached per metric, so a metric's entries are dropped without a scan. */
-  private readonly byMetric = new Map<string, Set<number>>();
+  /** Metric → slot → entry: a lookup builds no key (a month's read looks up 31 spans of each of its metrics). */
+  private readonly byMetric = new Map<string, Map<number, Entry<V>>>();
+  /** Every entry, least recently used first. */
+  private readonly recency = new Set<Entry<V>>();
   private bytes = 0;
   private clock = 0;
   hits = 0;
@@ -22,18 +31,17 @@ export class MetricCache<V> {
   ) {}
 
   get(idHex: string, slot: number): V | undefined {
-    const key = `${idHex}/${slot}`;
-    const entry = this.entries.get(key);
+    const entry = this.byMetric.get(idHex)?.get(slot);
     if (entry === undefined) {
       this.misses++;
       return undefined;
     }
     this.hits++;
-    // Moved to the most recent end only when it has drifted into the older half: a Map delete
-    // and re-insert on every hit was a tenth of a cached 30-day read (31 spans a metric).
-    if (this.clock - entry.at >= this.entries.size / 2) {
-      this.entries.delete(key);
-      this.entries.set(key, entry);
+    // Moved to the most recent end only when it has drifted into the older half: a move on
+    // every hit was a tenth of a cached 30-day read (31 spans a metric).
+    if (this.clock - entry.at >= this.recency.size / 2) {
+      this.recency.delete(entry);
+      this.recency.add(entry);
       entry.at = ++this.clock;
     }
     return entry.value;
@@ -41,24 +49,22 @@ export class MetricCache<V> {
 
   put(idHex: string, slot: number, value: V): void {
     if (this.maxBytes === 0) return;
-    const key = `${idHex}/${slot}`;
     this.remove(idHex, slot);
-    const bytes = this.sizeOf(value);
-    this.entries.set(key, { value, bytes, at: ++this.clock });
-    this.bytes += bytes;
+    const entry: Entry<V> = { idHex, slot, value, bytes: this.sizeOf(value), at: ++this.clock };
     let slots = this.byMetric.get(idHex);
-    if (slots === undefined) this.byMetric.set(idHex, (slots = new Set()));
-    slots.add(slot);
-    for (const [oldest] of this.entries) {
+    if (slots === undefined) this.byMetric.set(idHex, (slots = new Map()));
+    slots.set(slot, entry);
+    this.recency.add(entry);
+    this.bytes += entry.bytes;
+    for (const oldest of this.recency) {
       if (this.bytes <= this.maxBytes) break;
-      const at = oldest.lastIndexOf('/');
-      this.remove(oldest.slice(0, at), Number(oldest.slice(at + 1)));
+      this.remove(oldest.idHex, oldest.slot);
     }
   }
 
   /** Drops the metric's slots at or after `from`. */
   dropFrom(idHex: string, from: number): void {
-    for (const slot of [...(this.byMetric.get(idHex) ?? [])]) if (slot >= from) this.remove(idHex, slot);
+    for (const slot of [...(this.byMetric.get(idHex)?.keys() ?? [])]) if (slot >= from) this.remove(idHex, slot);
   }
 
   dropMetric(idHex: string): void {
@@ -66,18 +72,17 @@ export class MetricCache<V> {
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.recency.size;
   }
 
   private remove(idHex: string, slot: number): void {
-    const key = `${idHex}/${slot}`;
-    const entry = this.entries.get(key);
+    const slots = this.byMetric.get(idHex);
+    const entry = slots?.get(slot);
     if (entry === undefined) return;
-    this.entries.delete(key);
+    slots!.delete(slot);
+    if (slots!.size === 0) this.byMetric.delete(idHex);
+    this.recency.delete(entry);
     this.bytes -= entry.bytes;
-    const slots = this.byMetric.get(idHex)!;
-    slots.delete(slot);
-    if (slots.size === 0) this.byMetric.delete(idHex);
   }
 }
 
