@@ -44,6 +44,11 @@ export class BitReader {
     private readonly base: number,
   ) {}
 
+  /** Moves past `n` bits without reading them. */
+  skip(n: number): void {
+    this.bit += n;
+  }
+
   /** Reads `n` bits (0..32) as an unsigned number. */
   read(n: number): number {
     if (this.bit + n > this.buf.length * 8) throw new BlockFormatError(this.base + (this.bit >>> 3), 'bit stream ends early');

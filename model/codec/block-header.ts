@@ -144,7 +144,8 @@ function writeTimestamps(w: ByteWriter, ts: readonly number[], unit: number): vo
 
 function readTimestamps(r: ByteReader, count: number, first: number, ts: number[] | Float64Array, at: number): void {
   const end = at + count;
-  ts[at] = first;
+  let t = first;
+  ts[at] = t;
   let delta = 0;
   let i = at + 1;
   while (i < end) {
@@ -152,11 +153,10 @@ function readTimestamps(r: ByteReader, count: number, first: number, ts: number[
     if (token % 2 === 1) {
       const run = (token - 1) / 2;
       if (run === 0 || run > end - i) r.fail(`timestamp run of ${run} overflows the block`);
-      for (let k = 0; k < run; k++, i++) ts[i] = ts[i - 1]! + delta;
+      for (const stop = i + run; i < stop; i++) ts[i] = t += delta;
     } else {
       delta += unzigzag(token / 2);
-      ts[i] = ts[i - 1]! + delta;
-      i++;
+      ts[i++] = t += delta;
     }
   }
 }

@@ -73,16 +73,18 @@ export function readIntegersInto(r: ByteReader, n: number, out: number[] | Float
   if (order === Order.Delta) {
     // The residuals are read into the output, then summed in place.
     readResidualsInto(r, packing, n - 1, out, at + 1);
-    for (let i = at + 1; i < at + n; i++) out[i] = out[i - 1]! + out[i]!;
+    let m = m0;
+    for (let i = at + 1; i < at + n; i++) out[i] = m += out[i]!;
     return;
   }
   if (order !== Order.DeltaOfDelta || n < 3) r.fail(`unknown integer order ${order} for ${n} values`);
   let delta = unzigzag(r.varint());
   out[at + 1] = m0 + delta;
   readResidualsInto(r, packing, n - 2, out, at + 2);
+  let m = m0 + delta;
   for (let i = at + 2; i < at + n; i++) {
     delta += out[i]!;
-    out[i] = out[i - 1]! + delta;
+    out[i] = m += delta;
   }
 }
 
@@ -193,19 +195,17 @@ function readBitPacked(r: ByteReader, count: number, out: number[] | Float64Arra
     for (let i = at; i < at + count; i++) out[i] = min + readBits(bits, width);
     return;
   }
-  // MSB first, as BitWriter wrote them: bytes enter a window of at most 31 bits from the right.
+  // MSB first, as BitWriter wrote them. Each value is cut from the four bytes holding its first
+  // bit (no branch on how many bytes it spans); the last few values, whose four bytes would run
+  // past the stream, are read through BitReader.
   const mask = (1 << width) - 1;
-  let window = 0;
-  let held = 0;
-  let p = 0;
-  for (let i = at; i < at + count; i++) {
-    while (held < width) {
-      window = ((window & ((1 << held) - 1)) << 8) | bytes[p++]!;
-      held += 8;
-    }
-    held -= width;
-    out[i] = min + ((window >>> held) & mask);
-  }
+  const fast = Math.max(0, Math.min(count, Math.floor(((bytes.length - 4) * 8) / width)));
+  let bit = 0;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = at; i < at + fast; i++, bit += width) out[i] = min + ((view.getUint32(bit >>> 3) >>> (32 - width - (bit & 7))) & mask);
+  const bits = new BitReader(bytes, pos);
+  bits.skip(bit);
+  for (let i = at + fast; i < at + count; i++) out[i] = min + bits.read(width);
 }
 
 function writeBits(bits: BitWriter, x: number, width: number): void {
