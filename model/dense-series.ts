@@ -16,6 +16,56 @@ export interface DenseSeries {
 
 export const emptyDense = (): DenseSeries => ({ ts: new Float64Array(0), values: new Float64Array(0) });
 
+/** Smallest pooled buffer, in samples (a day at 60 s), and the largest (8 MiB). */
+const POOL_MIN = 1 << 11;
+const POOL_MAX = 1 << 20;
+/** Idle buffers kept per size. */
+const POOL_IDLE = 8;
+
+/**
+ * Buffers for decoded samples, reused. A read decodes a metric-day (138 KB at 10 s), books its
+ * periods and is done with it: allocated anew, those buffers made V8 run a full mark-compact per
+ * 100-stream read to free them. `denseOfParts` takes its arrays from here, and whoever read the
+ * series hands them back (`releaseDense`) once nothing looks at them any more; arrays from
+ * elsewhere are ignored. One pool per thread (a module instance per worker).
+ */
+class SamplePool {
+  private readonly idle = new Map<number, ArrayBuffer[]>();
+  /** Buffers made here, and which of them are idle (a second release of one is ignored). */
+  private readonly ours = new WeakSet<ArrayBuffer>();
+  private readonly idleSet = new WeakSet<ArrayBuffer>();
+
+  take(n: number): Float64Array {
+    if (n > POOL_MAX) return new Float64Array(n);
+    const size = Math.max(POOL_MIN, 2 ** Math.ceil(Math.log2(Math.max(1, n))));
+    let buffer = this.idle.get(size)?.pop();
+    if (buffer === undefined) {
+      buffer = new ArrayBuffer(size * 8);
+      this.ours.add(buffer);
+    } else this.idleSet.delete(buffer);
+    return new Float64Array(buffer, 0, n);
+  }
+
+  give(a: Float64Array): void {
+    const buffer = a.buffer as ArrayBuffer;
+    if (!this.ours.has(buffer) || this.idleSet.has(buffer)) return;
+    const size = buffer.byteLength / 8;
+    let list = this.idle.get(size);
+    if (list === undefined) this.idle.set(size, (list = []));
+    if (list.length >= POOL_IDLE) return;
+    list.push(buffer);
+    this.idleSet.add(buffer);
+  }
+}
+
+const pool = new SamplePool();
+
+/** Hands a series' buffers back for reuse: call it once nothing reads `s` (or any view of it) any more. */
+export function releaseDense(s: DenseSeries): void {
+  pool.give(s.ts);
+  pool.give(s.values);
+}
+
 /** The non-null samples of a normalized series. */
 export function denseOf(s: Series<NumericValue>): DenseSeries {
   const n = s.ts.length;
@@ -49,7 +99,7 @@ export function denseRange(s: DenseSeries, start: number, end: number): DenseSer
 
 /**
  * Encoded numeric blocks (key order) and then open buffers' samples, decoded straight into one
- * dense series, when together they hold no stamp twice and no per-sample generation (the usual
+ * dense series (pooled buffers: `releaseDense` it when done), when together they hold no stamp twice and no per-sample generation (the usual
  * case: windows in order, one sample per stamp). Null otherwise: duplicates need the conflict
  * resolver, which the general read (concatenate, normalize) applies.
  */
@@ -73,12 +123,12 @@ export function denseOfParts(blocks: readonly Uint8Array[], open: readonly Serie
     }
     capacity += s.ts.length;
   }
-  const ts = new Float64Array(capacity);
-  const values = new Float64Array(capacity);
+  const ts = pool.take(capacity);
+  const values = pool.take(capacity);
   let at = 0;
   for (const b of blocks) {
     at = decodeNumericBlockInto(b, ts, values, at);
-    if (at < 0) return null;
+    if (at < 0) return refused({ ts, values });
   }
   for (const s of open) {
     for (let i = 0; i < s.ts.length; i++) {
@@ -89,5 +139,10 @@ export function denseOfParts(blocks: readonly Uint8Array[], open: readonly Serie
     }
   }
   const out = denseSlice({ ts, values }, 0, at);
-  return strictlyAscending(out.ts) ? out : null;
+  return strictlyAscending(out.ts) ? out : refused(out);
+}
+
+function refused(s: DenseSeries): null {
+  releaseDense(s);
+  return null;
 }

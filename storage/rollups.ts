@@ -17,7 +17,7 @@ import { accumulate, addInto, emptyAccumulator, mergeAccumulators, type RollupAc
 import { ALL_COLUMNS } from '../model/rollup/chunk.js';
 import { RollupSlots } from '../model/rollup/slots.js';
 import { lowerBound } from '../model/series.js';
-import { denseSlice, emptyDense, type DenseSeries } from '../model/dense-series.js';
+import { denseSlice, emptyDense, releaseDense, type DenseSeries } from '../model/dense-series.js';
 import { agedCarryKey, CF, rollupAgeingKey, rollupDirtyKey, rollupDirtyPrefix, rollupFloorKey, rollupFloorPrefix, rollupKey } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 import { loadMarkers } from './markers.js';
@@ -133,12 +133,19 @@ export class RollupStore {
     this.computed.dropMetric(metric.idHex);
     const floor = this.viewFloor(metric.idHex);
     const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : emptyDense();
-    if (samples.ts.length > 0) {
-      const first = samples.ts[0]!;
-      const last = samples.ts[samples.ts.length - 1]!;
-      const from = first - (first % this.baseMs);
-      let sums = new PeriodColumns(from, this.baseMs, Math.floor((last - from) / this.baseMs) + 1);
-      accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first));
+    const aged = samples.ts.length;
+    let sums: PeriodColumns | null = null;
+    try {
+      if (aged > 0) {
+        const first = samples.ts[0]!;
+        const from = first - (first % this.baseMs);
+        sums = new PeriodColumns(from, this.baseMs, Math.floor((samples.ts[aged - 1]! - from) / this.baseMs) + 1);
+        accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first));
+      }
+    } finally {
+      releaseDense(samples);
+    }
+    if (sums !== null) {
       for (const [i, level] of this.levels.entries()) {
         // Each level's periods of the aged samples summed from the next finer one's (periods
         // divide), then added to what is stored (aged earlier, /write/nnt), which stays whole.
@@ -148,7 +155,7 @@ export class RollupStore {
     }
     const carry = await this.carryBefore(raw, metric, to);
     if (carry !== null) batch.put(CF.state, agedCarryKey(this.partition, metric.idHex), Buffer.from(JSON.stringify({ to, carry })));
-    return samples.ts.length;
+    return aged;
   }
 
   /** Rolls up, the way of data dirs from before ageing, the metric's dirty windows before `to`. */
@@ -375,19 +382,23 @@ export class RollupStore {
     const memStart = lo - (lo % this.spanMs) - this.spanMs;
     const samples = await raw.read(metric, Math.max(0, memStart), spans[spans.length - 1]! + spanMs);
     const out: [number, CompactPeriods][] = [];
-    for (const cs of spans) {
-      const a = lowerBound(samples.ts, Math.max(cs, floor));
-      const b = lowerBound(samples.ts, cs + spanMs);
-      // Most spans of a long read hold no raw data (aged): they cost no columns.
-      if (a === b) {
-        out.push([cs, new CompactPeriods(cs, this.baseMs, new Int32Array(0), [])]);
-        continue;
+    try {
+      for (const cs of spans) {
+        const a = lowerBound(samples.ts, Math.max(cs, floor));
+        const b = lowerBound(samples.ts, cs + spanMs);
+        // Most spans of a long read hold no raw data (aged): they cost no columns.
+        if (a === b) {
+          out.push([cs, NO_PERIODS(cs, this.baseMs)]);
+          continue;
+        }
+        const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS);
+        const inMemory = samplesBefore(samples, a, CARRY_SAMPLES, this.spanMs, Math.max(0, memStart));
+        const carry = inMemory === null ? await this.carryBefore(raw, metric, samples.ts[a]!) : carryAfter(denseSlice(samples, inMemory, a), null);
+        accumulateColumns(samples, columns, carry, a, b);
+        out.push([cs, columns.compact()]);
       }
-      const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS);
-      const inMemory = samplesBefore(samples, a, CARRY_SAMPLES, this.spanMs, Math.max(0, memStart));
-      const carry = inMemory === null ? await this.carryBefore(raw, metric, samples.ts[a]!) : carryAfter(denseSlice(samples, inMemory, a), null);
-      accumulateColumns(samples, columns, carry, a, b);
-      out.push([cs, columns.compact()]);
+    } finally {
+      releaseDense(samples);
     }
     return out;
   }
@@ -396,14 +407,16 @@ export class RollupStore {
   private async computeValueSpans(raw: RawSource, metric: MetricRef, spans: readonly number[], floor: number): Promise<[number, CompactPeriods][]> {
     const spanMs = chunkSpanMs(this.levels[0]!.period);
     const samples = await raw.read(metric, Math.max(spans[0]!, floor), spans[spans.length - 1]! + spanMs);
-    return spans.map((cs) => {
+    const out = spans.map((cs): [number, CompactPeriods] => {
       const a = lowerBound(samples.ts, Math.max(cs, floor));
       const b = lowerBound(samples.ts, cs + spanMs);
-      if (a === b) return [cs, new CompactPeriods(cs, this.baseMs, new Int32Array(0), [])];
+      if (a === b) return [cs, NO_PERIODS(cs, this.baseMs)];
       const columns = new PeriodColumns(cs, this.baseMs, CHUNK_PERIODS, true);
       accumulateValues(samples, columns, a, b);
       return [cs, columns.compact()];
     });
+    releaseDense(samples);
+    return out;
   }
 
   /** Raw data of the metric changed other than by a seal (a delete): what was computed from it goes. */
@@ -534,6 +547,9 @@ async function rolledUpBefore(store: Store, partition: number): Promise<boolean>
   for await (const _ of store.scan(CF.rollup, { limit: 1 })) return true;
   return (await loadMarkers(store, rollupDirtyPrefix(partition))).length > 0;
 }
+
+/** A chunk span without raw data: no periods (for every quantity). */
+const NO_PERIODS = (cs: number, periodMs: number) => new CompactPeriods(cs, periodMs, new Int32Array(0), []);
 
 /**
  * Index of the first sample that `RawSource.before(metric, s.ts[at], n)` would return, found in

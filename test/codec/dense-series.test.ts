@@ -6,7 +6,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { decodeNumericBlock, decodeNumericBlockInto, encodeNumericBlock } from '../../model/codec/numeric-block.js';
 import { sampleCombiner } from '../../model/conflict.js';
-import { denseOf, denseOfParts, denseRange } from '../../model/dense-series.js';
+import { denseOf, denseOfParts, denseRange, releaseDense } from '../../model/dense-series.js';
 import { concatSeries, normalizeNumeric, type Series } from '../../model/series.js';
 import type { NumericValue } from '../../model/types.js';
 
@@ -96,4 +96,20 @@ test('denseRange keeps [start, end) as views', (t) => {
   t.deepEqual([...r.ts], [30]);
   t.is(r.ts.buffer, s.ts.buffer);
   t.deepEqual([...denseRange(s, 0, 100).values], [1, 3, 4]);
+});
+
+test('decoded samples reuse released buffers, never one buffer for two series at once', (t) => {
+  const block = (from: number) => encodeNumericBlock({ ts: [from, from + 10], values: [1, 2] });
+  // Whatever earlier tests left idle in the pool is taken first (and held).
+  const held = Array.from({ length: 20 }, () => denseOfParts([block(0)], [])!);
+  const a = denseOfParts([block(1000)], [])!;
+  releaseDense(a);
+  releaseDense(a); // a second release of the same series changes nothing
+  releaseDense(denseOf({ ts: [1], values: [1] })); // nor does one of arrays not from the pool
+  const b = denseOfParts([block(2000)], [])!;
+  const c = denseOfParts([block(3000)], [])!;
+  t.true(b.ts.buffer === a.ts.buffer || b.values.buffer === a.ts.buffer, 'a released buffer is taken again');
+  for (const [x, y] of [[b.ts, c.ts], [b.values, c.values], [b.ts, c.values], [b.values, c.ts]] as const) t.not(x.buffer, y.buffer);
+  t.deepEqual([...b.ts, ...c.ts], [2000, 2010, 3000, 3010]);
+  t.true(held.every((h) => h.ts.buffer !== b.ts.buffer && h.ts.buffer !== c.ts.buffer));
 });
