@@ -32,9 +32,10 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
   };
   app.post('/fetch', docs, async (req, reply) => {
     const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
-    const columns = await withFieldErrors(() => runFetch(node, plan, requestDeadline(req)));
+    const flatBuffer = DF4_FLATBUFFER.test(req.headers.accept ?? '');
+    const columns = await withFieldErrors(() => runFetch(node, plan, requestDeadline(req), { json: !flatBuffer }));
     const head = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] };
-    if (DF4_FLATBUFFER.test(req.headers.accept ?? '')) return reply.type(DF4_FLATBUFFER_TYPE).send(Buffer.from(df4FlatBuffer(head, columns)));
+    if (flatBuffer) return reply.type(DF4_FLATBUFFER_TYPE).send(Buffer.from(df4FlatBuffer(head, columns)));
     return reply.type('application/json').send(df4Json(head, columns));
   });
 }

@@ -5,7 +5,8 @@
 // holds into partial sums while reading, and the node adds up the partials (and the streams
 // other nodes own, read from them).
 import { checkDeadline, withinDeadline } from '../../model/deadline.js';
-import { commonTags, type Column } from '../../model/fetch/column.js';
+import { commonTags, type Column, type NumericColumn } from '../../model/fetch/column.js';
+import { numericCellsJson } from '../../model/fetch/df4.js';
 import { FetchRequestError } from '../../model/fetch/errors.js';
 import { histogramCell, HISTOGRAM_TRANSFORMS } from '../../model/fetch/histogram.js';
 import { applyReducers, CellSums, groupBy, nameOf, type ReduceSpec } from '../../model/fetch/reduce.js';
@@ -23,7 +24,7 @@ const SECOND = 1000;
  * Reads, transforms and reduces a plan's streams. Past `deadline` (epoch ms) it answers a
  * 504 at once; reads already queued still finish (the cell cap bounds them), reducers do not run.
  */
-export function runFetch(node: NodeApi, plan: FetchPlan, deadline = Infinity): Promise<Column[]> {
+export function runFetch(node: NodeApi, plan: FetchPlan, deadline = Infinity, o: { json?: boolean } = {}): Promise<Column[]> {
   const work = (async () => {
     const first = plan.reduce[0];
     if (first !== undefined && FOLDS[first.method] !== undefined && plan.streams.every((s) => s.kind === 'numeric')) {
@@ -31,7 +32,7 @@ export function runFetch(node: NodeApi, plan: FetchPlan, deadline = Infinity): P
       checkDeadline(deadline, 'the fetch');
       return applyReducers(columns, plan.reduce.slice(1), plan.count);
     }
-    const columns = await streamColumns(node, plan);
+    const columns = await streamColumns(node, plan, o.json === true && plan.reduce.every((r) => r.method === 'pass'));
     checkDeadline(deadline, 'the fetch');
     return applyReducers(columns, plan.reduce, plan.count);
   })();
@@ -65,21 +66,38 @@ async function foldStreams(node: NodeApi, plan: FetchPlan, reduce: ReduceSpec): 
   return groups.map(([label, members], g) => sums.column(g, label, how, commonTags(members), members.length));
 }
 
+/** Streams one question to a shard reads; the next batch is asked before the last one is turned into columns. */
+const READ_BATCH = 16;
+
 /**
- * Every stream's column. The numeric streams this node holds are read one question per shard
- * (a fetch of a thousand streams is a few messages, not a thousand); the others one by one.
+ * Every stream's column. The numeric streams this node holds are read a batch per question to
+ * their shard (a fetch of a thousand streams is tens of messages, not a thousand), the next
+ * batch asked while this thread turns the last into columns — and, with `renderJson`, into
+ * DF4 JSON (a third of a 100-stream read's time once the shard's part got faster: issue 31),
+ * so the two threads work side by side. Other streams are read one by one.
  */
-async function streamColumns(node: NodeApi, plan: FetchPlan): Promise<Column[]> {
+async function streamColumns(node: NodeApi, plan: FetchPlan, renderJson: boolean): Promise<Column[]> {
   const metrics = plan.streams.map((s, i) => (s.kind === 'numeric' ? streamMetric(node, s, `streams[${i}]`) : null));
   const local = plan.streams.flatMap((_, i) => (metrics[i] !== null && node.routing.readsLocally(metrics[i]!) ? [i] : []));
   const slots = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count };
-  const cells = new Map<number, Float64Array | null>();
-  const asked = [...node.shards.byShard(local, (i) => metrics[i]!.partition)].map(async ([n, list]) => {
-    const got = await node.shards.askShard(n, 'numericCellsMany', list.map((i) => ({ metric: wireMetric(metrics[i]!), transform: plan.streams[i]!.transform.name })), slots);
-    list.forEach((i, k) => cells.set(i, got[k]!));
-  });
+  const columns = new Map<number, Column>();
+  const ask = (n: number, batch: number[]) => node.shards.askShard(n, 'numericCellsMany', batch.map((i) => ({ metric: wireMetric(metrics[i]!), transform: plan.streams[i]!.transform.name })), slots);
+  const asked = [...node.shards.byShard(local, (i) => metrics[i]!.partition)].flatMap(([n, list]) =>
+    batchesOf(list, READ_BATCH).map(async (batch) => {
+      const got = await ask(n, batch);
+      batch.forEach((i, k) => {
+        const column = numericColumn(plan, plan.streams[i]!, metrics[i]!, got[k]!);
+        if (renderJson) column.json = numericCellsJson(column);
+        columns.set(i, column);
+      });
+    }),
+  );
   await Promise.all(asked);
-  return Promise.all(plan.streams.map((s, i) => (cells.has(i) ? numericColumn(plan, s, metrics[i]!, cells.get(i)!) : streamColumn(node, plan, s, `streams[${i}]`))));
+  return Promise.all(plan.streams.map((s, i) => columns.get(i) ?? streamColumn(node, plan, s, `streams[${i}]`)));
+}
+
+function batchesOf<T>(items: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(items.length / size) }, (_, b) => items.slice(b * size, (b + 1) * size));
 }
 
 /** The stream's transformed values per slot (NaN: none), read by its shard; null when never stored here. */
@@ -88,7 +106,7 @@ function numericSlots(node: NodeApi, plan: FetchPlan, s: StreamSpec, metric: Met
 }
 
 /** A numeric stream's column from its cells (null: never stored here). */
-function numericColumn(plan: FetchPlan, s: StreamSpec, metric: MetricInfo, cells: Float64Array | null): Column {
+function numericColumn(plan: FetchPlan, s: StreamSpec, metric: MetricInfo, cells: Float64Array | null): NumericColumn {
   const values = new Array<number | null>(plan.count).fill(null);
   if (cells !== null) for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
   return { ...headOf(s, metric), kind: 'numeric', values };

@@ -8,7 +8,12 @@ interface ColumnHead {
   tags: string[];
 }
 
-export type NumericColumn = ColumnHead & { kind: 'numeric'; values: (number | null)[] };
+export type NumericColumn = ColumnHead & {
+  kind: 'numeric';
+  values: (number | null)[];
+  /** Its cells as DF4 JSON (model/fetch/df4.ts), rendered while the streams after it were being read. */
+  json?: string;
+};
 export type HistogramColumn = ColumnHead & { kind: 'histogram'; values: (Histogram | null)[] };
 /** Text cells hold [offset ms within the slot, value] entries. */
 export type TextColumn = ColumnHead & { kind: 'text'; values: TextEntry[][] };

@@ -3,7 +3,7 @@
 // numeric gap is NaN and a histogram gap an empty histogram, as DF4 readers expect.
 import { Builder } from 'flatbuffers';
 import type { Histogram as Hist } from '../histogram/index.js';
-import type { Column } from './column.js';
+import type { Column, NumericColumn } from './column.js';
 import { HistogramBucket } from './generated/fetch/histogram-bucket.js';
 import { ColumnMetaData, DF4, GlobalMetaData, HistSeries, Histogram, KVPair, Kind, NumericSeries, Series, SeriesContainer, TextEntry, TextMultiValue, TextSeries } from './generated/df4_generated.js';
 
@@ -25,12 +25,16 @@ export function df4Json(head: Df4Head, columns: readonly Column[]): string {
   if (head.errors.length > 0) h.error = head.errors;
   if (head.warnings.length > 0) h.warning = head.warnings;
   if (head.explain !== undefined) h.explain = head.explain;
-  return JSON.stringify({
-    version: 'DF4',
-    head: h,
-    meta: columns.map((c) => ({ kind: c.kind, label: c.label, tags: c.tags })),
-    data: columns.map(jsonCells),
-  });
+  // JSON.stringify({version, head, meta, data}) with each column's cells rendered on their own
+  // (numeric ones possibly already, while later streams were read: actors/coordinators/fetch.ts).
+  const meta = columns.map((c) => ({ kind: c.kind, label: c.label, tags: c.tags }));
+  const data = columns.map((c) => (c.kind === 'numeric' && c.json !== undefined ? c.json : JSON.stringify(jsonCells(c))));
+  return `{"version":"DF4","head":${JSON.stringify(h)},"meta":${JSON.stringify(meta)},"data":[${data.join(',')}]}`;
+}
+
+/** A numeric column's cells as df4Json writes them (non-finite numbers as null). */
+export function numericCellsJson(c: NumericColumn): string {
+  return JSON.stringify(jsonCells(c));
 }
 
 function jsonCells(c: Column): unknown[] {
