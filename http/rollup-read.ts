@@ -2,7 +2,9 @@
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { MAX_PERIODS } from '../model/fetch/request.js';
-import { parseRollupType, ROLLUP_TYPE_NAMES } from '../model/rollup/types.js';
+import type { MetricInfo } from '../model/metric-info.js';
+import { parseRollupType, rollupValuesJson, ROLLUP_TYPE_NAMES, type RollupType } from '../model/rollup/types.js';
+import type { RollupEngine } from '../storage/rollups.js';
 import { epochSecParam, knownMetricFromPath } from './metric-param.js';
 
 /** The path segments of the deprecated `GET /read/<start>/<end>/<period>/<uuid>/<type>/<metric>`. */
@@ -29,7 +31,18 @@ export async function readLegacyNumeric(node: FerriteNode, r: LegacyNumericRead)
   const type = parseRollupType(r.type);
   if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${r.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
   const metric = await knownMetricFromPath(node, r.uuid, r.metric);
-  return node.shards.about(metric, 'rollupJson', span, start - (start % span), end, 'dispatch', type);
+  return readRollupJson(node, metric, span, start, end, 'dispatch', type);
+}
+
+/**
+ * A rollup read's `[[ts, value], ...]` text, tuples aligned to the span (interface §4.4): the
+ * metric's shard reads the values and this thread writes them (the 11-field objects of `all`
+ * are written by the shard).
+ */
+export async function readRollupJson(node: FerriteNode, metric: MetricInfo, span: number, start: number, end: number, engine: RollupEngine, type: RollupType): Promise<string> {
+  const first = start - (start % span);
+  if (type === 'all') return node.shards.about(metric, 'rollupJson', span, first, end, engine, type);
+  return rollupValuesJson(first, span, await node.shards.about(metric, 'rollupValues', span, first, end, engine, type));
 }
 
 /**

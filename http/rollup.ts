@@ -12,7 +12,7 @@ import { requireSomething, summarize, withinLimits } from './ingest-reply.js';
 import { itemsContext } from './items-context.js';
 import { knownMetricFromPath } from './metric-param.js';
 import { bodyText, requiredSecMs } from './request.js';
-import { periodLimit } from './rollup-read.js';
+import { periodLimit, readRollupJson } from './rollup-read.js';
 import { proxyToOwner } from './proxy.js';
 import { accountHeaders, fields, jsonItems, metricPath, secMs, str, TAG } from './schemas.js';
 
@@ -60,8 +60,7 @@ export async function rollupRoutes(app: FastifyInstance, opts: { node: FerriteNo
     if (type === null) throw ferr('FER_ERR_BAD_PARAM', 'type', `'${q.type}' is not one of ${ROLLUP_TYPE_NAMES.join(', ')}`);
     periodLimit(start, end, span, 'rollup_span');
     const metric = await knownMetricFromPath(node, uuid, name);
-    // Tuples are aligned to the span (interface §4.4).
-    return reply.type('application/json').send(await node.shards.about(metric, 'rollupJson', span, start - (start % span), end, engine, type));
+    return reply.type('application/json').send(await readRollupJson(node, metric, span, start, end, engine, type));
   });
 
   const nntDocs = {

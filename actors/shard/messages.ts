@@ -5,7 +5,7 @@ import type { ActivityWindow } from '../../model/activity.js';
 import type { FerriteConfig } from '../../model/config.js';
 import type { DataKind } from '../../model/ingest-record.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
-import type { RollupType } from '../../model/rollup/types.js';
+import type { RollupField, RollupType } from '../../model/rollup/types.js';
 import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import type { Topology } from '../../model/topology/index.js';
@@ -107,6 +107,7 @@ export interface ShardMethods {
   readText(metric: WireMetric, options: TextReadOptions): TextRow[];
   /** `/rollup`'s JSON tuples for periods starting in [start, end). */
   rollupJson(metric: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupType): string;
+  rollupValues(metric: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupField): Float64Array;
   /** One numeric stream read into slots and transformed (NaN: no value); null when never stored here. */
   numericCells(metric: WireMetric, slots: SlotGeometry, transform: string): Float64Array | null;
   /** `numericCells` of each stream, in one question (a fetch's streams on this shard). */

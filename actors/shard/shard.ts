@@ -13,7 +13,8 @@ import { numberJson } from '../../model/json-out.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
-import { rollupTuplesJson, rollupTypeColumns, type RollupType } from '../../model/rollup/types.js';
+import { rollupTuplesJson, rollupTypeColumns, type RollupField, type RollupType } from '../../model/rollup/types.js';
+import { FIELD_SPECS, fieldColumn } from '../../model/rollup/fields.js';
 import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import { buildRing, ownersOf, type Ring } from '../../model/topology/ring.js';
@@ -194,6 +195,12 @@ export class Shard {
   async rollupJson(m: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupType): Promise<string> {
     const slots = await this.partition(m.partition).readRollups(this.series.resolve(m), spanMs, start, end, engine, rollupTypeColumns(type));
     return rollupTuplesJson(slots, type);
+  }
+
+  /** One field per slot (NaN: none) of a rollup read: the node writes the tuples (model/rollup/types.ts). */
+  async rollupValues(m: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupField): Promise<Float64Array> {
+    const slots = await this.partition(m.partition).readRollups(this.series.resolve(m), spanMs, start, end, engine, rollupTypeColumns(type));
+    return fieldColumn(slots, FIELD_SPECS[type]);
   }
 
   async numericCells(m: WireMetric, g: SlotGeometry, transform: string): Promise<Float64Array | null> {

@@ -95,3 +95,14 @@ test('rollup tuples stamp whole seconds as String() does, across digit carries',
   const slots = new RollupSlots(99_990_000, 5_000, 5);
   t.is(rollupTuplesJson(slots, 'count'), '[[99990,null],[99995,null],[100000,null],[100005,null],[100010,null]]');
 });
+
+test('rollup values as tuples: the same text as String() of each value, NaN and ±∞ as null', async (t) => {
+  const { rollupValuesJson } = await import('../../model/rollup/types.js');
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 4e9 }), fc.integer({ min: 1, max: 100_000 }), fc.array(fc.oneof(fc.double(), fc.constant(NaN), fc.constant(-0), fc.constant(-Infinity)), { maxLength: 40 }), (firstS, spanS, values) => {
+      const want = `[${values.map((v, i) => `[${firstS + i * spanS},${Number.isFinite(v) ? String(v) : 'null'}]`).join(',')}]`;
+      t.is(rollupValuesJson(firstS * 1000, spanS * 1000, Float64Array.from(values)), want);
+    }),
+  );
+  t.is(rollupValuesJson(1500, 500, Float64Array.of(1, NaN, Infinity)), '[[1.500,1],[2.000,null],[2.500,null]]', 'spans of ms stamp every tuple with its ms');
+});
