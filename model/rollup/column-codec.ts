@@ -259,8 +259,13 @@ function ulpsFrom(x: number, y: number): number | null {
 /** The double `ulps` away from y in magnitude, keeping y's sign (null when that is not a finite double). */
 function atUlps(y: number, ulps: number): number | null {
   f64[0] = y;
-  const sign = u32[1]! & 0x80000000;
   const t = u32[0]! + ulps;
+  if (t >= 0 && t < TWO32 && (u32[1]! & 0x7ff00000) !== 0x7ff00000) {
+    // No carry into the high word (most values: a decimal is within a few ulps of its double).
+    u32[0] = t;
+    return f64[0]!;
+  }
+  const sign = u32[1]! & 0x80000000;
   const lo = ((t % TWO32) + TWO32) % TWO32;
   const hi = (u32[1]! & 0x7fffffff) + (t - lo) / TWO32;
   if (hi < 0 || hi >= 0x7ff00000) return null;

@@ -114,6 +114,15 @@ test('chunks round-trip every period and column; an empty chunk too', (t) => {
   t.throws(() => new RollupChunk([Uint8Array.of(1, 0)]), { message: /version 1/ });
 });
 
+test('column records of one chunk that list other periods are a format error', (t) => {
+  const a = encodeChunk(randomPeriods(1));
+  const b = encodeChunk(randomPeriods(2));
+  t.throws(() => new RollupChunk([a[0], b[1]]), { message: /lists other periods/ });
+  const fewer = new Map([...randomPeriods(1)].slice(1));
+  t.throws(() => new RollupChunk([a[0], encodeChunk(fewer)[1]]), { message: /lists other periods/ });
+  t.notThrows(() => new RollupChunk([a[0], a[1], undefined, a[3]]));
+});
+
 test('v3: Σx² columns are coded against (Σx)²/n, and a read of Σx² alone is given n and Σx', (t) => {
   // Byte-sized gauges (integers near 2^34): Σx² is far past 2^53, but within a few 1e-6 of (Σx)²/n.
   let x = 11;
