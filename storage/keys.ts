@@ -203,6 +203,7 @@ const ACTIVITY = 0x61; // 'a'
 const LATEST_FLAG = 0x4c; // 'L'
 const CHECK_TAGS = 0x63; // 'c'
 const TOMBSTONE = 0x44; // 'D'
+const NAME_BLOCK = 0x4e; // 'N'
 const TOMBSTONE_KINDS = ['numeric', 'text', 'histogram'] as const;
 
 /** `D | metric id | kind (u8)` → a delete tombstone of that kind of the metric's data (actors/shard/tombstones.ts). */
@@ -254,6 +255,17 @@ export function prefixEnd(prefix: Buffer): Buffer {
   }
   return Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 }
+
+/** `N | range (u32 BE)` → the name records of a range of dense ids, packed (storage/metric-index/name-blocks.ts). */
+export function nameBlockKey(range: number): Buffer {
+  const key = Buffer.allocUnsafe(5);
+  key[0] = NAME_BLOCK;
+  key.writeUInt32BE(range, 1);
+  return key;
+}
+
+export const NAME_BLOCK_KEYS = { gte: Buffer.from([NAME_BLOCK]), lt: Buffer.from([NAME_BLOCK + 1]) };
+export const nameBlockRangeOf = (key: Buffer): number => key.readUInt32BE(1);
 
 /** `L | metric id`: latest values are tracked for this metric (turned on by find latest=2). */
 export function latestFlagKey(metricId: Buffer): Buffer {

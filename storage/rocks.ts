@@ -21,6 +21,8 @@ export interface Range {
   limit?: number;
   /** Entries fetched per native call: larger for long scans, small when few are read. */
   capacity?: number;
+  /** Keys only: entries come with empty values. */
+  keysOnly?: boolean;
 }
 
 type Session = InstanceType<typeof RocksDB>;
@@ -84,6 +86,8 @@ function infoLogTime(name: string): number {
 }
 
 const optionsNumber = (name: string): number => Number(/^OPTIONS-(\d+)/.exec(name)![1]);
+
+const EMPTY = Buffer.alloc(0);
 
 /** Entries per batch when copying a store. */
 const COPY_BATCH_ENTRIES = 4096;
@@ -165,15 +169,16 @@ export class Store {
     if (range.gte) opts.gte = range.gte;
     if (range.lt) opts.lt = range.lt;
     if (range.limit !== undefined) opts.limit = range.limit;
-    for await (const entry of this.family(cf).iterator(opts)) yield entry as Entry;
+    if (range.keysOnly === true) opts.values = false;
+    for await (const entry of this.family(cf).iterator(opts)) yield (range.keysOnly === true ? { key: (entry as Entry).key, value: EMPTY } : entry) as Entry;
   }
 
   /** The first and last keys of a range (two one-key seeks, however wide the range), or null when it is empty. */
   async keyBounds(cf: ColumnFamilyName, range: { gte: Buffer; lt: Buffer }): Promise<[Buffer, Buffer] | null> {
     let first: Buffer | null = null;
-    for await (const { key } of this.scan(cf, { ...range, limit: 1 })) first = key;
+    for await (const { key } of this.scan(cf, { ...range, limit: 1, keysOnly: true })) first = key;
     if (first === null) return null;
-    for await (const { key } of this.scan(cf, { ...range, limit: 1, reverse: true })) return [first, key];
+    for await (const { key } of this.scan(cf, { ...range, limit: 1, reverse: true, keysOnly: true })) return [first, key];
     return [first, first];
   }
 

@@ -17,7 +17,8 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { metricKey, placeMetric } from '../model/metric-key.js';
-import { CF, METRIC_ID_BYTES, STATE_KEY, type ColumnFamilyName } from './keys.js';
+import { CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, STATE_KEY, type ColumnFamilyName } from './keys.js';
+import { decodeNameBlock } from './metric-index/name-blocks.js';
 import { decodeNameRecord } from './metric-index/name-record.js';
 import { Store, type StoreBatch } from './rocks.js';
 
@@ -30,6 +31,8 @@ export interface ShardLayout {
 const BY_METRIC_ID: readonly ColumnFamilyName[] = [CF.metrics, CF.numeric, CF.text, CF.histogramRaw, CF.histogram, CF.rollup];
 /** Index keys that name a metric: a tag byte, then its id (types, activity, latest flags, tombstones). */
 const INDEX_TAGS_WITH_ID = new Set([0x74, 0x61, 0x4c, 0x44]);
+/** Name blocks (`N | range`): packed name records (storage/metric-index/name-blocks.ts). */
+const NAME_BLOCK = NAME_BLOCK_KEYS.gte[0]!;
 /** v1 postings end with the metric id. */
 const INDEX_POSTING = 0x70;
 /** State keys a partition owns: `<kind>/<partition>` or `<kind>/<partition>/…`. */
@@ -139,6 +142,8 @@ async function split(sources: Store[], into: string, want: ShardLayout, progress
       for await (const e of source.scan(CF.index, { capacity: 1024 })) {
         const tag = e.key[0]!;
         if (INDEX_TAGS_WITH_ID.has(tag)) await copier.put(ofId(e.key, 1), CF.index, e.key, e.value);
+        // Packed name records go back to records of their own in their metric's shard (packed again there).
+        else if (tag === NAME_BLOCK) for (const n of decodeNameBlock(e.value)) await copier.put(ofId(Buffer.from(n.storageId), 0), CF.metrics, Buffer.from(n.storageId), Buffer.from(n.record));
         else if (tag === INDEX_POSTING) await copier.put(ofId(e.key, e.key.length - METRIC_ID_BYTES), CF.index, e.key, e.value);
         // Check tags (`c`) stay with the node.
       }
@@ -156,13 +161,15 @@ async function split(sources: Store[], into: string, want: ShardLayout, progress
   }
 }
 
-/** Metric id (hex) → shard, from the name records. */
+/** Metric id (hex) → shard, from the name records (their own and packed ones). */
 async function metricShards(source: Store, want: ShardLayout): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for await (const { key, value } of source.scan(CF.metrics, { capacity: 4096 })) {
-    const r = decodeNameRecord(value);
-    out.set(key.toString('hex', 0, METRIC_ID_BYTES), placeMetric(metricKey(r.uuid, r.canonical), want.partitions).partition % want.shards);
-  }
+  const note = (storageId: Uint8Array, record: Uint8Array) => {
+    const r = decodeNameRecord(record);
+    out.set(Buffer.from(storageId).toString('hex', 0, METRIC_ID_BYTES), placeMetric(metricKey(r.uuid, r.canonical), want.partitions).partition % want.shards);
+  };
+  for await (const { key, value } of source.scan(CF.metrics, { capacity: 4096 })) note(key, value);
+  for await (const { value } of source.scan(CF.index, { ...NAME_BLOCK_KEYS, capacity: 256 })) for (const n of decodeNameBlock(value)) note(n.storageId, n.record);
   return out;
 }
 

@@ -52,6 +52,7 @@ export class ShardStorage {
       const image = await takeSnapshot(store, snapshotFile(dir));
       const tombstones = await Tombstones.load(store);
       const index = image !== null ? MetricIndex.fromImage(store, image) : (await MetricIndex.load(store)).index;
+      if (image !== null) await index.notePackedNames();
       const stores = new Map<number, PartitionStores>();
       const computed = new ComputedRollups(config.rollupCacheBytes);
       const merged = new MergedHistograms(config.rollupCacheBytes / 4);

@@ -174,3 +174,24 @@ test('writes to other metrics during a delete lose nothing', async (t) => {
     await n.stop();
   }
 });
+
+test('a full delete survives a crash: the journal replayed at the next start does not name the metric again', async (t) => {
+  const { spawnNode, tempDir, killSpawnedNodes } = await import('./helpers/node.js');
+  t.teardown(killSpawnedNodes);
+  const dir = tempDir();
+  const flags = ['--shards', '1', '--partitions', '2'];
+  const first = await spawnNode(dir, flags);
+  const names = ['gone.a|ST[env:x]', 'kept.b|ST[env:x]', 'kept.c|ST[env:x]'];
+  // Open buffers only: the journal still holds the write that named the metrics when the node dies.
+  t.is((await put(first.url, names.map((n, i) => mLine(`${1000 + i}.000`, n, 'n', String(i), check(UUID))).join('\n'))).status, 200);
+  const deleted = await fetch(`${first.url}/full/canonical/${UUID}/${encodeURIComponent(names[0]!)}`, { method: 'DELETE', headers: { 'x-svc-account-id': '3' } });
+  t.is(deleted.status, 200);
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const second = await spawnNode(dir, flags);
+  const found = ((await getJson(`${second.url}/find/3/tags?query=${encodeURIComponent('and(env:x)')}`)).json as { metric_name: string }[]).map((r) => r.metric_name).sort();
+  t.deepEqual(found, names.slice(1));
+  t.is((await getJson(`${second.url}/raw/${UUID}/${encodeURIComponent(names[1]!)}?start_ts=0.000&end_ts=99999.000`)).json.length, 1, 'the other metrics\' samples are replayed');
+  second.child.kill('SIGTERM');
+  await second.exited;
+});

@@ -13,8 +13,9 @@ const send = (reply: ShardReply, transfer: ArrayBuffer[] = []) => port.postMessa
 
 type Handler = (...args: never[]) => unknown;
 
-/** How often the worker says how full its heap is. */
+/** How often the worker says how full its heap is; while it takes writes, as often as this. */
 const HEAP_REPORT_MS = 1000;
+const HEAP_REPORT_BUSY_MS = 100;
 
 /** Closes the store before the worker ends on an error, so a restarted shard can open it again in this process. */
 function exitOnFailure(shard: Shard): void {
@@ -42,7 +43,14 @@ async function main(): Promise<void> {
     return;
   }
   exitOnFailure(shard);
-  setInterval(() => send({ type: 'heap', share: heapShare(setup.config.shardHeapMb) }), HEAP_REPORT_MS).unref();
+  // A heap filling with new series must be seen before it is full (actors/node/admission.ts sheds
+  // writes past its share): a timer alone fires late on a worker busy applying writes.
+  let reported = 0;
+  const reportHeap = () => {
+    reported = Date.now();
+    send({ type: 'heap', share: heapShare(setup.config.shardHeapMb) });
+  };
+  setInterval(reportHeap, HEAP_REPORT_MS).unref();
   const answer = async ({ id, method, args }: ShardRequest): Promise<void> => {
     try {
       const handler = shard[method as ShardMethod] as unknown as Handler;
@@ -57,6 +65,7 @@ async function main(): Promise<void> {
     if ('type' in msg) {
       if (msg.type === 'declare') shard.declare(msg.lane, msg.epoch, msg.fresh);
       else shard.apply(msg.seq, msg.names, msg.parts);
+      if (Date.now() - reported >= HEAP_REPORT_BUSY_MS) reportHeap();
     } else void answer(msg);
   });
   send({ type: 'ready' });

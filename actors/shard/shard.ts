@@ -32,6 +32,7 @@ import type { FoldStream, ListedMetric, NumericStream, RollupLevels, SampleNames
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
+import type { Tombstones } from '../../storage/tombstones.js';
 import { SeriesTable, ShardMetric } from './series-table.js';
 import type { BufferValue } from './window-buffer.js';
 
@@ -110,7 +111,7 @@ export class Shard {
     if (table === null) return this.events.applied(parts.reduce((n, p) => n + p.sids.length + p.others.length, 0));
     const batch = new IngestBatch<MetricInfo>();
     for (const p of parts) batch.adoptPart(p.partition, columnsOf(p, table));
-    const ready = this.indexSamples(batch);
+    const ready = this.indexSamples(surviving(batch, seq, this.storage.tombstones));
     const applied = [...batch.parts].map(([p, samples]) => this.partition(p).apply(seq, samples, ready));
     void Promise.all(applied).then(() => this.events.applied(batch.size));
   }
@@ -146,15 +147,13 @@ export class Shard {
     const staged = this.index.stage(writes, entries);
     // Marked at once, so samples arriving before the write is durable do not stage the metric again.
     for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.stagedId(e.metric.id);
-    const ready = this.indexTail.then(async () => {
+    return this.inIndexQueue(async () => {
       await writes.write();
       // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
       for (const m of this.index.apply(staged)) m.unsealed = true;
       for (const e of entries) if (e.metric instanceof ShardMetric) e.metric.indexed();
       this.index.noteActivity(batch);
     });
-    this.indexTail = ready.catch(() => {});
-    return ready;
   }
 
   // ---- series counts ----
@@ -315,16 +314,36 @@ export class Shard {
     const partition = this.partition(m.partition);
     for (const kind of DATA_KINDS) await partition.deleteData(metric, kind, FOREVER, seq, true, null);
     await partition.forget(metric);
-    await this.indexTail;
-    const batch = this.storage.batch();
-    this.storage.latest.stageForget(batch, metric.id);
-    this.index.stageRemove(batch, metric.id);
-    await batch.write();
-    // Forgotten before the index lets go of the name, which the metric keeps for whoever still holds it.
-    this.series.forget(m.idHex);
-    this.index.removed(metric.id);
+    // In the index queue: a packing of names (`packNames`) must not see the metric alive while this batch is unwritten.
+    await this.inIndexQueue(async () => {
+      const batch = this.storage.batch();
+      this.storage.latest.stageForget(batch, metric.id);
+      this.index.stageRemove(batch, metric.id);
+      await batch.write();
+      // Forgotten before the index lets go of the name, which the metric keeps for whoever still holds it.
+      this.series.forget(m.idHex);
+      this.index.removed(metric.id);
+    });
     metric.indexId = -1;
     return 'deleted';
+  }
+
+  /** Packs the name records of ranges of dense ids all written (storage/metric-index/name-blocks.ts). */
+  packNames(): Promise<void> {
+    return this.inIndexQueue(async () => {
+      const batch = this.storage.batch();
+      const ranges = this.index.stagePackNames(batch);
+      if (ranges.length === 0) return;
+      await batch.write();
+      this.index.namesPacked(ranges);
+    });
+  }
+
+  /** Runs `work` after the index writes queued before it, and before any queued after. */
+  private inIndexQueue(work: () => Promise<void>): Promise<void> {
+    const done = this.indexTail.then(work);
+    this.indexTail = done.catch(() => {});
+    return done;
   }
 
   /** Replaces the metric's activity windows by what its stored data says. */
@@ -352,6 +371,7 @@ export class Shard {
     const batch = this.storage.batch();
     this.storage.tombstones.prune(batch, journalCut);
     await batch.write();
+    await this.packNames();
     return Math.min(...lows);
   }
 
@@ -528,6 +548,25 @@ function columnsOf(p: WirePart, table: SidTable): SampleColumns<MetricInfo> {
  * marked indexed (once per run of its samples), and every other record. The mark makes a
  * known metric's sample cost a bit test, not a lookup.
  */
+/**
+ * The samples of `batch` (journal `seq`) no delete tombstone drops: what may name a metric and note
+ * its activity. A journal replayed after a crash holds the samples that first named a metric
+ * deleted since; the partitions drop them, and so must the index, or the deleted metric would be
+ * found again.
+ */
+function surviving(batch: IngestBatch<MetricInfo>, seq: number, stones: Tombstones): IngestBatch<MetricInfo> {
+  if (!stones.mayDrop(seq)) return batch;
+  const out = new IngestBatch<MetricInfo>();
+  for (const part of batch.parts.values()) {
+    for (let i = 0; i < part.length; i++) {
+      const m = part.metrics[i]!;
+      if (!stones.drops(m.idHex, 'numeric', part.ts[i]!, seq)) out.addNumeric(m, part.ts[i]!, part.values[i]!);
+    }
+    for (const r of part.others) if (!stones.drops(r.metric.idHex, r.kind, r.ts, seq)) out.add(r);
+  }
+  return out;
+}
+
 function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; kind: DataKind }[] {
   const entries: { metric: MetricInfo; kind: DataKind }[] = [];
   for (const part of samples.parts.values()) {

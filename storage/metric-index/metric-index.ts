@@ -8,10 +8,11 @@
 import type { ActivityWindow } from '../../model/activity.js';
 import type { IngestBatch, Placed } from '../../model/ingest-batch.js';
 import { splitCanonical, tagSearchText, type CanonicalName } from '../../model/metric-name.js';
-import { ACTIVITY_KEYS, CF, METRIC_ID_BYTES, TYPE_KEYS, typeKey, V1_POSTINGS } from '../keys.js';
+import { ACTIVITY_KEYS, CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, nameBlockKey, nameBlockRangeOf, TYPE_KEYS, typeKey, V1_POSTINGS } from '../keys.js';
 import type { Store, StoreBatch } from '../rocks.js';
 import { ActivityColumns } from './activity-columns.js';
 import { IdList } from './id-sets.js';
+import { decodeNameBlock, encodeNameBlock, NAME_BLOCK_IDS, nameRangeOf, type NameEntry } from './name-blocks.js';
 import { decodeNameRecord, encodeNameRecord, type NameRecordFields } from './name-record.js';
 import { NO_VALUE, TermDictionary } from './term-dictionary.js';
 import type { IndexImage } from './snapshot.js';
@@ -42,6 +43,9 @@ const enum State {
 }
 
 const EMPTY = Buffer.alloc(0);
+const NO_IDS: ReadonlySet<number> = new Set();
+/** Ranges of names one packing writes (a million new series are a thousand ranges: packed over many checkpoints). */
+const PACK_RANGES = 16;
 /** Compact posting lists once this share of indexed ids is dead. */
 const COMPACT_DEAD_SHARE = 0.25;
 
@@ -115,6 +119,10 @@ export class MetricIndex {
   private readonly activityDirty = new Map<number, number[]>();
   /** Kind bits the name records of pending ids carry (a record rewritten by a later batch keeps them). */
   private readonly pendingTypes = new Map<number, number>();
+  /** Ranges of dense ids whose name records are packed in a block (name-blocks.ts). */
+  private readonly packed = new Set<number>();
+  /** Per unwritten batch, the packed metrics it removes. */
+  private readonly leaving = new WeakMap<StoreBatch, Set<number>>();
 
   private constructor(private readonly store: Store) {
     this.grow(1024);
@@ -132,6 +140,15 @@ export class MetricIndex {
       if (r.denseId === null) v1.push({ storageId: Buffer.from(key), fields: r });
       else {
         index.restore(r.denseId, key, r, splitCanonical(r.canonical));
+        index.typeBits[r.denseId] = r.typeBits;
+      }
+    }
+    for await (const { key, value } of store.scan(CF.index, { ...NAME_BLOCK_KEYS, capacity: 256 })) {
+      index.packed.add(nameBlockRangeOf(key));
+      for (const { storageId, record } of decodeNameBlock(value)) {
+        const r = decodeNameRecord(record);
+        if (r.denseId === null) throw new Error(`BUG: a v1 name record in name block ${nameBlockRangeOf(key)}`);
+        index.restore(r.denseId, storageId, r, splitCanonical(r.canonical));
         index.typeBits[r.denseId] = r.typeBits;
       }
     }
@@ -257,7 +274,7 @@ export class MetricIndex {
       const id = list[i]!;
       if (!this.activity.takeChanged(id) || this.state[id] !== State.Alive) continue;
       ids.push(id);
-      writes.push({ storageId: Buffer.from(this.storageIds.subarray(id * METRIC_ID_BYTES, (id + 1) * METRIC_ID_BYTES)), windows: this.activity.windows(id) });
+      writes.push({ storageId: this.storageIdOf(id), windows: this.activity.windows(id) });
     }
     list.length = from;
     return { ids, writes };
@@ -360,8 +377,66 @@ export class MetricIndex {
   /** Adds the deletes of a metric's index records to `batch`; call `removed` once it is written. */
   stageRemove(batch: StoreBatch, storageId: Buffer): void {
     batch.delete(CF.metrics, storageId);
+    const id = this.find(storageId);
+    if (id >= 0 && this.packed.has(nameRangeOf(id))) {
+      // A packed name leaves its block: the block is written again without it (and without any
+      // other metric this batch removes).
+      let leaving = this.leaving.get(batch);
+      if (leaving === undefined) this.leaving.set(batch, (leaving = new Set()));
+      leaving.add(id);
+      this.stageNameBlock(batch, nameRangeOf(id), leaving);
+    }
     for (const kind of Object.keys(KIND_BITS)) batch.delete(CF.index, typeKey(storageId, kind));
   }
+
+  /**
+   * Stages the packing of every range of dense ids not packed yet whose ids are all written (none
+   * pending), `most` at a time: its alive metrics' name records into one block, their own records deleted. Call
+   * `namesPacked` with the ranges once the batch is written. Must not run beside a `stageRemove`
+   * whose batch is unwritten (the shard runs both in its index queue).
+   */
+  stagePackNames(batch: StoreBatch, most = PACK_RANGES): number[] {
+    const ranges: number[] = [];
+    for (let range = 0; (range + 1) * NAME_BLOCK_IDS <= this.size && ranges.length < most; range++) {
+      if (this.packed.has(range) || !this.allWritten(range)) continue;
+      this.stageNameBlock(batch, range, NO_IDS);
+      ranges.push(range);
+    }
+    return ranges;
+  }
+
+  namesPacked(ranges: readonly number[]): void {
+    for (const range of ranges) this.packed.add(range);
+  }
+
+  /** After `fromImage`, which ranges' names are packed (their block keys, read without the blocks). */
+  async notePackedNames(): Promise<void> {
+    for await (const { key } of this.store.scan(CF.index, { ...NAME_BLOCK_KEYS, keysOnly: true })) this.packed.add(nameBlockRangeOf(key));
+  }
+
+  private allWritten(range: number): boolean {
+    for (let id = range * NAME_BLOCK_IDS; id < (range + 1) * NAME_BLOCK_IDS; id++) if (this.state[id] === State.Pending) return false;
+    return true;
+  }
+
+  /**
+   * Stages the block of `range` holding its alive metrics but those `without` (none left: no
+   * block), and the delete of their records of their own. The block holds every alive name of the
+   * range, whether packed before or not: ids past the last alive one are given again after a
+   * restart, so a packed range may have gained metrics since.
+   */
+  private stageNameBlock(batch: StoreBatch, range: number, without: ReadonlySet<number>): void {
+    const entries: NameEntry[] = [];
+    for (let id = range * NAME_BLOCK_IDS; id < Math.min(this.size, (range + 1) * NAME_BLOCK_IDS); id++) {
+      if (this.state[id] !== State.Alive || without.has(id)) continue;
+      const storageId = this.storageIdOf(id);
+      entries.push({ storageId, record: encodeNameRecord(id, this.typeBits[id]!, { accountId: this.accountOf[id]!, uuid: this.uuidOf(id), checkName: this.checkNameOf(id), canonical: this.canonicalOf(id) }) });
+      batch.delete(CF.metrics, storageId);
+    }
+    if (entries.length === 0) batch.delete(CF.index, nameBlockKey(range));
+    else batch.put(CF.index, nameBlockKey(range), encodeNameBlock(entries));
+  }
+
 
   /** Forgets a metric: it leaves every search at once, and data written later starts a fresh metric. */
   removed(storageId: Buffer): void {
@@ -481,7 +556,7 @@ export class MetricIndex {
   report(): Record<string, number> {
     const columnBytes =
       this.storageIds.byteLength + this.state.byteLength + this.typeBits.byteLength + this.accountOf.byteLength + this.checkOfId.byteLength + this.nameStart.byteLength + this.nameLength.byteLength + this.names.byteLength + this.table.byteLength + this.activity.bytes;
-    return { metrics: this.alive, dead: this.dead, accounts: this.accounts.size, column_bytes: columnBytes, load_ms: Math.round(this.loaded.ms), load_cpu_ms: Math.round(this.loaded.cpuMs), loaded_metrics: this.loaded.metrics, loaded_from_snapshot: this.loaded.fromSnapshot === true ? 1 : 0 };
+    return { metrics: this.alive, dead: this.dead, accounts: this.accounts.size, column_bytes: columnBytes, load_ms: Math.round(this.loaded.ms), load_cpu_ms: Math.round(this.loaded.cpuMs), loaded_metrics: this.loaded.metrics, loaded_from_snapshot: this.loaded.fromSnapshot === true ? 1 : 0, name_blocks: this.packed.size };
   }
 
   // ---- internals ----

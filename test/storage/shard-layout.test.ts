@@ -9,8 +9,9 @@ import path from 'node:path';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
 import { BlockStore } from '../../storage/blocks.js';
-import { CF, checkTagsKey, encodeU64, rollupDirtyKey, sealSeqKey, STATE_KEY, tombstoneKey, typeKey, type ColumnFamilyName } from '../../storage/keys.js';
+import { CF, checkTagsKey, encodeU64, NAME_BLOCK_KEYS, rollupDirtyKey, sealSeqKey, STATE_KEY, tombstoneKey, typeKey, type ColumnFamilyName } from '../../storage/keys.js';
 import { MetricIndex, type IndexableMetric } from '../../storage/metric-index/metric-index.js';
+import { NAME_BLOCK_IDS } from '../../storage/metric-index/name-blocks.js';
 import { Store } from '../../storage/rocks.js';
 import { prepareShardLayout, recordedLayout, shardDir, SPLIT_DONE_FILE } from '../../storage/shard-layout.js';
 import { tempDir } from '../helpers/node.js';
@@ -184,5 +185,52 @@ test('a split recorded but not yet moved into place is finished at the next open
     t.false(existsSync(path.join(dataDir, 'shards.next')));
     t.false(existsSync(path.join(dataDir, 'shards', SPLIT_DONE_FILE)));
     await holdsItsPartitions(t, dataDir, 3);
+  });
+});
+
+test('packed name records are split too: each goes back to a record of its own in its metric\'s shard', async (t) => {
+  await withDataDir(async (dataDir) => {
+    const many = Array.from({ length: NAME_BLOCK_IDS + 40 }, (_, i) => metric(100 + i));
+    const node = await Store.open(dataDir);
+    try {
+      const { index } = await MetricIndex.load(node);
+      const batch = node.batch();
+      index.apply(index.stage(batch, many.map((m) => ({ metric: m, kind: 'numeric' as const }))));
+      await batch.write();
+    } finally {
+      await node.close();
+    }
+    await prepare(dataDir, 2);
+    // Each shard packs the ranges of dense ids it holds whole (ids it does not hold are free: nothing pending).
+    for (let n = 0; n < 2; n++) {
+      const store = await Store.open(shardDir(dataDir, n));
+      try {
+        const { index } = await MetricIndex.load(store);
+        const batch = store.batch();
+        index.namesPacked(index.stagePackNames(batch));
+        await batch.write();
+      } finally {
+        await store.close();
+      }
+    }
+    let blocks = 0;
+    for (let n = 0; n < 2; n++) {
+      const store = await Store.open(shardDir(dataDir, n));
+      for await (const _ of store.scan(CF.index, NAME_BLOCK_KEYS)) blocks++;
+      await store.close();
+    }
+    t.true(blocks > 0, 'a shard packed its names');
+    await prepare(dataDir, 3);
+    for (let n = 0; n < 3; n++) {
+      const store = await Store.open(shardDir(dataDir, n));
+      try {
+        const mine = many.filter((m) => m.partition % 3 === n);
+        const { index } = await MetricIndex.load(store);
+        t.deepEqual(mine.filter((m) => index.lookup(m.id) < 0).map((m) => m.name.canonical), [], `shard ${n} knows its metrics`);
+        t.is(index.report().metrics, mine.length, `shard ${n} knows no other metric`);
+      } finally {
+        await store.close();
+      }
+    }
   });
 });
