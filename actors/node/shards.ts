@@ -16,7 +16,7 @@ import { fromWireError } from '../shard/wire-error.js';
 /** What shards tell the node without being asked. */
 export interface ShardSetEvents {
   applied(records: number): void;
-  /** A worker's heap in use as a share of its limit (it says so every second). */
+  /** A worker's heap in use as a share of its limit (it says so every second, and every 100 ms while it applies writes). */
   heap(shard: number, share: number): void;
   fault(shard: number, partition: number, error: Error): void;
   /** A worker ended without being asked to stop. */
