@@ -19,7 +19,7 @@ import path from 'node:path';
 import { metricKey, placeMetric } from '../model/metric-key.js';
 import { CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, STATE_KEY, type ColumnFamilyName } from './keys.js';
 import { decodeNameBlock } from './metric-index/name-blocks.js';
-import { decodeNameRecord } from './metric-index/name-record.js';
+import { decodeNameRecord, encodeNameRecord } from './metric-index/name-record.js';
 import { Store, type StoreBatch } from './rocks.js';
 
 export interface ShardLayout {
@@ -134,16 +134,21 @@ async function split(sources: Store[], into: string, want: ShardLayout, progress
   const targets = await openAll(Array.from({ length: want.shards }, (_, n) => path.join(into, String(n))));
   try {
     const copier = new Copier(targets);
+    // Dense ids are a store's own: two shards merged into one have given the same ids to different
+    // metrics, so each target numbers the name records it receives anew.
+    const dense = new Array<number>(want.shards).fill(0);
+    const putName = (n: number, storageId: Buffer, record: Uint8Array) => copier.put(n, CF.metrics, storageId, Buffer.from(renumbered(record, () => dense[n]!++)));
     for (const [i, source] of sources.entries()) {
       progress(`splitting store ${i + 1} of ${sources.length} into ${want.shards} shards`);
       const shardOfId = await metricShards(source, want);
       const ofId = (key: Buffer, at: number): number => shardOfId.get(key.toString('hex', at, at + METRIC_ID_BYTES)) ?? 0;
-      for (const cf of BY_METRIC_ID) for await (const e of source.scan(cf, { capacity: 1024 })) await copier.put(ofId(e.key, 0), cf, e.key, e.value);
+      for await (const e of source.scan(CF.metrics, { capacity: 1024 })) await putName(ofId(e.key, 0), e.key, e.value);
+      for (const cf of BY_METRIC_ID.filter((f) => f !== CF.metrics)) for await (const e of source.scan(cf, { capacity: 1024 })) await copier.put(ofId(e.key, 0), cf, e.key, e.value);
       for await (const e of source.scan(CF.index, { capacity: 1024 })) {
         const tag = e.key[0]!;
         if (INDEX_TAGS_WITH_ID.has(tag)) await copier.put(ofId(e.key, 1), CF.index, e.key, e.value);
         // Packed name records go back to records of their own in their metric's shard (packed again there).
-        else if (tag === NAME_BLOCK) for (const n of decodeNameBlock(e.value)) await copier.put(ofId(Buffer.from(n.storageId), 0), CF.metrics, Buffer.from(n.storageId), Buffer.from(n.record));
+        else if (tag === NAME_BLOCK) for (const n of decodeNameBlock(e.value)) await putName(ofId(Buffer.from(n.storageId), 0), Buffer.from(n.storageId), n.record);
         else if (tag === INDEX_POSTING) await copier.put(ofId(e.key, e.key.length - METRIC_ID_BYTES), CF.index, e.key, e.value);
         // Check tags (`c`) stay with the node.
       }
@@ -159,6 +164,12 @@ async function split(sources: Store[], into: string, want: ShardLayout, progress
   } finally {
     for (const t of targets) await t.close();
   }
+}
+
+/** A name record with the next dense id of its target store (v1 records, which have none, as they are: loading numbers them). */
+function renumbered(record: Uint8Array, next: () => number): Uint8Array {
+  const r = decodeNameRecord(record);
+  return r.denseId === null ? record : encodeNameRecord(next(), r.typeBits, r);
 }
 
 /** Metric id (hex) → shard, from the name records (their own and packed ones). */

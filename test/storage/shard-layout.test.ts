@@ -190,7 +190,7 @@ test('a split recorded but not yet moved into place is finished at the next open
 
 test('packed name records are split too: each goes back to a record of its own in its metric\'s shard', async (t) => {
   await withDataDir(async (dataDir) => {
-    const many = Array.from({ length: NAME_BLOCK_IDS + 40 }, (_, i) => metric(100 + i));
+    const many = Array.from({ length: 2 * NAME_BLOCK_IDS + 300 }, (_, i) => metric(100 + i));
     const node = await Store.open(dataDir);
     try {
       const { index } = await MetricIndex.load(node);
@@ -230,6 +230,39 @@ test('packed name records are split too: each goes back to a record of its own i
         t.is(index.report().metrics, mine.length, `shard ${n} knows no other metric`);
       } finally {
         await store.close();
+      }
+    }
+  });
+});
+
+test('stores merged into fewer shards, or split into more, number their name records anew: every shard\'s index loads whole', async (t) => {
+  await withDataDir(async (dataDir) => {
+    await prepare(dataDir, 2);
+    // Named after the split, in each shard: both shards give dense ids from 0.
+    const later = Array.from({ length: 30 }, (_, i) => metric(5000 + i));
+    for (let n = 0; n < 2; n++) {
+      const store = await Store.open(shardDir(dataDir, n));
+      try {
+        const { index } = await MetricIndex.load(store);
+        const batch = store.batch();
+        index.apply(index.stage(batch, later.filter((m) => m.partition % 2 === n).map((m) => ({ metric: m, kind: 'numeric' as const }))));
+        await batch.write();
+      } finally {
+        await store.close();
+      }
+    }
+    for (const shards of [1, 3]) {
+      await prepare(dataDir, shards);
+      for (let n = 0; n < shards; n++) {
+        const store = await Store.open(shardDir(dataDir, n));
+        try {
+          const { index } = await MetricIndex.load(store);
+          const mine = later.filter((m) => m.partition % shards === n);
+          t.deepEqual(mine.filter((m) => index.lookup(m.id) < 0).map((m) => m.name.canonical), [], `${shards} shards: shard ${n} knows its metrics`);
+          t.is(index.report().metrics, mine.length);
+        } finally {
+          await store.close();
+        }
       }
     }
   });
