@@ -477,11 +477,18 @@ function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64A
   return out;
 }
 
+/** The decimal integers a near-decimal column is read through: one array reused (reads are synchronous), not one per column. */
+let intsScratch = new Float64Array(1440);
+function scratchInts(n: number): Float64Array {
+  if (intsScratch.length < n) intsScratch = new Float64Array(n);
+  return intsScratch.subarray(0, n);
+}
+
 function readNearDecimal(r: ByteReader, out: Float64Array, predicted: Float64Array | null): void {
   const k = r.byte();
   if (k > MAX_DECIMALS) r.fail(`decimal exponent ${k}`);
   const p = POW10[k]!;
-  const ints = new Float64Array(out.length);
+  const ints = scratchInts(out.length);
   if (predicted === null) readDeltas(r, ints, 1);
   else for (let i = 0; i < ints.length; i++) ints[i] = predictedInt(predicted[i]!, p) + unzigzag(r.varint());
   let escapes = 0;
