@@ -332,10 +332,14 @@ export class Shard {
   packNames(): Promise<void> {
     return this.inIndexQueue(async () => {
       const batch = this.storage.batch();
-      const ranges = this.index.stagePackNames(batch);
-      if (ranges.length === 0) return;
-      await batch.write();
-      this.index.namesPacked(ranges);
+      try {
+        const ranges = this.index.stagePackNames(batch);
+        if (ranges.length === 0) return;
+        await batch.write();
+        this.index.namesPacked(ranges);
+      } finally {
+        batch.discard();
+      }
     });
   }
 
