@@ -56,8 +56,10 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
 
   app.setErrorHandler((error: FastifyError | FerriteError, req, reply) => {
     if (error instanceof FerriteError) {
-      if (error.status >= 500) req.log.error({ err: error }, error.message);
-      // Every 503 is a passing condition (load, a restarting shard): say when to try again.
+      // Every 503 is a passing condition (load, a restarting shard): a warning, no stack (a node
+      // shedding load refuses many writes a second), and the client is told when to try again.
+      if (error.status === 503) req.log.warn({ code: error.code }, error.message);
+      else if (error.status >= 500) req.log.error({ err: error }, error.message);
       if (error.status === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', '1');
       return reply.status(error.status).send(errorBody(error));
     }

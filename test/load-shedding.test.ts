@@ -59,3 +59,27 @@ test('past the write latency budget, writes are refused while others are in flig
     await n.stop();
   }
 });
+
+test('a refused write is logged as a warning naming the reason, without a stack', async (t) => {
+  const { killSpawnedNodes, spawnNode, tempDir } = await import('./helpers/node.js');
+  const { writeFileSync } = await import('node:fs');
+  const path = await import('node:path');
+  t.teardown(killSpawnedNodes);
+  const dir = tempDir();
+  const config = path.join(dir, 'shed.json');
+  writeFileSync(config, JSON.stringify({ maxWriteBytesInFlight: 256 * 1024, writeLatencyBudgetMs: 0 }));
+  const n = await spawnNode(path.join(dir, 'data'), ['--config', config]);
+  const body = (w: number) => Array.from({ length: 2000 }, (_, i) => mLine(`${1_700_000_000 + w * 2000 + i}.000`, `shed.${w}`, 'n', String(i))).join('\n');
+  const statuses = await Promise.all(Array.from({ length: 32 }, async (_, w) => (await fetch(`${n.url}/raw`, { method: 'PUT', body: body(w) })).status));
+  t.true(statuses.includes(503));
+  await new Promise((r) => setTimeout(r, 200)); // the log lines reach us through a pipe
+  const refusals = n.log.map((l) => JSON.parse(l) as { level: number; code?: string; msg: string; err?: unknown }).filter((l) => /in flight; retry after/.test(l.msg));
+  t.is(refusals.length, statuses.filter((s) => s === 503).length);
+  for (const r of refusals) {
+    t.is(r.level, 40, 'warn');
+    t.is(r.code, 'FER_ERR_OVERLOADED');
+    t.is(r.err, undefined, 'no error object, no stack');
+  }
+  n.child.kill('SIGTERM');
+  await n.exited;
+});
