@@ -16,11 +16,15 @@ export interface DenseSeries {
 
 export const emptyDense = (): DenseSeries => ({ ts: new Float64Array(0), values: new Float64Array(0) });
 
-/** Smallest pooled buffer, in samples (a day at 60 s), and the largest (8 MiB). */
+/** Smallest pooled buffer, in samples (a day at 60 s), and the largest (1 MiB: a week at 5 s); larger ones are not kept. */
 const POOL_MIN = 1 << 11;
-const POOL_MAX = 1 << 20;
-/** Idle buffers kept per size. */
-const POOL_IDLE = 8;
+const POOL_MAX = 1 << 17;
+/**
+ * Idle buffers kept per size: at most ≈ 8 MiB in all. A value-only read holds its buffers only
+ * between its decode and its booking (no await between), a read of rates across the await of
+ * its carry: a few at a time, however many streams a read names.
+ */
+const POOL_IDLE = 4;
 
 /**
  * Buffers for decoded samples, reused. A read decodes a metric-day (138 KB at 10 s), books its
