@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr, FerriteError } from '../model/errors.js';
 import { adminRoutes } from './admin.js';
+import { registerBodyReader } from './body.js';
 import { registerLoadShedding } from './load-shedding.js';
 import { deleteRoutes } from './delete.js';
 import { fetchRoutes } from './fetch.js';
@@ -40,9 +41,7 @@ export function buildServer(node: FerriteNode, logger: Logger): FastifyInstance 
     routerOptions: { maxParamLength: 8192 },
   });
 
-  // Every body arrives as bytes; each endpoint decodes its own formats (TSV, FlatBuffer, JSON).
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  registerBodyReader(app, node.config.bodyLimitBytes);
 
   // IRONdb clients send bare media types (`x-irondb-fetch-flatbuffer`), which Fastify's
   // parser would refuse with 415 before any route sees them: read them as `application/…`.

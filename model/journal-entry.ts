@@ -1,6 +1,7 @@
 // The payload of one ingest-journal entry: the accepted records of one request.
 // JSON in a compact positional form: V8's native JSON is faster than a hand-written
 // binary codec in JS, and the journal is read only on recovery.
+import { headroomOf } from './headroom.js';
 import type { DataKind, IngestRecord } from './ingest-record.js';
 import type { AccountId, EpochMs, NumericValue } from './types.js';
 
@@ -135,6 +136,8 @@ function decodeValue(row: Row): JournalRecord {
 const RAW_MAGIC = 0x01;
 const RAW_LIMITED_MAGIC = 0x02;
 const RAW_HEAD = 22;
+/** Room in front of a body (model/headroom.ts) in which its entry's header is written in place. */
+export const RAW_HEADROOM = RAW_HEAD;
 
 export type RawFormat = 'tsv' | 'metriclist';
 const FORMAT_CODES: Record<RawFormat, number> = { tsv: 1, metriclist: 2 };
@@ -153,7 +156,9 @@ export type DecodedJournal = { raw: false; entry: JournalEntry } | { raw: true; 
 export function encodeRawJournalEntry(format: RawFormat, ctx: RawContext, body: Uint8Array): Buffer {
   const limited = ctx.limited !== undefined && ctx.limited.length > 0 ? Buffer.from(JSON.stringify(ctx.limited)) : null;
   const head = limited === null ? RAW_HEAD : RAW_HEAD + 4 + limited.length;
-  const out = Buffer.allocUnsafe(head + body.length);
+  // A body read with room in front (http/body.ts) becomes its entry where it lies.
+  const inPlace = headroomOf(body) >= head;
+  const out = inPlace ? Buffer.from(body.buffer, body.byteOffset - head, head + body.length) : Buffer.allocUnsafe(head + body.length);
   out[0] = limited === null ? RAW_MAGIC : RAW_LIMITED_MAGIC;
   out[1] = FORMAT_CODES[format];
   out.writeDoubleLE(ctx.latestAllowed, 2);
@@ -163,7 +168,7 @@ export function encodeRawJournalEntry(format: RawFormat, ctx: RawContext, body: 
     out.writeUInt32LE(limited.length, RAW_HEAD);
     limited.copy(out, RAW_HEAD + 4);
   }
-  out.set(body, head);
+  if (!inPlace) out.set(body, head);
   return out;
 }
 

@@ -1,7 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { conflictResolver, sampleCombiner } from '../model/conflict.js';
-import { decodeJournal, decodeJournalEntry, encodeJournalEntry, encodeRawJournalEntry, type RawContext } from '../model/journal-entry.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, encodeRawJournalEntry, RAW_HEADROOM, type RawContext } from '../model/journal-entry.js';
+import { allocWithHeadroom, headroomOf } from '../model/headroom.js';
 import { normalizeLastWins, normalizeNumeric, sliceSeries } from '../model/series.js';
 import { selectTextRows } from '../model/text-read.js';
 import type { IngestRecord } from '../model/ingest-record.js';
@@ -94,4 +95,25 @@ test('raw journal entries keep their parse context, and the keys of refused seri
   t.deepEqual(decodeJournal(limited), { raw: true, format: 'metriclist', ctx: { ...ctx, headerAccount: null, limited: ['u-a', 'u-b|ST[c:d]'] }, body });
   // An empty list is written as no list.
   t.is(encodeRawJournalEntry('tsv', { ...ctx, limited: [] }, body)[0], 0x01);
+});
+
+test('a body read with headroom becomes its journal entry where it lies; one without is copied', (t) => {
+  const text = Buffer.from('M\t1.000\tx\tm\tn\t1');
+  const ctx: RawContext = { latestAllowed: 5000 as EpochMs, textSizeLimit: 512, headerAccount: null };
+  const roomy = allocWithHeadroom(RAW_HEADROOM, text.length);
+  text.copy(roomy);
+  const entry = encodeRawJournalEntry('tsv', ctx, roomy);
+  t.is(entry.buffer, roomy.buffer, 'the header went into the room in front');
+  t.is(entry.byteOffset + RAW_HEADROOM, roomy.byteOffset);
+  t.deepEqual(decodeJournal(entry), { raw: true, format: 'tsv', ctx, body: text });
+  t.deepEqual(roomy, text, 'the body itself is untouched');
+  // A limited context's header is longer than the room: copied, the body untouched.
+  const limited = encodeRawJournalEntry('tsv', { ...ctx, limited: ['u-a'] }, roomy);
+  t.deepEqual(decodeJournal(limited), { raw: true, format: 'tsv', ctx: { ...ctx, limited: ['u-a'] }, body: text });
+  t.deepEqual(decodeJournal(entry), { raw: true, format: 'tsv', ctx, body: text }, 'the in-place entry is left as it was');
+  // A slice of some other buffer has no room, whatever its offset.
+  const pooled = Buffer.concat([Buffer.alloc(RAW_HEADROOM, 0x55), text]).subarray(RAW_HEADROOM);
+  t.is(headroomOf(pooled), 0);
+  t.deepEqual(decodeJournal(encodeRawJournalEntry('tsv', ctx, pooled)), { raw: true, format: 'tsv', ctx, body: text });
+  t.true(Buffer.from(pooled.buffer, pooled.byteOffset - RAW_HEADROOM, RAW_HEADROOM).every((b) => b === 0x55), 'the bytes before a slice are never written');
 });

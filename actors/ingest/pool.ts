@@ -9,6 +9,7 @@ import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
 import type { RawContext, RawFormat } from '../../model/journal-entry.js';
 import { MetricListFormatError } from '../../model/metric-list/decode.js';
+import { headroomOf, ownsItsMemory, returned } from '../../model/headroom.js';
 import { asEpochMs } from '../../model/types.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { MetricRegistry } from '../node/metric-registry.js';
@@ -87,6 +88,7 @@ export class IngestPool {
   async parse(format: RawFormat, ctx: RawContext, body: Buffer, opts: { lane?: number; limits?: LaneLimits } = {}): Promise<LaneParse> {
     if (this.lanes.length === 0) return this.parseHere(format, ctx, body, opts.limits);
     const lane = opts.lane !== undefined && opts.lane >= 0 ? this.lanes[opts.lane]! : this.lanes.reduce((a, b) => (b.busy < a.busy ? b : a));
+    const room = headroomOf(body);
     const job: ParseJob = { id: this.nextJob++, format, ctx, body: owned(body), ...(opts.limits === undefined ? {} : { limits: opts.limits }) };
     lane.busy++;
     try {
@@ -94,7 +96,7 @@ export class IngestPool {
         lane.waiting.set(job.id, { resolve, reject });
         lane.worker.postMessage(job, [job.body.buffer as ArrayBuffer]);
       });
-      const back = Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
+      const back = returned(result.body, room);
       if (result.fatal !== undefined) throw new MetricListFormatError(result.fatal);
       const common = { errors: result.errors, submitted: result.submitted, body: back, lane: lane.id, epoch: result.epoch, candidates: result.candidates, limited: result.limited, screen: null };
       if (this.options.declare !== null) return { ...common, batch: { lane: lane.id, epoch: result.epoch, parts: result.parts, size: sizeOf(result.parts) } };
@@ -220,6 +222,5 @@ function sizeOf(parts: readonly WirePart[]): number {
 
 /** A copy of `body` when it shares its memory (a pooled Buffer must not be transferred). */
 function owned(body: Buffer): Uint8Array {
-  if (body.byteOffset === 0 && body.buffer.byteLength === body.byteLength) return body;
-  return new Uint8Array(body);
+  return ownsItsMemory(body) ? body : new Uint8Array(body);
 }
