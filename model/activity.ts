@@ -14,8 +14,14 @@ export function activitySlice(ms: number): number {
 
 /** `windows` (sorted, disjoint) with each slice added, coalesced; returns a new array. */
 export function mergeActivity(windows: readonly ActivityWindow[], slices: Iterable<number>): ActivityWindow[] {
-  const all: [number, number][] = windows.map(([a, b]) => [a, b]);
-  for (const s of slices) all.push([s, s + ACTIVITY_SLICE_S]);
+  const added: ActivityWindow[] = [];
+  for (const s of slices) added.push([s, s + ACTIVITY_SLICE_S]);
+  return unionActivity(windows, added);
+}
+
+/** The windows of both lists, coalesced; returns a new array. */
+export function unionActivity(a: readonly ActivityWindow[], b: readonly ActivityWindow[]): ActivityWindow[] {
+  const all: [number, number][] = [...a, ...b].map(([start, end]) => [start, end]);
   all.sort((x, y) => x[0] - y[0]);
   const out: [number, number][] = [];
   for (const [a, b] of all) {

@@ -1,9 +1,9 @@
-// One partition's activity tracking: slices seen since the last checkpoint are merged into
-// the stored windows (one index `a` key per metric) at each checkpoint. The shard's metric index
-// keeps every metric's windows in memory by the same rules, and notes a write's samples before
-// the partition does: what it holds for a metric is what its `a` key must say, so a flush writes
-// that and reads nothing (issue 30: a burst of a million new series must not cost a read each).
-// Without the index (tests of this file alone), stored windows are read, a few cached.
+// One partition's activity tracking for metrics the shard's index does not know (tests of this
+// file alone): slices seen since the last checkpoint are merged into the stored windows (one
+// index `a` key per metric) at each checkpoint, stored windows read, a few cached. The metrics
+// the index knows it tracks itself: it keeps every metric's windows in memory by the same rules,
+// notes a write's samples before the partition does, and the shard writes the windows that
+// changed in activity blocks at each checkpoint (storage/metric-index/activity-blocks.ts).
 import { mergeActivity, activitySlice, type ActivityWindow } from '../model/activity.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { activityKey, CF } from './keys.js';
@@ -20,20 +20,16 @@ const MAX_CACHED = 4096;
 
 /**
  * The shard's index, which notes every sample of the metrics it knows (before the partition
- * sees them) and keeps their windows: for those the tracker keeps nothing pending.
+ * sees them), keeps their windows and writes them: for those the tracker keeps nothing.
  */
 export interface IndexedActivity {
   /** Whether the index knows the metric. */
   knows(id: Buffer): boolean;
   /** Its windows with every noted slice; undefined when the index does not know it. */
   windows(id: Buffer): readonly ActivityWindow[] | undefined;
-  /** Up to `limit` of this partition's metrics whose windows changed since last taken, taken as written. */
-  take(limit: number): { ids: number[]; writes: { storageId: Buffer; windows: readonly ActivityWindow[] }[] };
-  /** Gives back what `take` took (its write failed). */
-  unwritten(ids: readonly number[]): void;
 }
 
-const NO_INDEX: IndexedActivity = { knows: () => false, windows: () => undefined, take: () => ({ ids: [], writes: [] }), unwritten: () => undefined };
+const NO_INDEX: IndexedActivity = { knows: () => false, windows: () => undefined };
 
 export class ActivityTracker {
   /** Slices seen since the last flush, per metric (usually one: a small array beats a Set). */
@@ -63,13 +59,11 @@ export class ActivityTracker {
   /**
    * Writes what was noted since the last flush, at most FLUSH_CHUNK metrics a call (a burst
    * of a million new series must not hold the partition for one long checkpoint); the rest
-   * waits for the next checkpoint, and reads see it meanwhile. Metrics the index knows are
-   * the index's changed windows; the others, what was noted here. How many it took of each.
+   * waits for the next checkpoint, and reads see it meanwhile. How many it wrote.
    */
   async flush(limit = FLUSH_CHUNK): Promise<number> {
+    if (this.pending.size === 0) return 0;
     const batch = this.store.batch();
-    const taken = this.indexed.take(limit);
-    for (const { storageId, windows } of taken.writes) batch.put(CF.index, activityKey(storageId), encodeWindows(windows));
     const pending: [string, { id: Buffer; slices: number[] }][] = [];
     for (const entry of this.pending) {
       if (pending.length >= limit) break;
@@ -80,16 +74,11 @@ export class ActivityTracker {
     pending.forEach(([idHex, { id, slices }], i) => {
       const before = stored[i]!;
       const after = mergeActivity(before, slices);
-      if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeWindows(after));
+      if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeActivityWindows(after));
       this.remember(idHex, after);
     });
-    try {
-      await batch.write();
-    } catch (error) {
-      this.indexed.unwritten(taken.ids);
-      throw error;
-    }
-    return taken.ids.length + pending.length;
+    await batch.write();
+    return pending.length;
   }
 
   /** Writes everything pending (shutdown, explicit flush). */
@@ -110,13 +99,17 @@ export class ActivityTracker {
     return indexed.map((w) => w!.map(([a, b]): ActivityWindow => [a, b]));
   }
 
-  /** Replaces a metric's windows, dropping what is pending (an activity rebuild). */
+  /**
+   * Replaces a metric's windows, dropping what is pending (an activity rebuild). A metric the
+   * index knows loses any `a` key of its own (the index writes its windows, and a load would
+   * merge the key's wider ones back in).
+   */
   async replace(id: Buffer, idHex: string, windows: ActivityWindow[]): Promise<void> {
     this.pending.delete(idHex);
     this.remember(idHex, windows);
     const batch = this.store.batch();
-    if (windows.length === 0) batch.delete(CF.index, activityKey(id));
-    else batch.put(CF.index, activityKey(id), encodeWindows(windows));
+    if (windows.length === 0 || this.indexed.knows(id)) batch.delete(CF.index, activityKey(id));
+    else batch.put(CF.index, activityKey(id), encodeActivityWindows(windows));
     await batch.write();
   }
 
@@ -134,7 +127,7 @@ export class ActivityTracker {
     if (missing.length === 0) return out as ActivityWindow[][];
     const raw = await this.store.getMany(CF.index, missing.map((i) => activityKey(metrics[i]![0])));
     missing.forEach((i, k) => {
-      const windows = raw[k] === null ? [] : decodeWindows(raw[k]!);
+      const windows = raw[k] === null ? [] : decodeActivityWindows(raw[k]!);
       this.remember(metrics[i]![1], windows);
       out[i] = windows;
     });
@@ -151,8 +144,8 @@ function sameWindows(a: ActivityWindow[], b: ActivityWindow[]): boolean {
   return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
 }
 
-/** u64 BE epoch seconds, written as two u32 (a BigInt per value cost more than the rest of a flush). */
-function encodeWindows(windows: readonly ActivityWindow[]): Buffer {
+/** An `a` key's value: u64 BE epoch seconds, written as two u32 (a BigInt per value cost more than the rest of a flush). */
+export function encodeActivityWindows(windows: readonly ActivityWindow[]): Buffer {
   const out = Buffer.allocUnsafe(windows.length * 16);
   windows.forEach(([start, end], i) => {
     writeU64(out, start, i * 16);
@@ -166,8 +159,12 @@ function writeU64(out: Buffer, value: number, at: number): void {
   out.writeUInt32BE(value >>> 0, at + 4);
 }
 
-function decodeWindows(raw: Buffer): ActivityWindow[] {
+export function decodeActivityWindows(raw: Buffer): ActivityWindow[] {
   const out: ActivityWindow[] = [];
-  for (let at = 0; at + 16 <= raw.length; at += 16) out.push([Number(raw.readBigUInt64BE(at)), Number(raw.readBigUInt64BE(at + 8))]);
+  for (let at = 0; at + 16 <= raw.length; at += 16) out.push([readU64(raw, at), readU64(raw, at + 8)]);
   return out;
+}
+
+function readU64(raw: Buffer, at: number): number {
+  return raw.readUInt32BE(at) * 2 ** 32 + raw.readUInt32BE(at + 4);
 }

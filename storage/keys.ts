@@ -204,6 +204,7 @@ const LATEST_FLAG = 0x4c; // 'L'
 const CHECK_TAGS = 0x63; // 'c'
 const TOMBSTONE = 0x44; // 'D'
 const NAME_BLOCK = 0x4e; // 'N'
+const ACTIVITY_BLOCK = 0x41; // 'A'
 const TOMBSTONE_KINDS = ['numeric', 'text', 'histogram'] as const;
 
 /** `D | metric id | kind (u8)` → a delete tombstone of that kind of the metric's data (actors/shard/tombstones.ts). */
@@ -239,7 +240,11 @@ export function typeKey(metricId: Buffer, kind: string): Buffer {
   return Buffer.concat([Buffer.from([TYPE]), metricId.subarray(0, METRIC_ID_BYTES), Buffer.from(kind, 'utf8')]);
 }
 
-/** `a | metric id` → the metric's activity windows: (start s, end s) u64 BE pairs in time order. */
+/**
+ * `a | metric id` → the metric's activity windows: (start s, end s) u64 BE pairs in time order.
+ * Written only for a metric the shard's index does not know, and by a shard split; a shard's
+ * open packs them into activity blocks (`A`) and deletes them.
+ */
 export function activityKey(metricId: Buffer): Buffer {
   return Buffer.concat([Buffer.from([ACTIVITY]), metricId.subarray(0, METRIC_ID_BYTES)]);
 }
@@ -266,6 +271,17 @@ export function nameBlockKey(range: number): Buffer {
 
 export const NAME_BLOCK_KEYS = { gte: Buffer.from([NAME_BLOCK]), lt: Buffer.from([NAME_BLOCK + 1]) };
 export const nameBlockRangeOf = (key: Buffer): number => key.readUInt32BE(1);
+
+/** `A | range (u32 BE)` → the activity windows of a range of dense ids, packed (storage/metric-index/activity-blocks.ts). */
+export function activityBlockKey(range: number): Buffer {
+  const key = Buffer.allocUnsafe(5);
+  key[0] = ACTIVITY_BLOCK;
+  key.writeUInt32BE(range, 1);
+  return key;
+}
+
+export const ACTIVITY_BLOCK_KEYS = { gte: Buffer.from([ACTIVITY_BLOCK]), lt: Buffer.from([ACTIVITY_BLOCK + 1]) };
+export const activityBlockRangeOf = (key: Buffer): number => key.readUInt32BE(1);
 
 /** `L | metric id`: latest values are tracked for this metric (turned on by find latest=2). */
 export function latestFlagKey(metricId: Buffer): Buffer {

@@ -17,7 +17,9 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { metricKey, placeMetric } from '../model/metric-key.js';
-import { CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, STATE_KEY, type ColumnFamilyName } from './keys.js';
+import { encodeActivityWindows } from './activity.js';
+import { ACTIVITY_BLOCK_KEYS, activityBlockRangeOf, activityKey, CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, STATE_KEY, type ColumnFamilyName } from './keys.js';
+import { decodeActivityBlock } from './metric-index/activity-blocks.js';
 import { decodeNameBlock } from './metric-index/name-blocks.js';
 import { decodeNameRecord, encodeNameRecord } from './metric-index/name-record.js';
 import { Store, type StoreBatch } from './rocks.js';
@@ -33,6 +35,8 @@ const BY_METRIC_ID: readonly ColumnFamilyName[] = [CF.metrics, CF.numeric, CF.te
 const INDEX_TAGS_WITH_ID = new Set([0x74, 0x61, 0x4c, 0x44]);
 /** Name blocks (`N | range`): packed name records (storage/metric-index/name-blocks.ts). */
 const NAME_BLOCK = NAME_BLOCK_KEYS.gte[0]!;
+/** Activity blocks (`A | range`): packed activity windows (storage/metric-index/activity-blocks.ts). */
+const ACTIVITY_BLOCK = ACTIVITY_BLOCK_KEYS.gte[0]!;
 /** v1 postings end with the metric id. */
 const INDEX_POSTING = 0x70;
 /** State keys a partition owns: `<kind>/<partition>` or `<kind>/<partition>/…`. */
@@ -140,7 +144,7 @@ async function split(sources: Store[], into: string, want: ShardLayout, progress
     const putName = (n: number, storageId: Buffer, record: Uint8Array) => copier.put(n, CF.metrics, storageId, Buffer.from(renumbered(record, () => dense[n]!++)));
     for (const [i, source] of sources.entries()) {
       progress(`splitting store ${i + 1} of ${sources.length} into ${want.shards} shards`);
-      const shardOfId = await metricShards(source, want);
+      const { shardOfId, storageIdOf } = await metricShards(source, want);
       const ofId = (key: Buffer, at: number): number => shardOfId.get(key.toString('hex', at, at + METRIC_ID_BYTES)) ?? 0;
       for await (const e of source.scan(CF.metrics, { capacity: 1024 })) await putName(ofId(e.key, 0), e.key, e.value);
       for (const cf of BY_METRIC_ID.filter((f) => f !== CF.metrics)) for await (const e of source.scan(cf, { capacity: 1024 })) await copier.put(ofId(e.key, 0), cf, e.key, e.value);
@@ -149,6 +153,13 @@ async function split(sources: Store[], into: string, want: ShardLayout, progress
         if (INDEX_TAGS_WITH_ID.has(tag)) await copier.put(ofId(e.key, 1), CF.index, e.key, e.value);
         // Packed name records go back to records of their own in their metric's shard (packed again there).
         else if (tag === NAME_BLOCK) for (const n of decodeNameBlock(e.value)) await putName(ofId(Buffer.from(n.storageId), 0), Buffer.from(n.storageId), n.record);
+        // Activity blocks name the source's dense ids: each metric's windows go to an `a` key of its own (packed again there).
+        else if (tag === ACTIVITY_BLOCK) {
+          for (const { id, windows } of decodeActivityBlock(activityBlockRangeOf(e.key), e.value)) {
+            const storageId = storageIdOf.get(id);
+            if (storageId !== undefined) await copier.put(ofId(storageId, 0), CF.index, activityKey(storageId), encodeActivityWindows(windows));
+          }
+        }
         else if (tag === INDEX_POSTING) await copier.put(ofId(e.key, e.key.length - METRIC_ID_BYTES), CF.index, e.key, e.value);
         // Check tags (`c`) stay with the node.
       }
@@ -172,16 +183,19 @@ function renumbered(record: Uint8Array, next: () => number): Uint8Array {
   return r.denseId === null ? record : encodeNameRecord(next(), r.typeBits, r);
 }
 
-/** Metric id (hex) → shard, from the name records (their own and packed ones). */
-async function metricShards(source: Store, want: ShardLayout): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
+/** Metric id (hex) → shard, and the source's dense id → metric id, from the name records (their own and packed ones). */
+async function metricShards(source: Store, want: ShardLayout): Promise<{ shardOfId: Map<string, number>; storageIdOf: Map<number, Buffer> }> {
+  const shardOfId = new Map<string, number>();
+  const storageIdOf = new Map<number, Buffer>();
   const note = (storageId: Uint8Array, record: Uint8Array) => {
     const r = decodeNameRecord(record);
-    out.set(Buffer.from(storageId).toString('hex', 0, METRIC_ID_BYTES), placeMetric(metricKey(r.uuid, r.canonical), want.partitions).partition % want.shards);
+    const id = Buffer.from(storageId.subarray(0, METRIC_ID_BYTES));
+    shardOfId.set(id.toString('hex'), placeMetric(metricKey(r.uuid, r.canonical), want.partitions).partition % want.shards);
+    if (r.denseId !== null) storageIdOf.set(r.denseId, id);
   };
   for await (const { key, value } of source.scan(CF.metrics, { capacity: 4096 })) note(key, value);
   for await (const { value } of source.scan(CF.index, { ...NAME_BLOCK_KEYS, capacity: 256 })) for (const n of decodeNameBlock(value)) note(n.storageId, n.record);
-  return out;
+  return { shardOfId, storageIdOf };
 }
 
 /** Writes entries to target stores in batches. */
@@ -216,7 +230,7 @@ async function dropShardData(node: Store): Promise<void> {
   const all = { gte: Buffer.alloc(0), lt: Buffer.alloc(METRIC_ID_BYTES + 64, 0xff) };
   const batch = node.batch();
   for (const cf of BY_METRIC_ID) batch.deleteRange(cf, all.gte, all.lt);
-  for (const tag of [...INDEX_TAGS_WITH_ID, INDEX_POSTING]) batch.deleteRange(CF.index, Buffer.from([tag]), Buffer.from([tag + 1]));
+  for (const tag of [...INDEX_TAGS_WITH_ID, INDEX_POSTING, NAME_BLOCK, ACTIVITY_BLOCK]) batch.deleteRange(CF.index, Buffer.from([tag]), Buffer.from([tag + 1]));
   for (const kind of ['seal_seq', 'hdirty', 'hcum', 'hageing', 'rdirty', 'rageing', 'rfloor', 'rcarry']) batch.deleteRange(CF.state, Buffer.from(`${kind}/`), Buffer.from(`${kind}0`));
   await batch.write();
   for (const cf of [...BY_METRIC_ID, CF.index, CF.state]) await node.compact(cf);

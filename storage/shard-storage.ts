@@ -53,6 +53,7 @@ export class ShardStorage {
       const tombstones = await Tombstones.load(store);
       const index = image !== null ? MetricIndex.fromImage(store, image) : (await MetricIndex.load(store)).index;
       if (image !== null) await index.notePackedNames();
+      await index.packLegacyActivity();
       const stores = new Map<number, PartitionStores>();
       const computed = new ComputedRollups(config.rollupCacheBytes);
       const merged = new MergedHistograms(config.rollupCacheBytes / 4);
@@ -61,7 +62,7 @@ export class ShardStorage {
           blocks: await BlockStore.open(store, p),
           histograms: await HistogramStore.open(p, store, config, merged),
           rollups: await RollupStore.open(p, store, config, computed),
-          activity: new ActivityTracker(store, indexedActivity(index, p)),
+          activity: new ActivityTracker(store, indexedActivity(index)),
         });
       }
       return new ShardStorage(dir, store, config, index, tombstones, new LatestFlags(store), stores);
@@ -110,7 +111,7 @@ export class ShardStorage {
   }
 }
 
-/** Partition `p`'s view of the shard index's activity. */
-export function indexedActivity(index: MetricIndex, p: number): IndexedActivity {
-  return { knows: (id) => index.has(id), windows: (id) => index.activityOf(id), take: (limit) => index.activityWrites(p, limit), unwritten: (ids) => index.activityUnwritten(p, ids) };
+/** A partition's view of the shard index's activity. */
+export function indexedActivity(index: MetricIndex): IndexedActivity {
+  return { knows: (id) => index.has(id), windows: (id) => index.activityOf(id) };
 }

@@ -6,6 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { activitySlice, mergeActivity } from '../model/activity.js';
 import { Histogram } from '../model/histogram/index.js';
 import { CF, STATE_KEY } from '../storage/keys.js';
 import { Store } from '../storage/rocks.js';
@@ -54,6 +55,10 @@ async function readsBack(t: ExecutionContext, n: TestNode): Promise<void> {
   const names = [...D.NUMERIC, D.BIG, ...D.TEXT, ...D.HISTOGRAM, D.DELETED, D.JOURNAL_ONLY];
   t.deepEqual(found.json.map((r: { metric_name: string }) => r.metric_name).sort(), [...names].sort(), 'every metric found');
   t.deepEqual(found.json[0].check_tags, D.CHECK_TAGS, 'check tags kept');
+  // Activity windows (`a` keys in the fixture, activity blocks once a shard has run) move with their metrics.
+  const active = await getJson(`${n.url}/find/${D.ACCOUNT}/tags?query=${enc('and(__name:pre.*)')}&activity=1`);
+  const windows = mergeActivity([], points.map((j) => activitySlice(D.ts(j) * 1000)));
+  for (const name of D.NUMERIC) t.deepEqual(active.json.find((r: { metric_name: string }) => r.metric_name === name)?.activity, windows, `activity of ${name}`);
   const tagged = await getJson(`${n.url}/find/${D.ACCOUNT}/tags?query=${enc('and(dc:d0)')}`);
   t.is(tagged.json.length, D.NUMERIC.filter((m) => m.includes('dc:d0')).length, 'stream tags searchable');
 }

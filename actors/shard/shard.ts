@@ -343,6 +343,27 @@ export class Shard {
     });
   }
 
+  /**
+   * Writes the activity blocks of the ranges of dense ids in which a window changed
+   * (storage/metric-index/activity-blocks.ts); in the index queue, so no two writes of one
+   * block pass each other.
+   */
+  packActivity(): Promise<void> {
+    return this.inIndexQueue(async () => {
+      const batch = this.storage.batch();
+      let ranges: number[] = [];
+      try {
+        ranges = this.index.stagePackActivity(batch);
+        if (ranges.length > 0) await batch.write();
+      } catch (error) {
+        this.index.activityUnpacked(ranges);
+        throw error;
+      } finally {
+        batch.discard();
+      }
+    });
+  }
+
   /** Runs `work` after the index writes queued before it, and before any queued after. */
   private inIndexQueue(work: () => Promise<void>): Promise<void> {
     const done = this.indexTail.then(work);
@@ -357,6 +378,7 @@ export class Shard {
     const windows = await rebuildActivity({ read: (x, kind, start, end) => partition.read(x, kind, start, end), storedPeriodStarts: (x) => this.storage.storedPeriodStarts(x) }, metric);
     await partition.setActivity(metric, windows);
     this.index.setActivity(metric.id, windows);
+    await this.packActivity();
     return windows;
   }
 
@@ -376,6 +398,8 @@ export class Shard {
     this.storage.tombstones.prune(batch, journalCut);
     await batch.write();
     await this.packNames();
+    // Before the journal is cut below the samples that noted them.
+    await this.packActivity();
     return Math.min(...lows);
   }
 
@@ -384,7 +408,9 @@ export class Shard {
   }
 
   async sealAll(): Promise<number> {
-    return Math.min(...(await Promise.all([...this.partitions.values()].map((p) => p.sealAll()))));
+    const low = Math.min(...(await Promise.all([...this.partitions.values()].map((p) => p.sealAll()))));
+    await this.packActivity();
+    return low;
   }
 
   /** Ages raw numeric data and histogram levels past the raw retention into rollups, then drops what passed its retention. */

@@ -12,46 +12,29 @@ export class ActivityColumns {
   private start = new Uint32Array(1024);
   private end = new Uint32Array(1024);
   private readonly more = new Map<number, ActivityWindow[]>();
-  /**
-   * 1 where a note changed a metric's windows since they were last taken for writing: a
-   * metric scraped every 10 s changes them once a 5-minute slice, and only then does its
-   * partition rewrite its stored windows (was: at every checkpoint).
-   */
-  private changed = new Uint8Array(1024);
 
-  /** Notes a sample at `ms` for metric `id`; true when its windows were as last taken and are not any more. */
+  /**
+   * Notes a sample at `ms` for metric `id`; true when its windows changed (a metric scraped
+   * every 10 s changes them once a 5-minute slice, and only then is its block rewritten).
+   */
   note(id: number, ms: number): boolean {
     if (id >= this.end.length) this.grow(id);
     const s = activitySlice(ms);
     const a = this.start[id]!;
     const b = this.end[id]!;
     if (b !== 0 && s >= a && s + ACTIVITY_SLICE_S <= b) return false;
-    const fresh = this.markChanged(id);
     if (b !== 0) {
       // One window and a slice it coalesces with (model/activity's rule, both ways round).
       if (s >= a ? s <= b + ACTIVITY_COALESCE_S : a <= s + ACTIVITY_SLICE_S + ACTIVITY_COALESCE_S) {
         this.start[id] = Math.min(a, s);
         this.end[id] = Math.max(b, s + ACTIVITY_SLICE_S);
       } else this.set(id, mergeActivity([[a, b]], [s]));
-      return fresh;
+      return true;
     }
     const list = this.more.get(id);
-    this.set(id, mergeActivity(list ?? [], [s]));
-    return fresh;
-  }
-
-  /** Whether notes changed `id`'s windows since the last call (which is then the last). */
-  takeChanged(id: number): boolean {
-    if (id >= this.changed.length || this.changed[id] === 0) return false;
-    this.changed[id] = 0;
-    return true;
-  }
-
-  /** Marks `id`'s windows as not written (changed, or a write of them failed); true when they were marked written. */
-  markChanged(id: number): boolean {
-    if (id >= this.changed.length) this.grow(id);
-    if (this.changed[id] === 1) return false;
-    this.changed[id] = 1;
+    const merged = mergeActivity(list ?? [], [s]);
+    if (list !== undefined && sameWindows(list, merged)) return false;
+    this.set(id, merged);
     return true;
   }
 
@@ -97,7 +80,7 @@ export class ActivityColumns {
   }
 
   get bytes(): number {
-    return this.start.byteLength + this.end.byteLength + this.changed.byteLength;
+    return this.start.byteLength + this.end.byteLength;
   }
 
   private grow(id: number): void {
@@ -105,6 +88,9 @@ export class ActivityColumns {
     while (size <= id) size *= 2;
     this.start = grown(this.start, size);
     this.end = grown(this.end, size);
-    this.changed = grown(this.changed, size);
   }
+}
+
+function sameWindows(a: readonly ActivityWindow[], b: readonly ActivityWindow[]): boolean {
+  return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
 }

@@ -5,11 +5,13 @@
 // account, check, canonical name (one UTF-8 arena), data types and activity windows; per
 // (account, category) a sorted term dictionary whose terms hold sorted posting lists.
 // Searches (query-plan.ts) run on these alone; names are decoded only for final results.
-import type { ActivityWindow } from '../../model/activity.js';
+import { unionActivity, type ActivityWindow } from '../../model/activity.js';
 import type { IngestBatch, Placed } from '../../model/ingest-batch.js';
 import { splitCanonical, tagSearchText, type CanonicalName } from '../../model/metric-name.js';
-import { ACTIVITY_KEYS, CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, nameBlockKey, nameBlockRangeOf, TYPE_KEYS, typeKey, V1_POSTINGS } from '../keys.js';
+import { decodeActivityWindows } from '../activity.js';
+import { ACTIVITY_BLOCK_KEYS, ACTIVITY_KEYS, activityBlockKey, activityBlockRangeOf, CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, nameBlockKey, nameBlockRangeOf, TYPE_KEYS, typeKey, V1_POSTINGS } from '../keys.js';
 import type { Store, StoreBatch } from '../rocks.js';
+import { ACTIVITY_BLOCK_IDS, activityRangeOf, decodeActivityBlock, encodeActivityBlock, type ActivityEntry } from './activity-blocks.js';
 import { ActivityColumns } from './activity-columns.js';
 import { IdList } from './id-sets.js';
 import { decodeNameBlock, encodeNameBlock, NAME_BLOCK_IDS, nameRangeOf, type NameEntry } from './name-blocks.js';
@@ -115,8 +117,8 @@ export class MetricIndex {
   loaded: IndexLoadReport = { metrics: 0, migrated: 0, ms: 0, cpuMs: 0 };
   /** Ids in the lookup table (pending, alive). */
   private linked = 0;
-  /** Per partition, ids whose activity windows changed since their partition last wrote them. */
-  private readonly activityDirty = new Map<number, number[]>();
+  /** Ranges of dense ids (activity-blocks.ts) in which a metric's windows changed since their block was last written. */
+  private readonly activityDirty = new Set<number>();
   /** Kind bits the name records of pending ids carry (a record rewritten by a later batch keeps them). */
   private readonly pendingTypes = new Map<number, number>();
   /** Ranges of dense ids whose name records are packed in a block (name-blocks.ts). */
@@ -259,29 +261,34 @@ export class MetricIndex {
   }
 
   /**
-   * Up to `limit` metrics of `partition` whose windows changed since last taken, and their
-   * windows, taken as written to their `a` keys (a partition's checkpoint writes them; if the
-   * write fails, `activityUnwritten` gives them back). A metric scraped every 10 s changes them
-   * once a 5-minute slice, and only then is its key rewritten.
+   * Adds to `batch` the activity block of every range in which a window changed since its
+   * block was last written (all of them when `all`); the ranges taken. A shard writes them at
+   * each checkpoint, in its index queue; if the write fails, `activityUnpacked` gives them back.
    */
-  activityWrites(partition: number, limit: number): { ids: number[]; writes: { storageId: Buffer; windows: readonly ActivityWindow[] }[] } {
-    const list = this.activityDirty.get(partition);
-    const ids: number[] = [];
-    const writes: { storageId: Buffer; windows: readonly ActivityWindow[] }[] = [];
-    if (list === undefined) return { ids, writes };
-    const from = Math.max(0, list.length - limit);
-    for (let i = from; i < list.length; i++) {
-      const id = list[i]!;
-      if (!this.activity.takeChanged(id) || this.state[id] !== State.Alive) continue;
-      ids.push(id);
-      writes.push({ storageId: this.storageIdOf(id), windows: this.activity.windows(id) });
+  stagePackActivity(batch: StoreBatch, all = false): number[] {
+    const ranges = all ? Array.from({ length: Math.ceil(this.size / ACTIVITY_BLOCK_IDS) }, (_, r) => r) : [...this.activityDirty];
+    for (const range of ranges) {
+      this.activityDirty.delete(range);
+      const entries: ActivityEntry[] = [];
+      for (let id = range * ACTIVITY_BLOCK_IDS; id < Math.min(this.size, (range + 1) * ACTIVITY_BLOCK_IDS); id++) {
+        if (this.state[id] !== State.Alive) continue;
+        const windows = this.activity.windows(id);
+        if (windows.length > 0) entries.push({ id, windows });
+      }
+      if (entries.length === 0) batch.delete(CF.index, activityBlockKey(range));
+      else batch.put(CF.index, activityBlockKey(range), encodeActivityBlock(range, entries));
     }
-    list.length = from;
-    return { ids, writes };
+    return ranges;
   }
 
-  activityUnwritten(partition: number, ids: readonly number[]): void {
-    for (const id of ids) if (this.activity.markChanged(id)) this.dirtyActivity(partition).push(id);
+  /** Ranges whose blocks `stagePackActivity` took but were not written. */
+  activityUnpacked(ranges: readonly number[]): void {
+    for (const r of ranges) this.activityDirty.add(r);
+  }
+
+  /** Ranges whose activity blocks are not yet written. */
+  get activityRangesDirty(): number {
+    return this.activityDirty.size;
   }
 
   has(storageId: Buffer): boolean {
@@ -349,20 +356,13 @@ export class MetricIndex {
    * (its dense id here, or -1 when the caller does not know it) saves the lookup.
    */
   noteActivity(samples: IngestBatch<Placed & { id: Buffer; indexId: number }>): void {
-    for (const [partition, part] of samples.parts) {
-      let dirty: number[] | null = null;
-      const note = (id: number, ts: number) => {
-        if (id >= 0 && this.activity.note(id, ts)) (dirty ??= this.dirtyActivity(partition)).push(id);
-      };
+    const note = (id: number, ts: number) => {
+      if (id >= 0 && this.activity.note(id, ts)) this.activityDirty.add(activityRangeOf(id));
+    };
+    for (const part of samples.parts.values()) {
       for (let i = 0; i < part.length; i++) note(this.idOf(part.metrics[i]!), part.ts[i]!);
       for (const r of part.others) note(this.idOf(r.metric), r.ts);
     }
-  }
-
-  private dirtyActivity(partition: number): number[] {
-    let list = this.activityDirty.get(partition);
-    if (list === undefined) this.activityDirty.set(partition, (list = []));
-    return list;
   }
 
   private idOf(m: { id: Buffer; indexId: number }): number {
@@ -371,7 +371,9 @@ export class MetricIndex {
 
   setActivity(storageId: Buffer, windows: readonly ActivityWindow[]): void {
     const id = this.lookup(storageId);
-    if (id >= 0) this.activity.set(id, windows);
+    if (id < 0) return;
+    this.activity.set(id, windows);
+    this.activityDirty.add(activityRangeOf(id));
   }
 
   /** Adds the deletes of a metric's index records to `batch`; call `removed` once it is written. */
@@ -450,6 +452,7 @@ export class MetricIndex {
     this.state[id] = State.Dead;
     this.pendingTypes.delete(id);
     this.activity.set(id, []);
+    this.activityDirty.add(activityRangeOf(id));
     this.unlink(storageId);
     this.linked--;
     if (this.dead > 1000 && this.dead > COMPACT_DEAD_SHARE * (this.alive + this.dead)) this.compact();
@@ -758,14 +761,36 @@ export class MetricIndex {
   }
 
   private async loadActivity(): Promise<void> {
+    for await (const { key, value } of this.store.scan(CF.index, { ...ACTIVITY_BLOCK_KEYS, capacity: 256 })) {
+      const range = activityBlockRangeOf(key);
+      for (const { id, windows } of decodeActivityBlock(range, value)) if (id < this.size && this.state[id] === State.Alive) this.activity.set(id, windows);
+    }
+  }
+
+  /**
+   * Packs the windows of `a` keys (one per metric: a data dir written before activity blocks,
+   * a shard split, a metric the index did not know) into the activity blocks, merged with what
+   * the index holds, and deletes the keys, in one batch. The number of keys packed.
+   */
+  async packLegacyActivity(): Promise<number> {
+    let found = 0;
     for await (const { key, value } of this.store.scan(CF.index, { ...ACTIVITY_KEYS, capacity: 4096 })) {
+      found++;
       const id = this.lookupInKey(key);
       if (id < 0) continue;
-      const windows: ActivityWindow[] = [];
-      // u64 BE epoch seconds: the high words are 0 until 2106.
-      for (let at = 0; at + 16 <= value.length; at += 16) windows.push([value.readUInt32BE(at) * 2 ** 32 + value.readUInt32BE(at + 4), value.readUInt32BE(at + 8) * 2 ** 32 + value.readUInt32BE(at + 12)]);
-      this.activity.set(id, windows);
+      this.activity.set(id, unionActivity(this.activity.windows(id), decodeActivityWindows(value)));
+      this.activityDirty.add(activityRangeOf(id));
     }
+    if (found === 0) return 0;
+    const batch = this.store.batch();
+    try {
+      this.stagePackActivity(batch);
+      batch.deleteRange(CF.index, ACTIVITY_KEYS.gte, ACTIVITY_KEYS.lt);
+      await batch.write();
+    } finally {
+      batch.discard();
+    }
+    return found;
   }
 
   /** Rewrites v1 name records with their new dense ids and drops the v1 posting keys. */

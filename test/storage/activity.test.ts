@@ -3,8 +3,9 @@
 import test from 'ava';
 import { ACTIVITY_SLICE_S } from '../../model/activity.js';
 import { canonicalizeMetricName, splitCanonical } from '../../model/metric-name.js';
-import { ActivityTracker } from '../../storage/activity.js';
-import { activityKey, CF } from '../../storage/keys.js';
+import { ActivityTracker, encodeActivityWindows } from '../../storage/activity.js';
+import { ACTIVITY_BLOCK_KEYS, ACTIVITY_KEYS, activityBlockKey, activityKey, CF } from '../../storage/keys.js';
+import { ACTIVITY_BLOCK_IDS } from '../../storage/metric-index/activity-blocks.js';
 import { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import type { Store } from '../../storage/rocks.js';
 import { indexedActivity } from '../../storage/shard-storage.js';
@@ -78,7 +79,28 @@ async function indexed(store: Store, ...ms: { id: Buffer }[]): Promise<MetricInd
   return index;
 }
 
-test("with the index's windows at hand, a flush reads nothing and writes a metric's windows only when they changed; a failed write is written next time", async (t) => {
+/** The shard's checkpoint step: the index writes the activity blocks of the ranges that changed. */
+async function packActivity(index: MetricIndex, store: Store): Promise<number[]> {
+  const batch = store.batch();
+  const ranges = index.stagePackActivity(batch);
+  try {
+    await batch.write();
+  } catch (error) {
+    index.activityUnpacked(ranges);
+    throw error;
+  } finally {
+    batch.discard();
+  }
+  return ranges;
+}
+
+const noted = (index: MetricIndex, ids: readonly Buffer[], slice: number) => {
+  const batch = new IngestBatch<Placed & { id: Buffer; indexId: number }>();
+  for (const id of ids) batch.addNumeric({ id, indexId: -1, partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m0') }, at(slice), 1);
+  index.noteActivity(batch);
+};
+
+test("a metric the index knows: the tracker reads and writes nothing for it; the index writes the blocks whose windows changed, again after a failed write", async (t) => {
   await withStore(async (open) => {
     const a = m(1);
     const b = m(2);
@@ -101,57 +123,83 @@ test("with the index's windows at hand, a flush reads nothing and writes a metri
         return Reflect.get(target, key, target);
       },
     });
-    const tracker = new ActivityTracker(store, indexedActivity(index, PARTITION));
+    const tracker = new ActivityTracker(store, indexedActivity(index));
     // The shard notes a sample in its index before the partition does.
     const sample = (slice: number) => {
-      const batch = new IngestBatch<Placed & { id: Buffer; indexId: number }>();
-      batch.addNumeric({ id: a.id, indexId: -1, partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m0') }, at(slice), 1);
-      index.noteActivity(batch);
+      noted(index, [a.id], slice);
       tracker.note(a, at(slice));
     };
-    const stored = async () => (await open.store.get(CF.index, activityKey(a.id)))?.toString('hex') ?? null;
+    const blocks = async () => {
+      let n = 0;
+      for await (const _ of open.store.scan(CF.index, ACTIVITY_BLOCK_KEYS)) n++;
+      return n;
+    };
     sample(10);
     t.deepEqual(await tracker.windows([a]), [[[10 * S, 11 * S]]], "reads see the index's windows");
     await tracker.flushAll();
     t.is(reads, 0, 'no read for a metric the index knows');
-    t.not(await stored(), null);
+    t.is(await open.store.get(CF.index, activityKey(a.id)), null, 'and no key of its own');
+    t.deepEqual(await packActivity(index, store), [0]);
+    t.is(await blocks(), 1);
 
-    // Another sample in the same slice changes nothing: the flush does not write (the key deleted here stays deleted).
-    await open.store.batch().delete(CF.index, activityKey(a.id)).write();
+    // Another sample in the same slice changes nothing: no block is written (the one deleted here stays deleted).
+    await open.store.batch().delete(CF.index, activityBlockKey(0)).write();
     sample(10);
-    await tracker.flushAll();
-    t.is(await stored(), null, 'unchanged windows are not rewritten');
+    t.deepEqual(await packActivity(index, store), [], 'unchanged windows are not rewritten');
+    t.is(await blocks(), 0);
 
-    // A new slice extends the window; the write fails, so the next flush writes it.
+    // A new slice extends the window; the write fails, so the next checkpoint writes it.
     sample(11);
     failWrites = 1;
-    await t.throwsAsync(tracker.flushAll(), { message: 'disk full' });
-    t.is(await stored(), null);
-    sample(11);
-    await tracker.flushAll();
-    t.deepEqual(await new ActivityTracker(open.store).windows([a]), [[[10 * S, 12 * S]]], 'what is stored');
+    await t.throwsAsync(packActivity(index, store), { message: 'disk full' });
+    t.is(await blocks(), 0);
+    t.deepEqual(await packActivity(index, store), [0]);
+    t.deepEqual((await MetricIndex.load(open.store)).index.activityOf(a.id), [[10 * S, 12 * S]], 'what is stored');
 
     tracker.note(b, at(3));
     await tracker.flushAll();
     t.is(reads, 1, 'one read for a metric the index does not know');
-    t.deepEqual(await new ActivityTracker(await open.reopen()).windows([a, b]), [[[10 * S, 12 * S]], [[3 * S, 4 * S]]]);
+    t.deepEqual(await new ActivityTracker(await open.reopen()).windows([b]), [[[3 * S, 4 * S]]], 'whose windows are its own key');
   });
 });
 
-test("a flush writes at most its limit of the index's changed metrics; the rest wait for the next", async (t) => {
+test('a block holds a range of dense ids; only the ranges with a change are written, and a reload reads every metric back', async (t) => {
   await withStore(async (open) => {
-    const ms = [m(1), m(2), m(3)];
+    const ms = Array.from({ length: ACTIVITY_BLOCK_IDS + 5 }, (_, n) => m(n + 1));
     const index = await indexed(open.store, ...ms);
-    const tracker = new ActivityTracker(open.store, indexedActivity(index, PARTITION));
-    const batch = new IngestBatch<Placed & { id: Buffer; indexId: number }>();
-    for (const x of ms) batch.addNumeric({ id: x.id, indexId: -1, partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m') }, at(20), 1);
-    index.noteActivity(batch);
-    const stored = async () => (await Promise.all(ms.map((x) => open.store.get(CF.index, activityKey(x.id))))).filter((v) => v !== null).length;
-    t.is(await new ActivityTracker(open.store, indexedActivity(index, PARTITION + 1)).flush(), 0, "another partition's tracker takes none of them");
-    t.is(await tracker.flush(2), 2);
-    t.is(await stored(), 2);
-    t.is(await tracker.flush(2), 1);
-    t.is(await stored(), 3);
-    t.is(await tracker.flush(2), 0, 'nothing changed since');
+    noted(index, ms.map((x) => x.id), 20);
+    t.deepEqual((await packActivity(index, open.store)).sort(), [0, 1]);
+    noted(index, [ms[ACTIVITY_BLOCK_IDS + 2]!.id], 21);
+    t.deepEqual(await packActivity(index, open.store), [1], 'only the range of the metric whose window grew');
+    const back = (await MetricIndex.load(open.store)).index;
+    t.deepEqual(back.activityOf(ms[0]!.id), [[20 * S, 21 * S]]);
+    t.deepEqual(back.activityOf(ms[ACTIVITY_BLOCK_IDS + 2]!.id), [[20 * S, 22 * S]]);
+    t.is(ms.filter((x) => back.activityOf(x.id)?.length === 1).length, ms.length);
+  });
+});
+
+test('`a` keys (a data dir from before activity blocks, a shard split) are merged into the blocks and deleted', async (t) => {
+  await withStore(async (open) => {
+    const [a, b, c] = [m(1), m(2), m(3)];
+    const index = await indexed(open.store, a, b);
+    noted(index, [a.id], 200);
+    await packActivity(index, open.store);
+    // a: a window of its own besides the block's; b: only its key; c: not a metric of this index.
+    await open.store
+      .batch()
+      .put(CF.index, activityKey(a.id), encodeActivityWindows([[10 * S, 11 * S]]))
+      .put(CF.index, activityKey(b.id), encodeActivityWindows([[30 * S, 32 * S]]))
+      .put(CF.index, activityKey(c.id), encodeActivityWindows([[1 * S, 2 * S]]))
+      .write();
+    const loaded = (await MetricIndex.load(open.store)).index;
+    t.is(await loaded.packLegacyActivity(), 3);
+    for await (const _ of open.store.scan(CF.index, ACTIVITY_KEYS)) t.fail('an `a` key is left');
+    const back = (await MetricIndex.load(open.store)).index;
+    t.deepEqual(back.activityOf(a.id), [
+      [10 * S, 11 * S],
+      [200 * S, 201 * S],
+    ]);
+    t.deepEqual(back.activityOf(b.id), [[30 * S, 32 * S]]);
+    t.is(await back.packLegacyActivity(), 0, 'nothing left to pack');
   });
 });
