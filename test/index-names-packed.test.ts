@@ -1,7 +1,7 @@
 // Packed name records (storage/metric-index/name-blocks.ts) against real nodes: a node's
 // checkpoints pack whole ranges of names; a start after a clean stop (index snapshot) and one
 // after a crash (index rebuilt from the store) know every metric; a full delete of a packed
-// metric is gone for good either way.
+// metric is gone for good either way. Activity windows (packed per range too) come back either way.
 import test from 'ava';
 import { getJson, killSpawnedNodes, mLine, put, spawnNode, tempDir, UUID } from './helpers/node.js';
 import { NAME_BLOCK_IDS } from '../storage/metric-index/name-blocks.js';
@@ -18,6 +18,11 @@ async function state(url: string): Promise<{ metrics: number; nameBlocks: number
 }
 
 const found = async (url: string, query: string): Promise<string[]> => ((await getJson(`${url}/find/123/tags?query=${encodeURIComponent(query)}`)).json as { metric_name: string }[]).map((r) => r.metric_name).sort();
+
+/** The activity windows find reports for `name`. */
+const activity = async (url: string, name: string): Promise<unknown> => ((await getJson(`${url}/find/123/tags?query=${encodeURIComponent(`and(__name:${name.split('|')[0]})`)}&activity=1`)).json as { activity: unknown }[])[0]?.activity;
+const slice = (s: number) => s - (s % 300);
+const LATER_S = 200_000;
 
 async function fullDelete(url: string, name: string): Promise<number> {
   return (await fetch(`${url}/full/canonical/${UUID}/${encodeURIComponent(name)}`, { method: 'DELETE', headers: { 'x-svc-account-id': '123' } })).status;
@@ -39,6 +44,9 @@ test.serial('names packed at checkpoints are found after a clean stop and after 
   const second = await spawnNode(dir, FLAGS);
   t.deepEqual(await state(second.url), { metrics: SERIES - 1, nameBlocks: 1, fromSnapshot: 0 }, 'rebuilt from the store');
   t.deepEqual(await found(second.url, 'and(host:h3)'), h3.filter((n) => n !== names[3]));
+  t.deepEqual(await activity(second.url, names[24]!), [[slice(1024), slice(1024) + 300]], 'activity after a crash');
+  // A second window, far from the first: written in its block at the clean stop.
+  t.is((await put(second.url, mLine(`${LATER_S}.000`, names[24]!, 'n', '1'))).status, 200);
   t.is(await fullDelete(second.url, names[10]!), 200);
   second.child.kill('SIGTERM');
   await second.exited;
@@ -46,6 +54,11 @@ test.serial('names packed at checkpoints are found after a clean stop and after 
   const third = await spawnNode(dir, FLAGS);
   t.deepEqual(await state(third.url), { metrics: SERIES - 2, nameBlocks: 1, fromSnapshot: 1 }, 'read from the snapshot');
   t.deepEqual(await found(third.url, 'and(host:h3)'), h3.filter((n) => n !== names[3] && n !== names[10]));
+  const twoWindows = [
+    [slice(1024), slice(1024) + 300],
+    [slice(LATER_S), slice(LATER_S) + 300],
+  ];
+  t.deepEqual(await activity(third.url, names[24]!), twoWindows, 'activity from the snapshot');
   // Deleted after a snapshot start: the block is written again without it.
   t.is(await fullDelete(third.url, names[17]!), 200);
   third.child.kill('SIGKILL');
@@ -55,6 +68,8 @@ test.serial('names packed at checkpoints are found after a clean stop and after 
   t.deepEqual(await state(fourth.url), { metrics: SERIES - 3, nameBlocks: 1, fromSnapshot: 0 });
   t.deepEqual(await found(fourth.url, 'and(host:h3)'), h3.filter((n) => ![names[3], names[10], names[17]].includes(n)));
   t.deepEqual((await getJson(`${fourth.url}/raw/${UUID}/${encodeURIComponent(names[24]!)}?start_ts=0.000&end_ts=9999.000`)).json, [[1024_000, 24]]);
+  t.deepEqual(await activity(fourth.url, names[24]!), twoWindows, 'activity from its block after a crash');
+  t.deepEqual(await activity(fourth.url, names[SERIES - 1]!), [[slice(1000 + SERIES - 1), slice(1000 + SERIES - 1) + 300]], 'of the second range too');
   fourth.child.kill('SIGTERM');
   await fourth.exited;
 });
