@@ -261,27 +261,26 @@ export function prefixEnd(prefix: Buffer): Buffer {
   return Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 }
 
-/** `N | range (u32 BE)` → the name records of a range of dense ids, packed (storage/metric-index/name-blocks.ts). */
-export function nameBlockKey(range: number): Buffer {
+/** `tag | range (u32 BE)`: a block of what belongs to a range of dense ids. */
+function rangeKey(tag: number, range: number): Buffer {
   const key = Buffer.allocUnsafe(5);
-  key[0] = NAME_BLOCK;
+  key[0] = tag;
   key.writeUInt32BE(range, 1);
   return key;
 }
 
+/** The range a name or activity block key names. */
+const rangeOfKey = (key: Buffer): number => key.readUInt32BE(1);
+
+/** `N | range (u32 BE)` → the name records of a range of dense ids, packed (storage/metric-index/name-blocks.ts). */
+export const nameBlockKey = (range: number): Buffer => rangeKey(NAME_BLOCK, range);
 export const NAME_BLOCK_KEYS = { gte: Buffer.from([NAME_BLOCK]), lt: Buffer.from([NAME_BLOCK + 1]) };
-export const nameBlockRangeOf = (key: Buffer): number => key.readUInt32BE(1);
+export const nameBlockRangeOf = rangeOfKey;
 
 /** `A | range (u32 BE)` → the activity windows of a range of dense ids, packed (storage/metric-index/activity-blocks.ts). */
-export function activityBlockKey(range: number): Buffer {
-  const key = Buffer.allocUnsafe(5);
-  key[0] = ACTIVITY_BLOCK;
-  key.writeUInt32BE(range, 1);
-  return key;
-}
-
+export const activityBlockKey = (range: number): Buffer => rangeKey(ACTIVITY_BLOCK, range);
 export const ACTIVITY_BLOCK_KEYS = { gte: Buffer.from([ACTIVITY_BLOCK]), lt: Buffer.from([ACTIVITY_BLOCK + 1]) };
-export const activityBlockRangeOf = (key: Buffer): number => key.readUInt32BE(1);
+export const activityBlockRangeOf = rangeOfKey;
 
 /** `L | metric id`: latest values are tracked for this metric (turned on by find latest=2). */
 export function latestFlagKey(metricId: Buffer): Buffer {
