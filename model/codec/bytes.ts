@@ -62,6 +62,13 @@ export class ByteWriter {
     return this.buf.subarray(0, this.length);
   }
 
+  /** A copy of the written bytes, and the writer emptied for its next use. */
+  take(): Uint8Array {
+    const out = this.buf.slice(0, this.length);
+    this.length = 0;
+    return out;
+  }
+
   /** Direct access for the bit writer, which appends in place. */
   get raw(): Uint8Array {
     return this.buf;

@@ -5,7 +5,7 @@
 // range, which a fixed bit width codes near their entropy (a varint wastes up to 7 bits in 8);
 // zstd wins when a few residuals are far larger than the rest.
 import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
-import { BitReader, BitWriter } from './bitstream.js';
+import { BitReader } from './bitstream.js';
 import { ByteReader, ByteWriter, unzigzag, zigzag } from './bytes.js';
 import { BlockFormatError } from './errors.js';
 
@@ -148,9 +148,33 @@ function writeBitPacked(w: ByteWriter, xs: readonly number[], { from, min, width
   w.varint(zigzag(min));
   w.byte(width);
   if (width === 0) return;
-  const bits = new BitWriter(Math.ceil(((xs.length - from) * width) / 8) + 8);
-  for (let i = from; i < xs.length; i++) writeBits(bits, xs[i]! - min, width);
-  w.bytes(bits.finish());
+  const bytes = Math.ceil(((xs.length - from) * width) / 8);
+  w.ensure(bytes);
+  // Packed straight into the writer's buffer (a BitWriter of its own, then a copy, cost more
+  // than the packing for the short blocks most series seal).
+  const out = w.raw;
+  out.fill(0, w.length, w.length + bytes);
+  let bit = w.length * 8;
+  for (let i = from; i < xs.length; i++, bit += width) packBits(out, bit, xs[i]! - min, width);
+  w.length += bytes;
+}
+
+/** Writes the low `width` bits of x (a safe integer ≥ 0) at bit `bit` of `out` (zeroed), MSB first. */
+function packBits(out: Uint8Array, bit: number, x: number, width: number): void {
+  if (width > 32) {
+    packBits(out, bit, Math.floor(x / 2 ** 32), width - 32);
+    packBits(out, bit + width - 32, x % 2 ** 32, 32);
+    return;
+  }
+  let n = width;
+  while (n > 0) {
+    const index = bit >>> 3;
+    const free = 8 - (bit & 7);
+    const take = free < n ? free : n;
+    out[index]! |= ((x >>> (n - take)) & ((1 << take) - 1)) << (free - take);
+    bit += take;
+    n -= take;
+  }
 }
 
 function readResidualsInto(r: ByteReader, packing: Packing, count: number, out: number[] | Float64Array, at: number): void {
@@ -208,14 +232,6 @@ function readBitPacked(r: ByteReader, count: number, out: number[] | Float64Arra
   for (let i = at + fast; i < at + count; i++) out[i] = min + bits.read(width);
 }
 
-function writeBits(bits: BitWriter, x: number, width: number): void {
-  if (width <= 32) bits.write(x, width);
-  else {
-    bits.write(Math.floor(x / 2 ** 32), width - 32);
-    bits.write(x % 2 ** 32, 32);
-  }
-}
-
 function readBits(bits: BitReader, width: number): number {
   if (width <= 32) return bits.read(width);
   const hi = bits.read(width - 32);
@@ -224,7 +240,8 @@ function readBits(bits: BitReader, width: number): number {
 
 /** Bits needed to write 0..range. */
 function bitWidth(range: number): number {
-  let width = 0;
+  if (range < 2 ** 32) return 32 - Math.clz32(range);
+  let width = 32;
   while (width < MAX_WIDTH && 2 ** width <= range) width++;
   return width;
 }

@@ -39,13 +39,24 @@ export function encodeNumericBlock(samples: NumericSamples): Uint8Array {
   }
   const scaled = anyBig ? null : decimalScaled(defined as number[]);
   const format = anyBig ? BlockFormat.NumericBigint : scaled ? BlockFormat.NumericPacked : BlockFormat.NumericFloat;
-  const w = new ByteWriter(16 + ts.length * 2);
-  writeHeader(w, format, ts, present, samples.gens ?? null);
-  if (format === BlockFormat.NumericFloat) w.bytes(encodeXor(defined as number[]));
-  else if (format === BlockFormat.NumericPacked) writePacked(w, scaled!);
-  else writeBigDeltas(w, defined);
-  return w.finish().slice();
+  const w = scratch;
+  try {
+    writeHeader(w, format, ts, present, samples.gens ?? null);
+    if (format === BlockFormat.NumericFloat) w.bytes(encodeXor(defined as number[]));
+    else if (format === BlockFormat.NumericPacked) writePacked(w, scaled!);
+    else writeBigDeltas(w, defined);
+    return w.take();
+  } finally {
+    w.length = 0;
+    // A merged block of many samples grows it: not kept at that size.
+    if (w.raw.length > SCRATCH_KEPT_BYTES) scratch = new ByteWriter(SCRATCH_BYTES);
+  }
 }
+
+/** One writer for every block this thread encodes (blocks are encoded one at a time, synchronously). */
+const SCRATCH_BYTES = 4096;
+const SCRATCH_KEPT_BYTES = 256 * 1024;
+let scratch = new ByteWriter(SCRATCH_BYTES);
 
 export function decodeNumericBlock(bytes: Uint8Array): NumericSamples {
   const r = new ByteReader(bytes);

@@ -226,3 +226,16 @@ test('bit-packed residuals of every width read back, the stream end included', (
     }
   }
 });
+
+test('blocks are encoded through one reused writer: a huge block leaves nothing behind for the next', (t) => {
+  const small = { ts: [1000, 2000, 3000], values: [1.5, 2.25, 3] };
+  const before = Buffer.from(encodeNumericBlock(small));
+  const n = 200_000;
+  const huge = { ts: Array.from({ length: n }, (_, i) => i * 1000), values: Array.from({ length: n }, (_, i) => (i * 7919) % 100_003) };
+  const hugeBytes = encodeNumericBlock(huge);
+  t.deepEqual(decodeNumericBlock(hugeBytes), huge);
+  const after = encodeNumericBlock(small);
+  t.deepEqual(Buffer.from(after), before, 'the same bytes as before the huge block');
+  t.is(after.buffer.byteLength, after.byteLength, 'each block its own memory, not a view of the writer');
+  t.deepEqual(decodeNumericBlock(hugeBytes), huge, 'an earlier block is not overwritten by a later one');
+});
