@@ -262,15 +262,17 @@ export class MetricIndex {
 
   /**
    * Adds to `batch` the activity block of every range in which a window changed since its
-   * block was last written (all of them when `all`); the ranges taken. A shard writes them at
-   * each checkpoint, in its index queue; if the write fails, `activityUnpacked` gives them back.
+   * block was last written; the ranges taken. A shard writes them at each checkpoint, in its
+   * index queue; if the write fails, `activityUnpacked` gives them back. A range holding a metric
+   * whose name is not yet written stays to be written again: its windows are not in this block.
    */
-  stagePackActivity(batch: StoreBatch, all = false): number[] {
-    const ranges = all ? Array.from({ length: Math.ceil(this.size / ACTIVITY_BLOCK_IDS) }, (_, r) => r) : [...this.activityDirty];
+  stagePackActivity(batch: StoreBatch): number[] {
+    const ranges = [...this.activityDirty];
     for (const range of ranges) {
       this.activityDirty.delete(range);
       const entries: ActivityEntry[] = [];
       for (let id = range * ACTIVITY_BLOCK_IDS; id < Math.min(this.size, (range + 1) * ACTIVITY_BLOCK_IDS); id++) {
+        if (this.state[id] === State.Pending) this.activityDirty.add(range);
         if (this.state[id] !== State.Alive) continue;
         const windows = this.activity.windows(id);
         if (windows.length > 0) entries.push({ id, windows });
@@ -284,11 +286,6 @@ export class MetricIndex {
   /** Ranges whose blocks `stagePackActivity` took but were not written. */
   activityUnpacked(ranges: readonly number[]): void {
     for (const r of ranges) this.activityDirty.add(r);
-  }
-
-  /** Ranges whose activity blocks are not yet written. */
-  get activityRangesDirty(): number {
-    return this.activityDirty.size;
   }
 
   has(storageId: Buffer): boolean {

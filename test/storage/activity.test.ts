@@ -94,9 +94,10 @@ async function packActivity(index: MetricIndex, store: Store): Promise<number[]>
   return ranges;
 }
 
+/** The shard's step before a partition sees samples: the index notes them (by dense id, as the shard marks a metric once staged). */
 const noted = (index: MetricIndex, ids: readonly Buffer[], slice: number) => {
   const batch = new IngestBatch<Placed & { id: Buffer; indexId: number }>();
-  for (const id of ids) batch.addNumeric({ id, indexId: -1, partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m0') }, at(slice), 1);
+  for (const id of ids) batch.addNumeric({ id, indexId: index.stagedId(id), partition: PARTITION, key: 'k' as MetricKey, accountId: 1 as AccountId, uuid: 'u', checkName: 'c', name: splitCanonical('m0') }, at(slice), 1);
   index.noteActivity(batch);
 };
 
@@ -201,5 +202,24 @@ test('`a` keys (a data dir from before activity blocks, a shard split) are merge
     ]);
     t.deepEqual(back.activityOf(b.id), [[30 * S, 32 * S]]);
     t.is(await back.packLegacyActivity(), 0, 'nothing left to pack');
+  });
+});
+
+test("a range holding a metric whose name is not yet written is written again once it is", async (t) => {
+  await withStore(async (open) => {
+    const [a, b] = [m(1), m(2)];
+    const index = await indexed(open.store, a);
+    const naming = open.store.batch();
+    const name = canonicalizeMetricName('m-late');
+    if (!name.ok) throw new Error(name.reason);
+    const staged = index.stage(naming, [{ metric: { id: b.id, accountId: 1, uuid: '0a2a3f6c-0000-4000-8000-000000000001', checkName: 'c_1_1::t', name: name.value }, kind: 'numeric' as const }]);
+    noted(index, [a.id, b.id], 30);
+    t.deepEqual(await packActivity(index, open.store), [0]);
+    t.deepEqual(await packActivity(index, open.store), [0], 'still to write: b is not named yet');
+    await naming.write();
+    index.apply(staged);
+    t.deepEqual(await packActivity(index, open.store), [0]);
+    t.deepEqual(await packActivity(index, open.store), [], 'written');
+    t.deepEqual((await MetricIndex.load(open.store)).index.activityOf(b.id), [[30 * S, 31 * S]]);
   });
 });
