@@ -179,6 +179,33 @@ test(`acknowledged records of every type survive SIGKILL, counted once (${TRIALS
   }
 });
 
+test('a stop seals more open buffers than one batch holds, batch after batch, and all of them read back', async (t) => {
+  const dir = tempDir('ferrite-term-many-');
+  // One partition, so its seal at the stop takes several batches of 20 000 buffers.
+  const flags = ['--shards', '1', '--partitions', '1'];
+  const series = 45_000;
+  try {
+    const first = await spawnNode(dir, flags);
+    for (let from = 0; from < series; from += 15_000) {
+      const body = Array.from({ length: 15_000 }, (_, i) => mLine(`${1000 + ((from + i) % 7)}.000`, `many.m${from + i}`, 'n', String(from + i))).join('\n');
+      t.is((await fetch(`${first.url}/raw`, { method: 'PUT', body })).status, 200);
+    }
+    first.child.kill('SIGTERM');
+    t.is(await first.exited, 0);
+    const second = await spawnNode(dir, flags);
+    const stats = (await getJson(`${second.url}/stats.json`)).json;
+    t.is(stats.ingest.journal_replayed._value, 0, 'every buffer was sealed: the journal is empty');
+    for (const m of [0, 19_999, 20_000, 39_999, 40_000, series - 1]) {
+      const back = (await getJson(`${second.url}/raw/${UUID}/many.m${m}?start_ts=0.000&end_ts=5000.000`)).json;
+      t.deepEqual(back, [[(1000 + (m % 7)) * 1000, m]], `many.m${m}`);
+    }
+    second.child.kill('SIGTERM');
+    t.is(await second.exited, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('SIGTERM drains, seals and exits 0; nothing is left to replay', async (t) => {
   const dir = tempDir('ferrite-term-');
   try {
