@@ -10,7 +10,6 @@ import { concatSeries, normalizeLastWins, normalizeNumeric, sliceSeries, type Se
 import type { BufferValue, NumericValue } from '../../model/types.js';
 import type { ActivityTracker } from '../../storage/activity.js';
 import type { BlockStore } from '../../storage/blocks.js';
-import type { StoreBatch } from '../../storage/rocks.js';
 import type { HistogramRow, HistogramStore } from '../../storage/histograms.js';
 import type { RawSource, RollupEngine, RollupSlots, RollupStore } from '../../storage/rollups.js';
 import type { Tombstone, Tombstones } from '../../storage/tombstones.js';
@@ -38,15 +37,8 @@ export interface PartitionDeps {
   series?: (idHex: string) => MetricInfo | undefined;
 }
 
-/** Most scheduled buffers one checkpoint seals (full ones are always sealed), and buffers a batch of a stop's seal. */
+/** Most scheduled buffers one checkpoint seals (full ones are always sealed). */
 const SEAL_CHUNK = 20_000;
-
-/** A seal's blocks staged in a batch not yet written. */
-interface StagedSeal {
-  buffers: BufferId[];
-  batch: StoreBatch;
-  lastSeq: number;
-}
 
 export class PartitionCore {
   private readonly open: OpenBuffers;
@@ -126,25 +118,8 @@ export class PartitionCore {
     await this.activity.flush();
   }
 
-  /**
-   * Seals every open buffer (a stop, a flush), SEAL_CHUNK a batch: each batch's blocks are encoded
-   * while the one before is written (writes stay in order), so a million buffers take the larger
-   * of the two, not their sum, and no one batch holds them all.
-   */
   async sealAll(): Promise<void> {
-    const all = this.open.all();
-    let writing: Promise<void> | null = null;
-    for (let at = 0; at < all.length; at += SEAL_CHUNK) {
-      const staged = this.stageSeal(all.slice(at, at + SEAL_CHUNK));
-      try {
-        await writing;
-      } catch (error) {
-        staged.batch.discard();
-        throw error;
-      }
-      writing = this.finishSeal(staged);
-    }
-    await writing;
+    await this.seal(this.open.all(), false);
     await this.deps.histograms.seal();
     await this.activity.flushAll();
   }
@@ -389,12 +364,6 @@ export class PartitionCore {
     if (buffers.length === 0) return;
     const t = this.open.table;
     if (noteMerges) for (const b of buffers) if (t.kind(b) === 'numeric') await this.merges.noteSeal(this.deps.blocks, t.owner(b), t.windowStart(b), this.span);
-    await this.finishSeal(this.stageSeal(buffers));
-  }
-
-  /** The blocks of `buffers` in a batch not yet written, under the next seal sequences. */
-  private stageSeal(buffers: BufferId[]): StagedSeal {
-    const t = this.open.table;
     const batch = this.deps.blocks.batch();
     const seqs = this.deps.blocks.nextSeqs(buffers.length);
     try {
@@ -406,20 +375,13 @@ export class PartitionCore {
         this.deps.blocks.stageBlock(batch, metric, kind, t.windowStart(b), seqs[i]!, samples);
         if (kind === 'numeric') this.deps.rollups.markSealed(batch, metric.idHex, t.windowStart(b));
       });
-      if (seqs.length > 0) this.deps.blocks.stageSealSeq(batch, seqs[seqs.length - 1]!);
+      this.deps.blocks.stageSealSeq(batch, seqs[seqs.length - 1]!);
     } catch (error) {
       batch.discard();
       throw error;
     }
-    return { buffers, batch, lastSeq: seqs[seqs.length - 1] ?? 0 };
-  }
-
-  /** Writes a staged seal, then closes its buffers (reads find the blocks from then on). */
-  private async finishSeal({ buffers, batch, lastSeq }: StagedSeal): Promise<void> {
-    if (buffers.length === 0) return batch.discard();
     await batch.write();
-    this.deps.blocks.committed(lastSeq);
-    const t = this.open.table;
+    this.deps.blocks.committed(seqs[seqs.length - 1]!);
     for (const b of buffers) {
       const numeric = t.kind(b) === 'numeric';
       const idHex = t.owner(b).idHex;
