@@ -32,6 +32,11 @@ export function unionActivity(a: readonly ActivityWindow[], b: readonly Activity
   return out;
 }
 
+/** True when both lists hold the same windows. */
+export function sameActivity(a: readonly ActivityWindow[], b: readonly ActivityWindow[]): boolean {
+  return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
+}
+
 /** True when some window overlaps [start, end] (either bound may be absent). */
 export function activeBetween(windows: readonly ActivityWindow[], start: number | null, end: number | null): boolean {
   return windows.some(([a, b]) => (start === null || b >= start) && (end === null || a <= end));

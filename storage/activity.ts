@@ -4,7 +4,7 @@
 // the index knows it tracks itself: it keeps every metric's windows in memory by the same rules,
 // notes a write's samples before the partition does, and the shard writes the windows that
 // changed in activity blocks at each checkpoint (storage/metric-index/activity-blocks.ts).
-import { mergeActivity, activitySlice, type ActivityWindow } from '../model/activity.js';
+import { mergeActivity, activitySlice, sameActivity, type ActivityWindow } from '../model/activity.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { activityKey, CF } from './keys.js';
 import type { Store } from './rocks.js';
@@ -74,7 +74,7 @@ export class ActivityTracker {
     pending.forEach(([idHex, { id, slices }], i) => {
       const before = stored[i]!;
       const after = mergeActivity(before, slices);
-      if (!sameWindows(before, after)) batch.put(CF.index, activityKey(id), encodeActivityWindows(after));
+      if (!sameActivity(before, after)) batch.put(CF.index, activityKey(id), encodeActivityWindows(after));
       this.remember(idHex, after);
     });
     await batch.write();
@@ -138,10 +138,6 @@ export class ActivityTracker {
     if (this.cache.size >= MAX_CACHED) this.cache = new Map();
     this.cache.set(idHex, windows);
   }
-}
-
-function sameWindows(a: ActivityWindow[], b: ActivityWindow[]): boolean {
-  return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
 }
 
 /** An `a` key's value: u64 BE epoch seconds, written as two u32 (a BigInt per value cost more than the rest of a flush). */

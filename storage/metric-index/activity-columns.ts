@@ -2,7 +2,7 @@
 // have in two columns, the rest in a map. Kept by the same rules as model/activity (5-minute
 // slices, windows less than 8 hours apart coalesce), so a search filters and reports
 // activity without asking the partitions that persist it.
-import { ACTIVITY_COALESCE_S, ACTIVITY_SLICE_S, activitySlice, mergeActivity, type ActivityWindow } from '../../model/activity.js';
+import { ACTIVITY_COALESCE_S, ACTIVITY_SLICE_S, activitySlice, mergeActivity, sameActivity, type ActivityWindow } from '../../model/activity.js';
 import { grown } from '../../model/typed-arrays.js';
 
 const NONE: readonly ActivityWindow[] = [];
@@ -33,7 +33,7 @@ export class ActivityColumns {
     }
     const list = this.more.get(id);
     const merged = mergeActivity(list ?? [], [s]);
-    if (list !== undefined && sameWindows(list, merged)) return false;
+    if (list !== undefined && sameActivity(list, merged)) return false;
     this.set(id, merged);
     return true;
   }
@@ -89,8 +89,4 @@ export class ActivityColumns {
     this.start = grown(this.start, size);
     this.end = grown(this.end, size);
   }
-}
-
-function sameWindows(a: readonly ActivityWindow[], b: readonly ActivityWindow[]): boolean {
-  return a.length === b.length && a.every(([s, e], i) => s === b[i]![0] && e === b[i]![1]);
 }
