@@ -9,8 +9,8 @@
 //
 // Block: 0x01 | zstd( entries ), entry = storage id (16 bytes) | record length (varint) | record
 // (storage/metric-index/name-record.ts, v3).
-import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
-import { ByteReader, ByteWriter } from '../../model/codec/bytes.js';
+import { ByteWriter } from '../../model/codec/bytes.js';
+import { packBlock, unpackBlock } from './packed-block.js';
 import { METRIC_ID_BYTES } from '../keys.js';
 
 /** Dense ids per block. */
@@ -32,17 +32,12 @@ export function encodeNameBlock(entries: readonly NameEntry[]): Buffer {
     w.varint(e.record.length);
     w.bytes(e.record);
   }
-  const packed = zstdCompressSync(w.finish());
-  const out = Buffer.allocUnsafe(packed.length + 1);
-  out[0] = VERSION;
-  packed.copy(out, 1);
-  return out;
+  return packBlock(VERSION, w.finish());
 }
 
 /** The block's entries (throws BlockFormatError, or a plain Error naming the block, when damaged). */
 export function decodeNameBlock(value: Uint8Array): NameEntry[] {
-  if (value[0] !== VERSION) throw new Error(`name block of version ${value[0]}`);
-  const r = new ByteReader(zstdDecompressSync(value.subarray(1)));
+  const r = unpackBlock(VERSION, value, 'name block');
   const out: NameEntry[] = [];
   while (r.pos < r.buf.length) {
     const storageId = r.bytes(METRIC_ID_BYTES);
