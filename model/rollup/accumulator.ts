@@ -132,8 +132,11 @@ export function stddevOf(n: number, sum: number, sumsq: number): number | null {
   if (n === 0) return null;
   const meanSq = sumsq / n;
   const variance = meanSq - (sum / n) ** 2;
-  return variance <= Math.abs(meanSq) * 1e-12 ? 0 : Math.sqrt(variance);
+  return variance <= Math.abs(meanSq) * STDDEV_ZERO ? 0 : Math.sqrt(variance);
 }
+
+/** Relative to Σx²/n, the variance that reads as 0 (rounding noise). */
+export const STDDEV_ZERO = 1e-12;
 
 const mean = (m: Moments): number | null => meanOf(m.n, m.sum);
 const stddev = (m: Moments): number | null => stddevOf(m.n, m.sum, m.sumsq);

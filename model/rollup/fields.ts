@@ -1,6 +1,6 @@
 // The 11 fields of interface §2.7 (and the fetch transforms built on them) computed per
 // slot straight from a read's columns, with no object per period.
-import { meanOf, stddevOf, type RollupFields } from './accumulator.js';
+import { STDDEV_ZERO, type RollupFields } from './accumulator.js';
 import { columnId, type Quantity } from './chunk.js';
 import type { RollupSlots } from './slots.js';
 
@@ -39,19 +39,43 @@ export function fieldColumns(spec: FieldSpec, requireValues = false): number[] {
  * measurement (value count 0), as fetch cells do.
  */
 export function fieldColumn(slots: RollupSlots, spec: FieldSpec, requireValues = false): Float64Array {
-  const out = new Float64Array(slots.count).fill(NaN);
+  return fieldInto(new Float64Array(slots.count), slots, spec, requireValues);
+}
+
+/** `fieldColumn` written into `out` (slots.count long), which it returns. */
+export function fieldInto(out: Float64Array, slots: RollupSlots, spec: FieldSpec, requireValues = false): Float64Array {
+  out.fill(NaN);
   const n = slots.column(spec.q, 'n');
   const valueN = requireValues ? slots.column('value', 'n') : null;
-  const sum = spec.stat === 'count' ? null : slots.column(spec.q, 'sum');
-  const sumsq = spec.stat === 'stddev' ? slots.column(spec.q, 'sumsq') : null;
-  for (let i = 0; i < slots.count; i++) {
-    if (slots.present[i] === 0 || (valueN !== null && valueN[i] === 0)) continue;
-    let v: number | null;
-    if (spec.stat === 'count') v = n[i]!;
-    else if (spec.stat === 'sum') v = sum![i]!;
-    else if (spec.stat === 'mean') v = meanOf(n[i]!, sum![i]!);
-    else v = stddevOf(n[i]!, sum![i]!, sumsq![i]!);
-    if (v !== null && Number.isFinite(v)) out[i] = v;
+  const present = slots.present;
+  if (spec.stat === 'count') {
+    for (let i = 0; i < out.length; i++) if (present[i] !== 0 && (valueN === null || valueN[i] !== 0)) out[i] = n[i]!;
+    return out;
+  }
+  const sum = slots.column(spec.q, 'sum');
+  if (spec.stat === 'sum') {
+    for (let i = 0; i < out.length; i++) if (present[i] !== 0 && (valueN === null || valueN[i] !== 0) && sum[i]! - sum[i]! === 0) out[i] = sum[i]!;
+    return out;
+  }
+  // The loops below are meanOf and stddevOf written out: each slot's value stays a double
+  // (a value that may be null, or a NaN chosen in a branch, is boxed: one allocation a slot).
+  if (spec.stat === 'mean') {
+    for (let i = 0; i < out.length; i++) {
+      const k = n[i]!;
+      if (present[i] === 0 || (valueN !== null && valueN[i] === 0) || k === 0) continue;
+      const v = sum[i]! / k;
+      if (v - v === 0) out[i] = v;
+    }
+    return out;
+  }
+  const sumsq = slots.column(spec.q, 'sumsq');
+  for (let i = 0; i < out.length; i++) {
+    const k = n[i]!;
+    if (present[i] === 0 || (valueN !== null && valueN[i] === 0) || k === 0) continue;
+    const meanSq = sumsq[i]! / k;
+    const variance = meanSq - (sum[i]! / k) ** 2;
+    if (variance <= Math.abs(meanSq) * STDDEV_ZERO) out[i] = 0;
+    else if (Math.sqrt(variance) - Math.sqrt(variance) === 0) out[i] = Math.sqrt(variance);
   }
   return out;
 }

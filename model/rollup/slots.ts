@@ -5,6 +5,7 @@
 // need as Float64Arrays; nothing builds an object per period unless asked (`row`).
 import { emptyAccumulator, type RollupAccumulator } from './accumulator.js';
 import { PARTS, QUANTITIES, type Part, type Quantity } from './chunk.js';
+import { scratchFloat64, scratchUint8 } from '../scratch.js';
 
 /** Periods as columns aligned with their slots: a stored chunk (RollupChunk), or periods computed from raw (CompactPeriods). */
 export interface PeriodSource {
@@ -13,14 +14,19 @@ export interface PeriodSource {
   column(q: Quantity, part: Part): Float64Array;
 }
 
-interface Source {
+interface Source extends SlotMap {
   chunk: PeriodSource;
+}
+
+interface SlotMap {
   /** Slot of each of the chunk's present periods (-1: outside the read). */
   slotOf: Int32Array;
+  /** Period j is slot j, for every slot: the source's columns are the slots' columns. */
+  aligned: boolean;
 }
 
 /** The last slot map computed for each source (RollupSlots.slotsOf); read only, so shared by reads. */
-const slotMaps = new WeakMap<PeriodSource, { key: string; slotOf: Int32Array }>();
+const slotMaps = new WeakMap<PeriodSource, SlotMap & { key: string }>();
 
 export class RollupSlots {
   /** 1 where the slot has data (a stored period or a recalculated one). */
@@ -41,7 +47,7 @@ export class RollupSlots {
     readonly spanMs: number,
     readonly count: number,
   ) {
-    this.present = new Uint8Array(count);
+    this.present = scratchUint8(count);
   }
 
   /** Adds a stored chunk starting at `chunkStart` whose periods are `periodMs` long. */
@@ -55,7 +61,7 @@ export class RollupSlots {
   }
 
   private source(chunk: PeriodSource, chunkStart: number, periodMs: number): Source {
-    const slotOf = this.slotsOf(chunk, chunkStart, periodMs);
+    const { slotOf, aligned } = this.slotsOf(chunk, chunkStart, periodMs);
     const present = this.present;
     const replaced = this.replaced.size > 0 ? this.replaced : null;
     for (let j = 0; j < slotOf.length; j++) {
@@ -63,7 +69,7 @@ export class RollupSlots {
       if (i >= 0 && (replaced === null || !replaced.has(i))) present[i] = 1;
     }
     this.cache.clear();
-    return { chunk, slotOf };
+    return { chunk, slotOf, aligned };
   }
 
   /**
@@ -71,18 +77,21 @@ export class RollupSlots {
    * next read of the same geometry: sources are cached (decoded chunks, computed spans) and a
    * dashboard asks the same range again (issue 31: a tenth of a cached 30-day read's time).
    */
-  private slotsOf(chunk: PeriodSource, chunkStart: number, periodMs: number): Int32Array {
+  private slotsOf(chunk: PeriodSource, chunkStart: number, periodMs: number): SlotMap {
     const key = `${this.first}/${this.spanMs}/${this.count}/${chunkStart}/${periodMs}`;
     const kept = slotMaps.get(chunk);
-    if (kept?.key === key) return kept.slotOf;
+    if (kept?.key === key) return kept;
     const slotOf = new Int32Array(chunk.slots.length);
     const end = this.first + this.count * this.spanMs;
+    let aligned = slotOf.length === this.count;
     for (let j = 0; j < chunk.slots.length; j++) {
       const ts = chunkStart + chunk.slots[j]! * periodMs;
       slotOf[j] = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
+      aligned &&= slotOf[j] === j && ts === this.first + j * this.spanMs;
     }
-    slotMaps.set(chunk, { key, slotOf });
-    return slotOf;
+    const map = { key, slotOf, aligned };
+    slotMaps.set(chunk, map);
+    return map;
   }
 
   /** Replaces slot i by a recalculated accumulator (null: the slot has no data). */
@@ -97,19 +106,27 @@ export class RollupSlots {
     return this.replaced.has(i);
   }
 
-  /** One part of one quantity per slot (0 where the slot has no data). */
+  /**
+   * One part of one quantity per slot (0 where the slot has no data): scratch memory
+   * (model/scratch.ts) or a source's own column, to read while the read lasts, never to
+   * change, keep or post.
+   */
   column(q: Quantity, part: Part): Float64Array {
     const key = `${q}.${part}`;
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
-    const out = new Float64Array(this.count);
+    const only = this.sources.length + this.computed.length === 1 && this.replaced.size === 0 ? (this.sources[0] ?? this.computed[0]!) : null;
+    // A read of one source in its own periods (a day of a metric at its finest period, say): the
+    // source's column is the answer, with nothing to add up.
+    if (only?.aligned === true) return only.chunk.column(q, part);
+    const out = scratchFloat64(this.count);
     sumInto(out, this.sources, q, part, null);
     if (this.computed.length > 0 && this.sources.length === 0) {
       // Nothing stored (a read within the raw retention): the computed sum is the answer.
       sumInto(out, this.computed, q, part, null);
     } else if (this.computed.length > 0) {
-      const added = new Float64Array(this.count);
-      const has = new Uint8Array(this.count);
+      const added = scratchFloat64(this.count);
+      const has = scratchUint8(this.count);
       sumInto(added, this.computed, q, part, has);
       for (let i = 0; i < this.count; i++) if (has[i] === 1) out[i] += added[i]!;
     }
