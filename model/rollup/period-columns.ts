@@ -226,19 +226,21 @@ export function accumulateColumns(s: DenseSeries, into: PeriodColumns, carry: Ro
 export function accumulateValues(s: DenseSeries, into: PeriodColumns, from = 0, to = s.ts.length): void {
   const tss = s.ts;
   const vals = s.values;
-  const { first, periodMs, count } = into;
-  const cols = into.columns;
+  const { first, periodMs, count, present } = into;
+  // The three columns held in locals: looked up per period, they took half the time.
+  const nCol = into.columns[VALUE]!;
+  const sumCol = into.columns[VALUE + SUM]!;
+  const sumsqCol = into.columns[VALUE + SUMSQ]!;
   let k = from;
   while (k < to) {
     const i = Math.floor((tss[k]! - first) / periodMs);
-    const start = first + i * periodMs;
-    const end = start + periodMs;
+    // Stamps ascend: the period's samples run until one reaches its end.
+    const end = first + (i + 1) * periodMs;
     let n = 0;
     let sum = 0;
     let sumsq = 0;
     for (; k < to; k++) {
-      const ts = tss[k]!;
-      if (ts >= end || ts < start) break;
+      if (tss[k]! >= end) break;
       const v = vals[k]!;
       if (!(v - v === 0)) continue; // NaN, ±∞
       n++;
@@ -246,8 +248,10 @@ export function accumulateValues(s: DenseSeries, into: PeriodColumns, from = 0, 
       sumsq += v * v;
     }
     if (n === 0 || i < 0 || i >= count) continue;
-    into.present[i] = 1;
-    book(cols, VALUE, i, n, sum, sumsq);
+    present[i] = 1;
+    nCol[i] += n;
+    sumCol[i] += sum;
+    sumsqCol[i] += sumsq;
   }
 }
 

@@ -3,7 +3,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { accumulate, addInto, emptyAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
-import { accumulateColumns, PeriodColumns } from '../../model/rollup/period-columns.js';
+import { accumulateColumns, accumulateValues, PeriodColumns } from '../../model/rollup/period-columns.js';
 import { denseOf } from '../../model/dense-series.js';
 import { QUANTITIES, PARTS } from '../../model/rollup/chunk.js';
 import type { NumericValue } from '../../model/types.js';
@@ -17,6 +17,20 @@ const seriesArb = fc
     const s = { ts: [] as number[], values: [] as NumericValue[] };
     for (const [dt, v] of steps) {
       ts += dt; // dt 0: a repeated stamp (no rate, as accumulate does)
+      s.ts.push(ts);
+      s.values.push(v);
+    }
+    return s;
+  });
+
+/** Like seriesArb, stamped 10 s apart mostly: many samples fall on a period's first millisecond. */
+const alignedArb = fc
+  .array(fc.tuple(fc.constantFrom(0, 10_000, 10_000, 10_000, 30_000, MIN, 7), fc.oneof(fc.double({ min: -1e9, max: 1e9, noNaN: true }), fc.constant(null), fc.constant(Infinity))), { maxLength: 300 })
+  .map((steps) => {
+    let ts = 0;
+    const s = { ts: [] as number[], values: [] as NumericValue[] };
+    for (const [dt, v] of steps) {
+      ts += dt;
       s.ts.push(ts);
       s.values.push(v);
     }
@@ -43,6 +57,22 @@ test('accumulateColumns books the bits accumulate books, and the same carry', (t
       }
     }),
     { numRuns: 200 },
+  );
+});
+
+test('accumulateValues books the value columns accumulateColumns books, samples outside the periods left out', (t) => {
+  fc.assert(
+    fc.property(alignedArb, fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 30 }), (s, skip, count) => {
+      const dense = denseOf(s);
+      // Periods from `skip` minutes in, `count` of them: samples before and after them are in the series.
+      const all = new PeriodColumns(skip * MIN, MIN, count);
+      accumulateColumns(dense, all, null);
+      const values = new PeriodColumns(skip * MIN, MIN, count, true);
+      accumulateValues(dense, values);
+      t.deepEqual(values.present, all.present);
+      for (const part of [0, 1, 2]) t.deepEqual(values.columns[part], all.columns[part]);
+    }),
+    { numRuns: 300 },
   );
 });
 
