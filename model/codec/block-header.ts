@@ -88,10 +88,8 @@ export function readHeaderFields(r: ByteReader): HeaderFields {
 
 /** The header's `count` timestamps, in ms, into out[at..] (a JS array or, for rollup reads, a Float64Array). */
 export function readTimestampsInto(r: ByteReader, f: HeaderFields, out: number[] | Float64Array, at: number): void {
-  const first = f.firstTs / f.unit;
-  readTimestamps(r, f.count, first, out, at);
-  if (out[at + f.count - 1] !== f.lastTs / f.unit) r.fail('timestamps disagree with the header');
-  if (f.unit !== 1) for (let i = at; i < at + f.count; i++) out[i] = out[i]! * f.unit;
+  const last = readTimestamps(r, f.count, f.firstTs / f.unit, f.unit, out, at);
+  if (last !== f.lastTs / f.unit) r.fail('timestamps disagree with the header');
 }
 
 /** Reads only the fixed part of the header, without decoding the body. */
@@ -142,10 +140,11 @@ function writeTimestamps(w: ByteWriter, ts: readonly number[], unit: number): vo
   if (zeros > 0) w.varint(zeros * 2 + 1);
 }
 
-function readTimestamps(r: ByteReader, count: number, first: number, ts: number[] | Float64Array, at: number): void {
+/** Stamps in units of `unit` ms, written in ms; returns the last in units (the header's check). */
+function readTimestamps(r: ByteReader, count: number, first: number, unit: number, ts: number[] | Float64Array, at: number): number {
   const end = at + count;
   let t = first;
-  ts[at] = t;
+  ts[at] = t * unit;
   let delta = 0;
   let i = at + 1;
   while (i < end) {
@@ -153,10 +152,11 @@ function readTimestamps(r: ByteReader, count: number, first: number, ts: number[
     if (token % 2 === 1) {
       const run = (token - 1) / 2;
       if (run === 0 || run > end - i) r.fail(`timestamp run of ${run} overflows the block`);
-      for (const stop = i + run; i < stop; i++) ts[i] = t += delta;
+      for (const stop = i + run; i < stop; i++) ts[i] = (t += delta) * unit;
     } else {
       delta += unzigzag(token / 2);
-      ts[i++] = t += delta;
+      ts[i++] = (t += delta) * unit;
     }
   }
+  return t;
 }

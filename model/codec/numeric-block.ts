@@ -163,14 +163,9 @@ function readPacked(r: ByteReader, n: number): number[] {
 function readPackedInto(r: ByteReader, n: number, out: number[] | Float64Array, at: number): void {
   const scale = unzigzag(r.varint());
   if (Math.abs(scale) > MAX_SCALE) r.fail(`decimal scale ${scale} exceeds ±${MAX_SCALE}`);
-  readIntegersInto(r, n, out, at);
-  if (scale >= 0) {
-    const p = POW10[scale]!;
-    for (let i = at; i < at + n; i++) out[i] = out[i]! / p;
-  } else {
-    const p = POW10[-scale]!;
-    for (let i = at; i < at + n; i++) out[i] = out[i]! * p;
-  }
+  // v = m / 10^scale, or m · 10^−scale for a negative scale.
+  if (scale >= 0) readIntegersInto(r, n, out, at, POW10[scale]!, 1);
+  else readIntegersInto(r, n, out, at, 1, POW10[-scale]!);
 }
 
 /** Format 2 (written before format 5): one byte scale, then zigzag deltas of the mantissas. */
