@@ -4,7 +4,8 @@
 // smallest for this block. Random-walk gauges and counters have residuals spread evenly over a
 // range, which a fixed bit width codes near their entropy (a varint wastes up to 7 bits in 8);
 // zstd wins when a few residuals are far larger than the rest.
-import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { zstdCompressSync } from 'node:zlib';
+import { zstdPlain } from './zstd-plain.js';
 import { BitReader } from './bitstream.js';
 import { ByteReader, ByteWriter, unzigzag, zigzag } from './bytes.js';
 import { BlockFormatError } from './errors.js';
@@ -190,7 +191,7 @@ function readResidualsInto(r: ByteReader, packing: Packing, count: number, out: 
     const packed = r.bytes(r.varint());
     let plain: Uint8Array;
     try {
-      plain = zstdDecompressSync(packed, { maxOutputLength: Math.max(1, count * MAX_VARINT_BYTES) });
+      plain = zstdPlain.plain(packed, Math.max(1, count * MAX_VARINT_BYTES));
     } catch (error) {
       throw new BlockFormatError(pos, `zstd residuals do not decompress: ${(error as Error).message}`);
     }

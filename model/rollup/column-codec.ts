@@ -6,7 +6,8 @@
 // Format v3 (encodeColumnV3) adds near-decimal columns (each value as a short decimal and its
 // distance in ulps from it: floating-point sums of decimals), Σx² columns coded against
 // (Σx)²/n, and zstd in place of deflate; decodeColumn reads both.
-import { deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync, constants as zlib } from 'node:zlib';
+import { deflateRawSync, inflateRawSync, zstdCompressSync, constants as zlib } from 'node:zlib';
+import { zstdPlain } from '../codec/zstd-plain.js';
 import { ByteReader, ByteWriter, unzigzag, zigzag } from '../codec/bytes.js';
 
 /** Scheme byte of a column; the high bit says the rest is deflated. */
@@ -443,7 +444,7 @@ function decodeV3(r0: ByteReader, head: number, bytes: Uint8Array, out: Float64A
   if (head & DEFLATED) r0.fail(`column scheme byte ${head}`);
   let body: Uint8Array;
   try {
-    body = zstdDecompressSync(bytes.subarray(1));
+    body = zstdPlain.plain(bytes.subarray(1));
   } catch {
     r0.fail('column does not decompress');
   }
