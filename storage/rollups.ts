@@ -139,7 +139,7 @@ export class RollupStore {
       if (aged > 0) {
         const first = samples.ts[0]!;
         const from = first - (first % this.baseMs);
-        sums = new PeriodColumns(from, this.baseMs, Math.floor((samples.ts[aged - 1]! - from) / this.baseMs) + 1);
+        sums = PeriodColumns.pooled(from, this.baseMs, Math.floor((samples.ts[aged - 1]! - from) / this.baseMs) + 1);
         accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first));
       }
     } finally {
@@ -149,9 +149,14 @@ export class RollupStore {
       for (const [i, level] of this.levels.entries()) {
         // Each level's periods of the aged samples summed from the next finer one's (periods
         // divide), then added to what is stored (aged earlier, /write/nnt), which stays whole.
-        if (i > 0) sums = sums.coarser(level.period * SECOND);
+        if (i > 0) {
+          const finer = sums;
+          sums = sums.coarser(level.period * SECOND);
+          finer.release(); // staged and summed: its memory serves the next metric
+        }
         await stageAddedPeriods(this.store, batch, metric, level.period, sums);
       }
+      sums.release();
     }
     const carry = await this.carryBefore(raw, metric, to);
     if (carry !== null) batch.put(CF.state, agedCarryKey(this.partition, metric.idHex), Buffer.from(JSON.stringify({ to, carry })));
