@@ -288,6 +288,16 @@ const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n <
 
 /** Unsigned LEB128 of a non-negative safe integer into buf at `at`, byte for byte ByteWriter.varint; returns the end. */
 function putVarint(buf: Uint8Array, at: number, n: number): number {
+  // One and two bytes (most ulp codes and deltas) without a loop.
+  if (n < 0x80) {
+    buf[at] = n;
+    return at + 1;
+  }
+  if (n < 0x4000) {
+    buf[at] = (n & 0x7f) | 0x80;
+    buf[at + 1] = n >>> 7;
+    return at + 2;
+  }
   // Above 2^31 the bit operators would wrap: those bytes go by division.
   while (n >= 0x80000000) {
     buf[at++] = (n % 0x80) | 0x80;
@@ -349,12 +359,17 @@ function nearUlps(x: number, xl: number, xh: number, d: number, p: number): numb
 /** The column's bits as 32-bit words (little-endian: low word first), read in place. */
 const wordsOf = (xs: Float64Array): Uint32Array => new Uint32Array(xs.buffer, xs.byteOffset, xs.length * 2);
 
-/** Bytes of the near-decimal coding of xs[0, n) at k (escapes at 10), or Infinity once past `limit`. */
+/**
+ * Bytes of the near-decimal coding of xs[0, n) at k (escapes at 10), or Infinity once it must
+ * pass `limit`: every value still to come costs at least 2 bytes (a varint each for d and ulps),
+ * so an exponent worse than the best so far stops about as soon as it falls behind.
+ */
 function nearDecimalCost(xs: Float64Array, words: Uint32Array, n: number, k: number, predicted: Float64Array | null, limit: number): number {
   const p = POW10[k]!;
   let bytes = 2;
   let prev = 0;
-  for (let i = 0; i < n && bytes <= limit; i++) {
+  for (let i = 0; i < n; i++) {
+    if (bytes + 2 * (n - i) > limit) return Infinity;
     const x = xs[i]!;
     const d = Math.round(x * p) + 0;
     const ulps = nearUlps(x, words[2 * i]!, words[2 * i + 1]!, d, p);
