@@ -177,18 +177,20 @@ async function getWholeChunks(store: Store, metric: MetricRef, periodS: number, 
 const FIRST_COLUMN: readonly number[] = [0];
 
 /**
- * Stages, in `batch`, one level's periods `added` (periods of that level) added to what its
+ * Stages, in `batch`, each level's periods `added` (periods of that level) added to what its
  * chunks store: each touched chunk read once and written once, as columns, with no object per
  * period (ageing a week: issue 31). A stored period and an added one sum as `addInto(added,
- * stored)` does.
+ * stored)` does. Every level's chunks are asked for in the same turn, so one multi-get serves them.
  */
-export async function stageAddedPeriods(store: Store, batch: StoreBatch, metric: MetricRef, periodS: number, added: PeriodColumns): Promise<void> {
-  const starts = chunkStartsCovering(periodS, added.first, added.startOf(added.count));
-  const stored = await getWholeChunks(store, metric, periodS, starts);
-  starts.forEach((start, k) => {
-    const merged = mergedPeriods(added, start, stored[k] ?? null);
-    if (merged.slots.length > 0) encodeChunkColumns(merged.slots, merged.columns).forEach((record, column) => batch.put(CF.rollup, rollupKey(metric.id, periodS, start, column), record));
-  });
+export async function stageAddedPeriods(store: Store, batch: StoreBatch, metric: MetricRef, levels: readonly { periodS: number; added: PeriodColumns }[]): Promise<void> {
+  const starts = levels.map(({ periodS, added }) => chunkStartsCovering(periodS, added.first, added.startOf(added.count)));
+  const stored = await Promise.all(levels.map(({ periodS }, l) => getWholeChunks(store, metric, periodS, starts[l]!)));
+  levels.forEach(({ periodS, added }, l) =>
+    starts[l]!.forEach((start, k) => {
+      const merged = mergedPeriods(added, start, stored[l]![k] ?? null);
+      if (merged.slots.length > 0) encodeChunkColumns(merged.slots, merged.columns).forEach((record, column) => batch.put(CF.rollup, rollupKey(metric.id, periodS, start, column), record));
+    }),
+  );
 }
 
 /**
