@@ -359,16 +359,19 @@ function nearUlps(x: number, xl: number, xh: number, d: number, p: number): numb
 /** The column's bits as 32-bit words (little-endian: low word first), read in place. */
 const wordsOf = (xs: Float64Array): Uint32Array => new Uint32Array(xs.buffer, xs.byteOffset, xs.length * 2);
 
+/** The last d a costing run coded (the base of the next run's first delta). */
+let costPrev = 0;
+
 /**
- * Bytes of the near-decimal coding of xs[0, n) at k (escapes at 10), or Infinity once it must
- * pass `limit`: every value still to come costs at least 2 bytes (a varint each for d and ulps),
- * so an exponent worse than the best so far stops about as soon as it falls behind.
+ * `bytes` plus the bytes of the near-decimal coding of xs[from, to) at k (escapes at 10), the
+ * run following a value coded as d = `prev`; the last d is left in `costPrev`. Infinity once the
+ * sample of n values must cost more than `limit`: every value still to come costs at least 2
+ * bytes (a varint each for d and ulps), so an exponent worse than the best so far stops about as
+ * soon as it falls behind, and a cost at or under the limit is exact.
  */
-function nearDecimalCost(xs: Float64Array, words: Uint32Array, n: number, k: number, predicted: Float64Array | null, limit: number): number {
+function nearDecimalCost(xs: Float64Array, words: Uint32Array, from: number, to: number, n: number, k: number, predicted: Float64Array | null, bytes: number, prev: number, limit: number): number {
   const p = POW10[k]!;
-  let bytes = 2;
-  let prev = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = from; i < to; i++) {
     if (bytes + 2 * (n - i) > limit) return Infinity;
     const x = xs[i]!;
     const d = Math.round(x * p) + 0;
@@ -380,6 +383,7 @@ function nearDecimalCost(xs: Float64Array, words: Uint32Array, n: number, k: num
     bytes += varintLength(zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p)))) + varintLength(zigzag(ulps) + 1);
     prev = d;
   }
+  costPrev = prev;
   return bytes <= limit ? bytes : Infinity;
 }
 
@@ -389,15 +393,33 @@ function predictedInt(x: number, p: number): number {
   return Number.isFinite(d) && Math.abs(d) <= MAX_INT ? d + 0 : 0;
 }
 
-/** The cheapest decimal exponent on the column's first values and the bytes it codes them in (k -1: none). */
+/** Values every exponent is costed on first, to choose which one to cost whole first. */
+const K_PREFIX = 8;
+const prefixBytes = new Float64Array(MAX_DECIMALS + 1);
+const prefixPrev = new Float64Array(MAX_DECIMALS + 1);
+
+/**
+ * The cheapest decimal exponent on the column's first values and the bytes it codes them in
+ * (the smallest k of those that tie). Every exponent is costed on a few values, the cheapest of
+ * them then on all K_SAMPLE, and the others go on from where they were only while they can still
+ * match it: they stop as soon as they fall behind (issue 31: 611 values costed per column in
+ * ascending order, the best k being anywhere from 0 to 6).
+ */
 function bestExponent(xs: Float64Array, words: Uint32Array, predicted: Float64Array | null): { k: number; bytes: number } {
-  let k = -1;
-  let bytes = Infinity;
   const n = Math.min(xs.length, K_SAMPLE);
+  const m = Math.min(n, K_PREFIX);
+  let first = 0;
   for (let at = 0; at <= MAX_DECIMALS; at++) {
-    // A cost past the best so far stops early.
-    const cost = nearDecimalCost(xs, words, n, at, predicted, bytes);
-    if (cost < bytes) {
+    prefixBytes[at] = nearDecimalCost(xs, words, 0, m, n, at, predicted, 2, 0, Infinity);
+    prefixPrev[at] = costPrev;
+    if (prefixBytes[at]! < prefixBytes[first]!) first = at;
+  }
+  let k = first;
+  let bytes = nearDecimalCost(xs, words, m, n, n, first, predicted, prefixBytes[first]!, prefixPrev[first]!, Infinity);
+  for (let at = 0; at <= MAX_DECIMALS; at++) {
+    if (at === first) continue;
+    const cost = nearDecimalCost(xs, words, m, n, n, at, predicted, prefixBytes[at]!, prefixPrev[at]!, bytes);
+    if (cost < bytes || (cost === bytes && at < k)) {
       bytes = cost;
       k = at;
     }
