@@ -109,11 +109,7 @@ export class PeriodColumns {
     // Column by column, each coarse period the sum of its finer ones in time order (the same
     // additions in the same order as adding period by period, so the same bits),
     // so each pass runs down two arrays instead of touching 15 per period.
-    const into = new Int32Array(this.count);
-    for (let i = 0; i < this.count; i++) {
-      into[i] = this.present[i] === 1 ? out.indexOf(this.startOf(i)) : -1;
-      if (into[i]! >= 0) out.present[into[i]!] = 1;
-    }
+    const into = coarseIndexes(this, out);
     for (let c = 0; c < COLUMNS; c++) addIndexed(out.columns[c]!, this.columns[c]!, into);
     return out;
   }
@@ -275,27 +271,40 @@ export function accumulateValues(s: DenseSeries, into: PeriodColumns, from = 0, 
   }
 }
 
+// The loops below are functions of their own with nothing after the loop: V8 compiles a long
+// loop while it runs (on-stack replacement), before the code after it has ever run, and throws
+// that code away on reaching it, at every call (issue 31: 117 deoptimizations summing coarser
+// levels for 50 metrics while the loop sat inside `coarser`, with a store after it).
+
+/** Per finer period, the index of the coarser one holding it (-1 where it holds no data); marks those coarser periods present. */
+function coarseIndexes(fine: PeriodColumns, coarse: PeriodColumns): Int32Array {
+  const into = new Int32Array(fine.count);
+  for (let i = 0; i < fine.count; i++) {
+    const j = fine.present[i] === 1 ? coarse.indexOf(fine.startOf(i)) : -1;
+    into[i] = j;
+    if (j >= 0) coarse.present[j] = 1;
+  }
+  return into;
+}
+
 /**
  * from[i] added into to[into[i]] for each i, in order (-1: none); a run of i with the same
  * into[i] is summed in a local and stored once (the same additions in the same order, so the
- * same bits). A function of its own so V8 optimizes it whole: as a loop inside `coarser`'s loop
- * over columns it was compiled on the stack and thrown away again at every call (issue 31: 194
- * deoptimizations ageing 50 metrics).
+ * same bits: a run cut by a -1 goes on from the stored partial sum).
  */
 function addIndexed(to: Float64Array, from: Float64Array, into: Int32Array): void {
-  let j = -1;
-  let sum = 0;
-  for (let i = 0; i < into.length; i++) {
+  const n = into.length;
+  let i = 0;
+  while (i < n) {
     const k = into[i]!;
-    if (k < 0) continue;
-    if (k !== j) {
-      if (j >= 0) to[j] = sum;
-      j = k;
-      sum = to[k]!;
+    if (k < 0) {
+      i++;
+      continue;
     }
-    sum += from[i]!;
+    let sum = to[k]!;
+    for (; i < n && into[i] === k; i++) sum += from[i]!;
+    to[k] = sum;
   }
-  if (j >= 0) to[j] = sum;
 }
 
 /** Adds one quantity's sums of a period into its columns. */
