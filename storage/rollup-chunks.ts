@@ -209,8 +209,28 @@ const fromStored = new Int32Array(CHUNK_PERIODS);
  */
 function mergedPeriods(added: PeriodColumns, start: number, stored: RollupChunk | null): { slots: number[]; columns: Float64Array[] } {
   const base = Math.round((start - added.first) / added.periodMs); // index in `added` of the chunk's slot 0
-  const storedSlots = stored?.slots ?? new Int32Array(0);
   const slots: number[] = [];
+  const contiguous = mergeSlots(added, base, stored?.slots ?? new Int32Array(0), slots);
+  const count = slots.length;
+  if (stored === null && contiguous && count > 0) {
+    // Only added periods, one run of them: the added columns themselves.
+    const from = fromAdded[0]!;
+    return { slots, columns: added.columns.map((column) => column.subarray(from, from + count)) };
+  }
+  return { slots, columns: ALL_COLUMNS.map((c) => mergeColumn(mergedColumns[c]!.subarray(0, count), added.columns[c]!, stored?.columnAt(c))) };
+}
+
+// The two loops of a merge are functions of their own with nothing after the loop but a return:
+// V8 compiles a long loop while it runs (on-stack replacement), before the code after it has
+// ever run, and throws that code away on reaching it (8 deoptimizations per ageing run when the
+// loops sat inside mergedPeriods).
+
+/**
+ * The chunk's slots holding an added period (`added` from index `base`) or a stored one, into
+ * `slots`, with where each comes from in `fromAdded` and `fromStored`. True when they are all
+ * added periods, one run of them.
+ */
+function mergeSlots(added: PeriodColumns, base: number, storedSlots: Int32Array, slots: number[]): boolean {
   let contiguous = true;
   for (let slot = 0, j = 0; slot < CHUNK_PERIODS; slot++) {
     const i = base + slot;
@@ -224,25 +244,17 @@ function mergedPeriods(added: PeriodColumns, start: number, stored: RollupChunk 
     if (!fresh || (k > 0 && fromAdded[k - 1] !== i - 1)) contiguous = false;
     slots.push(slot);
   }
-  const count = slots.length;
-  if (stored === null && contiguous && count > 0) {
-    // Only added periods, one run of them: the added columns themselves.
-    const from = fromAdded[0]!;
-    return { slots, columns: added.columns.map((column) => column.subarray(from, from + count)) };
+  return contiguous;
+}
+
+/** One merged column into `out` (one value per merged slot): added first, then stored, the order addInto(added, stored) sums in. */
+function mergeColumn(out: Float64Array, from: Float64Array, kept: Float64Array | undefined): Float64Array {
+  for (let k = 0; k < out.length; k++) {
+    const i = fromAdded[k]!;
+    const j = fromStored[k]!;
+    out[k] = i < 0 ? kept![j]! : j < 0 ? from[i]! : from[i]! + kept![j]!;
   }
-  const columns = ALL_COLUMNS.map((c) => {
-    const out = mergedColumns[c]!.subarray(0, count);
-    const from = added.columns[c]!;
-    const kept = stored?.columnAt(c);
-    for (let k = 0; k < count; k++) {
-      const i = fromAdded[k]!;
-      const j = fromStored[k]!;
-      // Added first, then stored: the order addInto(added, stored) sums in.
-      out[k] = i < 0 ? kept![j]! : j < 0 ? from[i]! : from[i]! + kept![j]!;
-    }
-    return out;
-  });
-  return { slots, columns };
+  return out;
 }
 
 interface Loaded {
