@@ -454,8 +454,8 @@ export class RollupStore {
   /**
    * The carry (last sample, last rates) before `before`: from the raw samples before it, and
    * when raw has too few (they were aged), from the state ageing left after the last aged one.
+   * `known`: what `raw.before(metric, before, CARRY_SAMPLES)` gives, when the caller has it already.
    */
-  /** `known`: what `raw.before(metric, before, CARRY_SAMPLES)` gives, when the caller has it already. */
   private async carryBefore(raw: RawSource, metric: MetricRef, before: number, known: DenseSeries | null = null): Promise<RollupCarry | null> {
     const s = known ?? (await raw.before(metric, before, CARRY_SAMPLES));
     if (s.ts.length >= CARRY_SAMPLES) return carryAfter(s, null);
