@@ -134,26 +134,33 @@ export class RollupStore {
     const floor = this.viewFloor(metric.idHex);
     const samples = floor < to && this.levels.length > 0 ? await raw.readSealed(metric, floor, to) : emptyDense();
     const aged = samples.ts.length;
+    // With no open buffer before `to` (a window boundary), the aged samples are every sealed
+    // sample with a number from `floor` on: the reads back for the carries (one per carry,
+    // each a reverse seek and a window decoded) would find them again (`knownBefore`).
+    const quiet = to % this.spanMs === 0 && raw.openWindows(metric).every((w) => w >= to);
     let sums: PeriodColumns | null = null;
+    let tail: DenseSeries | null = null;
     try {
       if (aged > 0) {
         const first = samples.ts[0]!;
         const from = first - (first % this.baseMs);
-        sums = new PeriodColumns(from, this.baseMs, Math.floor((samples.ts[aged - 1]! - from) / this.baseMs) + 1);
-        accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first));
+        sums = PeriodColumns.pooled(from, this.baseMs, Math.floor((samples.ts[aged - 1]! - from) / this.baseMs) + 1);
+        // Floor 0: no sealed sample with a number lies before the first aged one.
+        accumulateColumns(samples, sums, await this.carryBefore(raw, metric, first, quiet && floor === 0 ? emptyDense() : null));
+        if (quiet) tail = knownBefore(samples, floor, this.spanMs);
       }
     } finally {
       releaseDense(samples);
     }
     if (sums !== null) {
-      for (const [i, level] of this.levels.entries()) {
-        // Each level's periods of the aged samples summed from the next finer one's (periods
-        // divide), then added to what is stored (aged earlier, /write/nnt), which stays whole.
-        if (i > 0) sums = sums.coarser(level.period * SECOND);
-        await stageAddedPeriods(this.store, batch, metric, level.period, sums);
-      }
+      // Each level's periods of the aged samples summed from the next finer one's (periods
+      // divide), then added to what is stored (aged earlier, /write/nnt), which stays whole.
+      const levels = [{ periodS: this.levels[0]!.period, added: sums }];
+      for (const level of this.levels.slice(1)) levels.push({ periodS: level.period, added: levels[levels.length - 1]!.added.coarser(level.period * SECOND) });
+      await stageAddedPeriods(this.store, batch, metric, levels);
+      for (const { added } of levels) added.release(); // staged: their memory serves the next metric
     }
-    const carry = await this.carryBefore(raw, metric, to);
+    const carry = await this.carryBefore(raw, metric, to, tail);
     if (carry !== null) batch.put(CF.state, agedCarryKey(this.partition, metric.idHex), Buffer.from(JSON.stringify({ to, carry })));
     return aged;
   }
@@ -447,9 +454,10 @@ export class RollupStore {
   /**
    * The carry (last sample, last rates) before `before`: from the raw samples before it, and
    * when raw has too few (they were aged), from the state ageing left after the last aged one.
+   * `known`: what `raw.before(metric, before, CARRY_SAMPLES)` gives, when the caller has it already.
    */
-  private async carryBefore(raw: RawSource, metric: MetricRef, before: number): Promise<RollupCarry | null> {
-    const s = await raw.before(metric, before, CARRY_SAMPLES);
+  private async carryBefore(raw: RawSource, metric: MetricRef, before: number, known: DenseSeries | null = null): Promise<RollupCarry | null> {
+    const s = known ?? (await raw.before(metric, before, CARRY_SAMPLES));
     if (s.ts.length >= CARRY_SAMPLES) return carryAfter(s, null);
     // Ageing reads sealed windows only: a metric with none (first named by this process, never sealed) has no aged state to read.
     const aged = metric.unsealed === true ? null : await this.agedCarry(metric);
@@ -597,4 +605,21 @@ function staleSlots(slots: RollupSlots, stale: readonly number[], windowMs: numb
     else runs.push([i, i + 1]);
   }
   return runs;
+}
+
+/**
+ * The samples `RawSource.before(metric, end, CARRY_SAMPLES)` gives, from `s`, every sealed sample
+ * with a number in [floor, end) where no open buffer lies before `end` (a window boundary): the
+ * whole windows before `end`, newest first, until they hold CARRY_SAMPLES samples; a copy (`s`
+ * goes back to its pool). Null when those windows would reach below `floor`, where `s` does not
+ * hold everything `before` reads.
+ */
+function knownBefore(s: DenseSeries, floor: number, spanMs: number): DenseSeries | null {
+  const n = s.ts.length;
+  if (n < CARRY_SAMPLES) return null;
+  const t = s.ts[n - CARRY_SAMPLES]!;
+  const from = t - (t % spanMs);
+  if (from < floor) return null;
+  const i = lowerBound(s.ts, from);
+  return { ts: s.ts.slice(i), values: s.values.slice(i) };
 }

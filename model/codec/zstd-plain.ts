@@ -3,7 +3,8 @@
 // every call: a cold 30-day read of 100 streams decompresses a few thousand rollup chunk columns,
 // and building those was ≈ 7 % of its time and most of its garbage (issue 31's profile). This
 // drives the native handle of one zstd decompression stream as zlib's own synchronous path does
-// (`writeSync` with ZSTD_e_end), into one output buffer reused call after call.
+// (`writeSync` with ZSTD_e_end), into one output buffer reused call after call; zstd-frames.ts
+// does the same for compression.
 //
 // Only frames whose header states their content size, without a checksum, go this way (what
 // zstdCompressSync writes): the output must be exactly that size with every input byte taken, or
@@ -11,16 +12,7 @@
 // frame goes to zstdDecompressSync, which decodes it or names what is wrong. Anything else, and
 // any Node whose handle is not as expected, takes zstdDecompressSync every time.
 import { constants, createZstdDecompress, zstdCompressSync, zstdDecompressSync, type ZstdDecompress } from 'node:zlib';
-
-/** The parts of a zlib stream's native handle that its synchronous path uses (node:zlib internals). */
-interface NativeHandle {
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
-}
-interface EngineInternals {
-  _handle?: NativeHandle | null;
-  /** [output room left, input left] after each write. */
-  _writeState?: Uint32Array;
-}
+import type { EngineInternals, NativeHandle } from './zstd-frames.js';
 
 const MAGIC = 0xfd2fb528;
 /** Larger frames are rare (a zstd'd index section): they take zstdDecompressSync, which sizes its own output. */

@@ -5,7 +5,7 @@
 import { ByteReader, ByteWriter } from '../codec/bytes.js';
 import type { Moments, RollupAccumulator } from './accumulator.js';
 import { BlockFormatError } from '../codec/errors.js';
-import { ColumnScheme, decodeColumn, encodeColumnV3, isPredicted } from './column-codec.js';
+import { codeColumnV3, ColumnScheme, decodeColumn, isPredicted } from './column-codec.js';
 
 export const CHUNK_FORMAT_VERSION = 3;
 /** Chunks of format v2 (deflate, no near-decimal columns) still read; they are rewritten as v3 when next written. */
@@ -49,10 +49,12 @@ export function encodeChunkColumns(slots: readonly number[], columns: readonly F
   head.varint(slots.length);
   writeSlotRuns(head, slots);
   const header = head.finish();
+  const words = columns.map((column) => new Uint32Array(column.buffer, column.byteOffset, column.length * 2));
   // Counters' columns often equal the derivative's (no resets): those are stored as copies.
   return columns.map((column, c) => {
-    const same = columns.findIndex((earlier, e) => e < c && sameBits(earlier, column));
-    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : encodeColumnV3(column, c % 3 === 2 ? squaresPrediction(columns[c - 2]!, columns[c - 1]!) : null);
+    const same = words.findIndex((earlier, e) => e < c && sameWords(earlier, words[c]!));
+    // A view the next column's coding reuses: copied into the record at once.
+    const coded = same >= 0 ? Uint8Array.of(ColumnScheme.copy, same) : codeColumnV3(column, c % 3 === 2 ? squaresPrediction(columns[c - 2]!, columns[c - 1]!, predictionScratch(column.length)) : null);
     const record = new Uint8Array(header.length + coded.length);
     record.set(header);
     record.set(coded, header.length);
@@ -60,13 +62,18 @@ export function encodeChunkColumns(slots: readonly number[], columns: readonly F
   });
 }
 
-/** The same bits in every place (-0 and NaN payloads too: a copy reads back as written). */
-function sameBits(a: Float64Array, b: Float64Array): boolean {
-  if (a.length !== b.length) return false;
-  const x = new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
-  const y = new Uint32Array(b.buffer, b.byteOffset, b.length * 2);
+/** The same bits in every place (-0 and NaN payloads too: a copy reads back as written), as 32-bit words. */
+function sameWords(x: Uint32Array, y: Uint32Array): boolean {
+  if (x.length !== y.length) return false;
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
   return true;
+}
+
+/** The prediction a Σx² column is coded against, reused: the coding reads it and is done with it. */
+let predicted: Float64Array = new Float64Array(CHUNK_PERIODS);
+function predictionScratch(n: number): Float64Array {
+  if (predicted.length < n) predicted = new Float64Array(n);
+  return predicted.subarray(0, n);
 }
 
 const SUMSQ = 2;
@@ -76,8 +83,7 @@ const SUMSQ = 2;
  * of the same quantity (Σx² − (Σx)²/n is n times the variance, small beside Σx² for most data).
  * Reader and writer compute it alike, so the column decodes to its exact bits.
  */
-function squaresPrediction(n: Float64Array, sum: Float64Array): Float64Array {
-  const out = new Float64Array(n.length);
+function squaresPrediction(n: Float64Array, sum: Float64Array, out: Float64Array = new Float64Array(n.length)): Float64Array {
   for (let i = 0; i < n.length; i++) out[i] = n[i]! > 0 ? (sum[i]! * sum[i]!) / n[i]! : 0;
   return out;
 }

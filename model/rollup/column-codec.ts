@@ -6,9 +6,10 @@
 // Format v3 (encodeColumnV3) adds near-decimal columns (each value as a short decimal and its
 // distance in ulps from it: floating-point sums of decimals), Σx² columns coded against
 // (Σx)²/n, and zstd in place of deflate; decodeColumn reads both.
-import { deflateRawSync, inflateRawSync, zstdCompressSync, constants as zlib } from 'node:zlib';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { zstdPlain } from '../codec/zstd-plain.js';
 import { ByteReader, ByteWriter, unzigzag, zigzag } from '../codec/bytes.js';
+import { ZstdFrames } from '../codec/zstd-frames.js';
 
 /** Scheme byte of a column; the high bit says the rest is deflated. */
 export const ColumnScheme = {
@@ -99,9 +100,15 @@ const HIGH_PLANES = 3;
 
 /** Each value's bits XOR the previous value's, as 8 byte planes, most significant plane first. */
 function xorPlanes(xs: Float64Array): Uint8Array {
+  const out = new Uint8Array(xs.length * 8);
+  xorPlanesInto(xs, out, 0);
+  return out;
+}
+
+/** `xorPlanes` written into out[at, at + 8n). */
+function xorPlanesInto(xs: Float64Array, out: Uint8Array, at: number): void {
   const n = xs.length;
   const words = new Uint32Array(xs.buffer, xs.byteOffset, n * 2);
-  const out = new Uint8Array(n * 8);
   let lo = 0;
   let hi = 0;
   for (let i = 0; i < n; i++) {
@@ -110,11 +117,10 @@ function xorPlanes(xs: Float64Array): Uint8Array {
     lo = words[2 * i]!;
     hi = words[2 * i + 1]!;
     for (let b = 0; b < 4; b++) {
-      out[(3 - b) * n + i] = (h >>> (8 * b)) & 0xff;
-      out[(7 - b) * n + i] = (l >>> (8 * b)) & 0xff;
+      out[at + (3 - b) * n + i] = (h >>> (8 * b)) & 0xff;
+      out[at + (7 - b) * n + i] = (l >>> (8 * b)) & 0xff;
     }
   }
-  return out;
 }
 
 function fromXorPlanes(planes: Uint8Array, out: Float64Array): void {
@@ -275,7 +281,57 @@ function atUlps(y: number, ulps: number): number | null {
   return f64[0];
 }
 
+/**
+ * Bytes of varint n. Above 2^28 by log2, as the exponent choice has always counted them: that
+ * says 7 for 2^49, one short, and a changed count could change a chosen exponent and so the bytes.
+ */
 const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : Math.ceil(Math.log2(n + 1) / 7));
+
+/** Unsigned LEB128 of a non-negative safe integer into buf at `at`, byte for byte ByteWriter.varint; returns the end. */
+function putVarint(buf: Uint8Array, at: number, n: number): number {
+  // One and two bytes (most ulp codes and deltas) without a loop.
+  if (n < 0x80) {
+    buf[at] = n;
+    return at + 1;
+  }
+  if (n < 0x4000) {
+    buf[at] = (n & 0x7f) | 0x80;
+    buf[at + 1] = n >>> 7;
+    return at + 2;
+  }
+  // Above 2^31 the bit operators would wrap: those bytes go by division.
+  while (n >= 0x80000000) {
+    buf[at++] = (n % 0x80) | 0x80;
+    n = Math.floor(n / 0x80);
+  }
+  while (n >= 0x80) {
+    buf[at++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  buf[at++] = n;
+  return at;
+}
+
+/**
+ * Where the v3 encoder codes a column before compressing it, and its ulp codes and escaped values
+ * on the side: reused, as encoding is synchronous. A ByteWriter or two and an escape list per
+ * column were most of the encoder's garbage (issue 31: ageing a week codes ≈ 9 700 columns).
+ */
+let scratch = new Uint8Array(1 << 16);
+let codeScratch = new Uint8Array(1 << 14);
+let escapeScratch = new Float64Array(1 << 9);
+function room(n: number): Uint8Array {
+  if (scratch.length < n) scratch = new Uint8Array(Math.max(n, 2 * scratch.length));
+  return scratch;
+}
+function codeRoom(n: number): Uint8Array {
+  if (codeScratch.length < n) codeScratch = new Uint8Array(Math.max(n, 2 * codeScratch.length));
+  return codeScratch;
+}
+function escapeRoom(n: number): Float64Array {
+  if (escapeScratch.length < n) escapeScratch = new Float64Array(Math.max(n, 2 * escapeScratch.length));
+  return escapeScratch;
+}
 
 /**
  * Values the decimal exponent is chosen on. Trying every k over a whole column was most of the
@@ -284,22 +340,51 @@ const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n <
  */
 const K_SAMPLE = 96;
 
-/** Bytes of the near-decimal coding of xs[0, n) at k (escapes at 10), or Infinity once past `limit`. */
-function nearDecimalCost(xs: Float64Array, n: number, k: number, predicted: Float64Array | null, limit: number): number {
+/**
+ * x's ulps from d / p as a near-decimal column codes it, or NaN where x is escaped: not finite,
+ * d no safe integer, -0, or `ulpsFrom` null (a number either way, so the loops stay monomorphic).
+ * `xl`, `xh`: x's bits, low and high word.
+ */
+function nearUlps(x: number, xl: number, xh: number, d: number, p: number): number {
+  if (!(x - x === 0) || Math.abs(d) > MAX_INT || (x === 0 && xh !== 0)) return NaN;
+  f64[0] = d / p;
+  const yl = u32[0]!;
+  const yh = u32[1]!;
+  if ((xh ^ yh) >>> 31 !== 0) return NaN;
+  const hi = (xh & 0x7fffffff) - (yh & 0x7fffffff);
+  if (hi > 2 ** 13 || hi < -(2 ** 13)) return NaN;
+  const ulps = hi * TWO32 + (xl - yl);
+  return Math.abs(ulps) < MAX_ULPS ? ulps : NaN;
+}
+
+/** The column's bits as 32-bit words (little-endian: low word first), read in place. */
+const wordsOf = (xs: Float64Array): Uint32Array => new Uint32Array(xs.buffer, xs.byteOffset, xs.length * 2);
+
+/** The last d a costing run coded (the base of the next run's first delta). */
+let costPrev = 0;
+
+/**
+ * `bytes` plus the bytes of the near-decimal coding of xs[from, to) at k (escapes at 10), the
+ * run following a value coded as d = `prev`; the last d is left in `costPrev`. Infinity once the
+ * sample of n values must cost more than `limit`: every value still to come costs at least 2
+ * bytes (a varint each for d and ulps), so an exponent worse than the best so far stops about as
+ * soon as it falls behind, and a cost at or under the limit is exact.
+ */
+function nearDecimalCost(xs: Float64Array, words: Uint32Array, from: number, to: number, n: number, k: number, predicted: Float64Array | null, bytes: number, prev: number, limit: number): number {
   const p = POW10[k]!;
-  let bytes = 2;
-  let prev = 0;
-  for (let i = 0; i < n && bytes <= limit; i++) {
+  for (let i = from; i < to; i++) {
+    if (bytes + 2 * (n - i) > limit) return Infinity;
     const x = xs[i]!;
     const d = Math.round(x * p) + 0;
-    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT && !Object.is(x, -0) ? ulpsFrom(x, d / p) : null;
-    if (ulps === null) {
+    const ulps = nearUlps(x, words[2 * i]!, words[2 * i + 1]!, d, p);
+    if (ulps !== ulps) {
       bytes += 10;
       continue;
     }
     bytes += varintLength(zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p)))) + varintLength(zigzag(ulps) + 1);
     prev = d;
   }
+  costPrev = prev;
   return bytes <= limit ? bytes : Infinity;
 }
 
@@ -309,15 +394,33 @@ function predictedInt(x: number, p: number): number {
   return Number.isFinite(d) && Math.abs(d) <= MAX_INT ? d + 0 : 0;
 }
 
-/** The cheapest decimal exponent on the column's first values and the bytes it codes them in (k -1: none). */
-function bestExponent(xs: Float64Array, predicted: Float64Array | null): { k: number; bytes: number } {
-  let k = -1;
-  let bytes = Infinity;
+/** Values every exponent is costed on first, to choose which one to cost whole first. */
+const K_PREFIX = 8;
+const prefixBytes = new Float64Array(MAX_DECIMALS + 1);
+const prefixPrev = new Float64Array(MAX_DECIMALS + 1);
+
+/**
+ * The cheapest decimal exponent on the column's first values and the bytes it codes them in
+ * (the smallest k of those that tie). Every exponent is costed on a few values, the cheapest of
+ * them then on all K_SAMPLE, and the others go on from where they were only while they can still
+ * match it: they stop as soon as they fall behind (issue 31: 611 values costed per column in
+ * ascending order, the best k being anywhere from 0 to 6).
+ */
+function bestExponent(xs: Float64Array, words: Uint32Array, predicted: Float64Array | null): { k: number; bytes: number } {
   const n = Math.min(xs.length, K_SAMPLE);
+  const m = Math.min(n, K_PREFIX);
+  let first = 0;
   for (let at = 0; at <= MAX_DECIMALS; at++) {
-    // A cost past the best so far stops early.
-    const cost = nearDecimalCost(xs, n, at, predicted, bytes);
-    if (cost < bytes) {
+    prefixBytes[at] = nearDecimalCost(xs, words, 0, m, n, at, predicted, 2, 0, Infinity);
+    prefixPrev[at] = costPrev;
+    if (prefixBytes[at]! < prefixBytes[first]!) first = at;
+  }
+  let k = first;
+  let bytes = nearDecimalCost(xs, words, m, n, n, first, predicted, prefixBytes[first]!, prefixPrev[first]!, Infinity);
+  for (let at = 0; at <= MAX_DECIMALS; at++) {
+    if (at === first) continue;
+    const cost = nearDecimalCost(xs, words, m, n, n, at, predicted, prefixBytes[at]!, prefixPrev[at]!, bytes);
+    if (cost < bytes || (cost === bytes && at < k)) {
       bytes = cost;
       k = at;
     }
@@ -325,35 +428,49 @@ function bestExponent(xs: Float64Array, predicted: Float64Array | null): { k: nu
   return { k, bytes };
 }
 
-/** The near-decimal column at exponent k (against the prediction when given), or null when more than a quarter of the values escape. */
-function encodeNearDecimal(xs: Float64Array, k: number, predicted: Float64Array | null): Uint8Array | null {
+/**
+ * The near-decimal column at exponent k (against the prediction when given), or null when more
+ * than a quarter of the values escape. A view into the scratch.
+ */
+function encodeNearDecimal(xs: Float64Array, words: Uint32Array, k: number, predicted: Float64Array | null): Uint8Array | null {
   if (k < 0) return null;
+  const n = xs.length;
   const p = POW10[k]!;
-  const ints = new ByteWriter(xs.length * 2 + 8);
-  const codes = new ByteWriter(xs.length + 8);
-  ints.byte(predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal);
-  ints.byte(k);
-  const escaped: number[] = [];
+  // Per value at most 8 bytes of d, 7 of ulps (below 2^45) and 8 escaped.
+  const out = room(23 * n + 2);
+  const codes = codeRoom(7 * n);
+  const escaped = escapeRoom(n);
+  out[0] = predicted === null ? ColumnScheme.nearDecimal : ColumnScheme.predictedDecimal;
+  out[1] = k;
+  let at = 2;
+  let c = 0;
+  let e = 0;
   let prev = 0;
-  for (let i = 0; i < xs.length; i++) {
+  for (let i = 0; i < n; i++) {
     const x = xs[i]!;
     // + 0: a -0 here would give a negative zero the reader, which sums deltas from +0, never sees.
     const d = Math.round(x * p) + 0;
-    const ulps = Number.isFinite(x) && Math.abs(d) <= MAX_INT ? ulpsFrom(x, d / p) : null;
-    if (ulps === null || Object.is(x, -0)) {
-      if ((escaped.length + 1) * 4 > xs.length) return null;
-      escaped.push(x);
-      ints.byte(0);
-      codes.byte(0);
+    const ulps = nearUlps(x, words[2 * i]!, words[2 * i + 1]!, d, p);
+    if (ulps !== ulps) {
+      if ((e + 1) * 4 > n) return null;
+      escaped[e++] = x;
+      out[at++] = 0;
+      codes[c++] = 0;
       continue;
     }
-    ints.varint(zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p))));
-    codes.varint(zigzag(ulps) + 1);
+    at = putVarint(out, at, zigzag(d - (predicted === null ? prev : predictedInt(predicted[i]!, p))));
+    c = putVarint(codes, c, zigzag(ulps) + 1);
     prev = d;
   }
-  ints.bytes(codes.finish());
-  ints.bytes(new Uint8Array(new Float64Array(escaped).buffer));
-  return ints.finish();
+  out.set(codes.subarray(0, c), at);
+  at += c;
+  return withEscapes(out, at, escaped, e);
+}
+
+/** The escaped values' 8 bytes each (little-endian) after out[0, at): the coded column, a view. */
+function withEscapes(out: Uint8Array, at: number, escaped: Float64Array, count: number): Uint8Array {
+  out.set(new Uint8Array(escaped.buffer, escaped.byteOffset, count * 8), at);
+  return out.subarray(0, at + count * 8);
 }
 
 /** Bytes of the predicted-ulps coding of the column's first values. */
@@ -366,41 +483,53 @@ function predictedUlpsCost(xs: Float64Array, predicted: Float64Array): number {
   return bytes;
 }
 
+/** zstd frames of rollup columns, from one context (model/codec/zstd-frames.ts). */
+const frames = new ZstdFrames(3);
+
+/** The coded column (scheme byte first) with the rest zstd-compressed when that is shorter. A view: valid until the next column is coded. */
 function zstd(coded: Uint8Array): Uint8Array {
-  if (coded.length < ZSTD_MIN_BYTES) return coded.slice();
-  const packed = zstdCompressSync(coded.subarray(1), { params: { [zlib.ZSTD_c_compressionLevel]: 3 } });
-  if (packed.length + 1 >= coded.length) return coded.slice();
-  const out = new Uint8Array(packed.length + 1);
-  out[0] = coded[0]! | ZSTD;
-  out.set(packed, 1);
-  return out;
+  if (coded.length < ZSTD_MIN_BYTES) return coded;
+  const framed = frames.frameAfter(1, coded.subarray(1));
+  if (framed.length >= coded.length) return coded;
+  framed[0] = coded[0]! | ZSTD;
+  return framed;
 }
 
 /** Byte planes of XORed values, all of them zstd-compressed (format v3). */
 function encodeXorPlanesV3(xs: Float64Array): Uint8Array {
-  const w = new ByteWriter(xs.length * 8 + 1);
-  w.byte(ColumnScheme.xorPlanes);
-  w.bytes(xorPlanes(xs));
-  return zstd(w.finish());
+  const out = room(xs.length * 8 + 1);
+  out[0] = ColumnScheme.xorPlanes;
+  xorPlanesInto(xs, out, 1);
+  return zstd(out.subarray(0, xs.length * 8 + 1));
 }
 
-/** Each value's ulps from the prediction (escaped where too far), or null when most are. */
+/** Each value's ulps from the prediction (escaped where too far), or null when most are. A view into the scratch. */
 function encodePredictedUlps(xs: Float64Array, predicted: Float64Array): Uint8Array | null {
-  const w = new ByteWriter(xs.length * 5 + 8);
-  w.byte(ColumnScheme.predictedUlps);
-  const escaped: number[] = [];
-  for (let i = 0; i < xs.length; i++) {
-    const ulps = Number.isFinite(predicted[i]!) ? ulpsFrom(xs[i]!, predicted[i]!) : null;
-    if (ulps === null || Object.is(xs[i], -0) !== Object.is(predicted[i], -0)) {
-      w.varint(0);
-      escaped.push(xs[i]!);
+  const n = xs.length;
+  const out = room(15 * n + 1);
+  const escaped = escapeRoom(n);
+  out[0] = ColumnScheme.predictedUlps;
+  let at = 1;
+  let e = 0;
+  for (let i = 0; i < n; i++) {
+    const x = xs[i]!;
+    const y = predicted[i]!;
+    const ulps = Number.isFinite(y) ? ulpsFrom(x, y) : null;
+    if (ulps === null || Object.is(x, -0) !== Object.is(y, -0)) {
+      out[at++] = 0;
+      escaped[e++] = x;
     } else {
-      w.varint(zigzag(ulps) + 1);
+      at = putVarint(out, at, zigzag(ulps) + 1);
     }
   }
-  if (escaped.length * 4 > xs.length) return null;
-  w.bytes(new Uint8Array(new Float64Array(escaped).buffer));
-  return w.finish();
+  if (e * 4 > n) return null;
+  return withEscapes(out, at, escaped, e);
+}
+
+/** True when every value is +0. */
+function allZeros(xs: Float64Array): boolean {
+  for (let i = 0; i < xs.length; i++) if (!(xs[i] === 0 && !Object.is(xs[i], -0))) return false;
+  return true;
 }
 
 /**
@@ -408,28 +537,48 @@ function encodePredictedUlps(xs: Float64Array, predicted: Float64Array): Uint8Ar
  * near-decimal, and, given a prediction of each value (Σx² columns), the predicted schemes.
  */
 export function encodeColumnV3(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array {
-  if (xs.every((x) => x === 0 && !Object.is(x, -0))) return Uint8Array.of(ColumnScheme.zeros);
+  return codeColumnV3(xs, predicted).slice();
+}
+
+/**
+ * `encodeColumnV3`'s bytes as a view into memory the next call reuses (a chunk copies each
+ * column into its record: model/rollup/chunk.ts), so coding a column allocates nothing.
+ */
+export function codeColumnV3(xs: Float64Array, predicted: Float64Array | null = null): Uint8Array {
+  if (allZeros(xs)) {
+    const out = room(1);
+    out[0] = ColumnScheme.zeros;
+    return out.subarray(0, 1);
+  }
   const k = decimalsOf(xs);
   if (k >= 0) {
-    const w = new ByteWriter(xs.length * 2 + 8);
-    if (k === 0) w.byte(ColumnScheme.integers);
+    const out = room(xs.length * 8 + 2);
+    let at = 0;
+    if (k === 0) out[at++] = ColumnScheme.integers;
     else {
-      w.byte(ColumnScheme.decimal);
-      w.byte(k);
+      out[at++] = ColumnScheme.decimal;
+      out[at++] = k;
     }
-    writeDeltas(w, xs, POW10[k]!);
-    return zstd(w.finish());
+    const scale = POW10[k]!;
+    let prev = 0;
+    for (let i = 0; i < xs.length; i++) {
+      const n = Math.round(xs[i]! * scale);
+      at = putVarint(out, at, zigzag(n - prev));
+      prev = n;
+    }
+    return zstd(out.subarray(0, at));
   }
   // The candidate that codes the column's first values shortest is coded whole and compressed
   // (XOR planes where it cannot code most values): each candidate coded whole costs a pass, and
   // each zstd call a context of its own (issue 31's profile of ageing: two thirds of the time in
   // the encoder). Coding and compressing every candidate to keep the smallest saved 1.6 % of
   // the bytes (bench/rollup-bytes.ts).
-  const plain = bestExponent(xs, null);
-  const options: { bytes: number; code: () => Uint8Array | null }[] = [{ bytes: plain.bytes, code: () => encodeNearDecimal(xs, plain.k, null) }];
+  const words = wordsOf(xs);
+  const plain = bestExponent(xs, words, null);
+  const options: { bytes: number; code: () => Uint8Array | null }[] = [{ bytes: plain.bytes, code: () => encodeNearDecimal(xs, words, plain.k, null) }];
   if (predicted !== null) {
-    const against = bestExponent(xs, predicted);
-    options.push({ bytes: against.bytes, code: () => encodeNearDecimal(xs, against.k, predicted) }, { bytes: predictedUlpsCost(xs, predicted), code: () => encodePredictedUlps(xs, predicted) });
+    const against = bestExponent(xs, words, predicted);
+    options.push({ bytes: against.bytes, code: () => encodeNearDecimal(xs, words, against.k, predicted) }, { bytes: predictedUlpsCost(xs, predicted), code: () => encodePredictedUlps(xs, predicted) });
   }
   options.sort((x, y) => x.bytes - y.bytes);
   for (const option of options) {

@@ -101,6 +101,25 @@ test('coarser periods are the finer ones summed as addInto sums them', (t) => {
   );
 });
 
+test('pooled columns (ageing) hold what fresh ones hold, and memory given back comes back as zeros', (t) => {
+  // A day at 10 s: 1440 periods, 2 MB of columns, from the pool.
+  const s = { ts: Array.from({ length: 8640 }, (_, i) => i * 10_000), values: Array.from({ length: 8640 }, (_, i) => Math.round(1000 * Math.sin(i / 100)) / 10) as NumericValue[] };
+  const fresh = new PeriodColumns(0, MIN, 1440);
+  accumulateColumns(denseOf(s), fresh, null);
+  for (let round = 0; round < 3; round++) {
+    const pooled = PeriodColumns.pooled(0, MIN, 1440);
+    t.true(pooled.columns.every((c) => c.every((x) => x === 0)) && pooled.present.every((x) => x === 0), `round ${round}: zeros`);
+    accumulateColumns(denseOf(s), pooled, null);
+    for (let c = 0; c < fresh.columns.length; c++) t.deepEqual(pooled.columns[c], fresh.columns[c]);
+    t.deepEqual(pooled.present, fresh.present);
+    const coarse = pooled.coarser(5 * MIN);
+    t.deepEqual(coarse.columns, fresh.coarser(5 * MIN).columns);
+    pooled.release();
+    pooled.release(); // twice: ignored, not pooled twice
+    coarse.release();
+  }
+});
+
 test('compact keeps the periods holding data, aligned with their slots', (t) => {
   const cols = new PeriodColumns(0, MIN, 10);
   accumulateColumns(denseOf({ ts: [MIN, 3 * MIN + 1, 3 * MIN + 2], values: [1, 2, 4] }), cols, null);
