@@ -33,20 +33,9 @@ export class ByteWriter {
   /** Unsigned LEB128 of a non-negative safe integer. */
   varint(n: number): void {
     this.ensure(8);
-    const buf = this.buf;
-    let at = this.length;
-    // Above 2^31 the bit operators would wrap: those bytes go by division.
-    while (n >= 0x80000000) {
-      buf[at++] = (n % 0x80) | 0x80;
-      n = Math.floor(n / 0x80);
-    }
-    while (n >= 0x80) {
-      buf[at++] = (n & 0x7f) | 0x80;
-      n >>>= 7;
-    }
-    buf[at++] = n;
-    this.length = at;
+    this.length = putVarint(this.buf, this.length, n);
   }
+
 
   /** Unsigned LEB128 of a non-negative bigint of any size. */
   bigVarint(n: bigint): void {
@@ -135,3 +124,28 @@ export const zigzag = (n: number): number => (n >= 0 ? n * 2 : -n * 2 - 1);
 export const unzigzag = (n: number): number => (n % 2 === 0 ? n / 2 : -(n + 1) / 2);
 export const bigZigzag = (n: bigint): bigint => (n >= 0n ? n << 1n : (-n << 1n) - 1n);
 export const bigUnzigzag = (n: bigint): bigint => ((n & 1n) === 0n ? n >> 1n : -((n + 1n) >> 1n));
+
+/** Unsigned LEB128 of a non-negative safe integer into buf at `at` (room for 8 bytes); returns the end. */
+export function putVarint(buf: Uint8Array, at: number, n: number): number {
+  // One and two bytes (most ulp codes and deltas) without a loop.
+  if (n < 0x80) {
+    buf[at] = n;
+    return at + 1;
+  }
+  if (n < 0x4000) {
+    buf[at] = (n & 0x7f) | 0x80;
+    buf[at + 1] = n >>> 7;
+    return at + 2;
+  }
+  // Above 2^31 the bit operators would wrap: those bytes go by division.
+  while (n >= 0x80000000) {
+    buf[at++] = (n % 0x80) | 0x80;
+    n = Math.floor(n / 0x80);
+  }
+  while (n >= 0x80) {
+    buf[at++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  buf[at++] = n;
+  return at;
+}

@@ -9,25 +9,56 @@
 // having been used before: the frames are byte for byte those of zstdCompressSync (checked on a
 // sample when the context is made, and on random inputs in test/codec/zstd-frames.test.ts).
 // Where the handle is not as expected (another Node), every call falls back to zstdCompressSync.
-import { constants, createZstdCompress, zstdCompressSync, type ZstdCompress, type ZstdOptions } from 'node:zlib';
+import { constants, createZstdCompress, zstdCompressSync, type ZstdCompress, type ZstdDecompress, type ZstdOptions } from 'node:zlib';
 
 /** Output room per native call, as zlib's synchronous path gives it (its default chunk size). */
 const CHUNK = 16 * 1024;
 
 /** The parts of a zlib stream's native handle that its synchronous path uses (node:zlib internals). */
-export interface NativeHandle {
+interface NativeHandle {
   writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
 }
-export interface EngineInternals {
+interface EngineInternals {
   _handle?: NativeHandle | null;
   /** [output room left, input left] after each write. */
   _writeState?: Uint32Array;
 }
 
+/** One zlib zstd stream written through its native handle (this and zstd-plain.ts's reader). */
+export class NativeZstd {
+  private constructor(
+    private readonly engine: ZstdCompress | ZstdDecompress,
+    private readonly handle: NativeHandle,
+    /** [output room left, input left] after each write. */
+    readonly state: Uint32Array,
+  ) {}
+
+  /** The stream's native side, or null (destroying it) where this Node's stream is not as expected. */
+  static of(engine: ZstdCompress | ZstdDecompress): NativeZstd | null {
+    engine.on('error', () => {}); // reported through `failed`
+    const internals = engine as unknown as EngineInternals;
+    if (typeof internals._handle?.writeSync === 'function' && internals._writeState instanceof Uint32Array) return new NativeZstd(engine, internals._handle, internals._writeState);
+    engine.destroy();
+    return null;
+  }
+
+  /** One synchronous write with ZSTD_e_end, as zlib's synchronous path makes them. */
+  write(input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void {
+    this.handle.writeSync(constants.ZSTD_e_end, input, inOff, inLen, out, outOff, outLen);
+  }
+
+  /** The handle reported an error (zlib then destroys the stream): it takes nothing more. */
+  get failed(): boolean {
+    return this.engine.destroyed;
+  }
+
+  close(): void {
+    this.engine.destroy();
+  }
+}
+
 export class ZstdFrames {
-  private engine: ZstdCompress | null = null;
-  private handle: NativeHandle | null = null;
-  private state: Uint32Array | null = null;
+  private stream: NativeZstd | null = null;
   private out: Uint8Array = new Uint8Array(4 * CHUNK);
   private readonly options: ZstdOptions;
 
@@ -41,7 +72,7 @@ export class ZstdFrames {
    * zstdCompressSync(input) gives with this level. A view into a buffer the next call reuses.
    */
   frameAfter(lead: number, input: Uint8Array): Uint8Array {
-    if (this.handle !== null) {
+    if (this.stream !== null) {
       const framed = this.native(lead, input);
       if (framed !== null) return framed;
     }
@@ -52,15 +83,15 @@ export class ZstdFrames {
   }
 
   private native(lead: number, input: Uint8Array): Uint8Array | null {
-    const handle = this.handle!;
-    const state = this.state!;
+    const stream = this.stream!;
+    const state = stream.state;
     let at = lead;
     let inOff = 0;
     let inLeft = input.length;
     for (;;) {
       this.room(at + CHUNK);
-      handle.writeSync(constants.ZSTD_e_end, input, inOff, inLeft, this.out, at, CHUNK);
-      if (this.engine!.destroyed) {
+      stream.write(input, inOff, inLeft, this.out, at, CHUNK);
+      if (stream.failed) {
         // The handle reported an error (zlib then destroys the stream): this frame and the rest the plain way.
         this.drop();
         return null;
@@ -82,24 +113,16 @@ export class ZstdFrames {
   }
 
   private drop(): void {
-    this.engine?.destroy();
-    this.engine = null;
-    this.handle = null;
-    this.state = null;
+    this.stream?.close();
+    this.stream = null;
   }
 
   /** The context, kept only if it frames a sample as zstdCompressSync does. */
   private open(): void {
-    const engine = createZstdCompress(this.options);
-    engine.on('error', () => {}); // reported through `destroyed` above
-    const internals = engine as unknown as EngineInternals;
-    if (typeof internals._handle?.writeSync !== 'function' || !(internals._writeState instanceof Uint32Array)) return;
-    this.engine = engine;
-    this.handle = internals._handle;
-    this.state = internals._writeState;
+    this.stream = NativeZstd.of(createZstdCompress(this.options));
     const sample = Uint8Array.from({ length: 300 }, (_, i) => (i * 7) % 13);
     const expected = zstdCompressSync(sample, this.options);
-    for (let k = 0; k < 2; k++) {
+    for (let k = 0; k < 2 && this.stream !== null; k++) {
       const got = this.native(1, sample);
       if (got === null || !expected.equals(got.subarray(1))) return this.drop();
     }

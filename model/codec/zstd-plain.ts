@@ -11,17 +11,15 @@
 // the context is thrown away (a truncated frame would leave it waiting for the rest) and the
 // frame goes to zstdDecompressSync, which decodes it or names what is wrong. Anything else, and
 // any Node whose handle is not as expected, takes zstdDecompressSync every time.
-import { constants, createZstdDecompress, zstdCompressSync, zstdDecompressSync, type ZstdDecompress } from 'node:zlib';
-import type { EngineInternals, NativeHandle } from './zstd-frames.js';
+import { createZstdDecompress, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { NativeZstd } from './zstd-frames.js';
 
 const MAGIC = 0xfd2fb528;
 /** Larger frames are rare (a zstd'd index section): they take zstdDecompressSync, which sizes its own output. */
 const MAX_REUSED_BYTES = 1 << 20;
 
 export class ZstdPlain {
-  private engine: ZstdDecompress | null = null;
-  private handle: NativeHandle | null = null;
-  private state: Uint32Array | null = null;
+  private stream: NativeZstd | null = null;
   private out = new Uint8Array(16 * 1024);
   /** False once this Node's handle proved not as expected: no context is made again. */
   private usable = true;
@@ -42,16 +40,17 @@ export class ZstdPlain {
     const size = contentSize(frame);
     const sync = () => zstdDecompressSync(frame, maxOutputLength === undefined ? {} : { maxOutputLength });
     if (size === null || size > MAX_REUSED_BYTES || size > (maxOutputLength ?? Infinity)) return sync();
-    if (this.handle === null && this.usable) this.open();
-    return (this.handle === null ? null : this.native(frame, size)) ?? sync();
+    if (this.stream === null && this.usable) this.open();
+    return (this.stream === null ? null : this.native(frame, size)) ?? sync();
   }
 
   private native(frame: Uint8Array, size: number): Uint8Array | null {
     // One byte of room past the stated size: a frame that says less than it holds is caught.
     if (this.out.length < size + 1) this.out = new Uint8Array(Math.max(size + 1, this.out.length * 2));
-    this.handle!.writeSync(constants.ZSTD_e_end, frame, 0, frame.length, this.out, 0, size + 1);
-    const produced = size + 1 - this.state![0]!;
-    if (this.engine!.destroyed || produced !== size || this.state![1] !== 0) {
+    const stream = this.stream!;
+    stream.write(frame, 0, frame.length, this.out, 0, size + 1);
+    const produced = size + 1 - stream.state[0]!;
+    if (stream.failed || produced !== size || stream.state[1] !== 0) {
       this.drop(); // the next frame starts on a fresh context
       return null;
     }
@@ -60,34 +59,21 @@ export class ZstdPlain {
   }
 
   private drop(): void {
-    this.engine?.destroy();
-    this.engine = null;
-    this.handle = null;
-    this.state = null;
+    this.stream?.close();
+    this.stream = null;
   }
 
   /** A fresh context, kept only if it decodes a sample as zstdDecompressSync does. */
   private open(): void {
-    const engine = createZstdDecompress();
-    engine.on('error', () => {}); // reported through `destroyed` above
-    const internals = engine as unknown as EngineInternals;
-    if (typeof internals._handle?.writeSync !== 'function' || !(internals._writeState instanceof Uint32Array)) {
-      this.usable = false;
-      return;
-    }
-    this.engine = engine;
-    this.handle = internals._handle;
-    this.state = internals._writeState;
+    this.stream = NativeZstd.of(createZstdDecompress());
     const sample = Uint8Array.from({ length: 300 }, (_, i) => (i * 7) % 13);
     const frame = zstdCompressSync(sample);
     const size = contentSize(frame);
-    for (let k = 0; k < 2 && this.handle !== null; k++) {
+    for (let k = 0; k < 2 && this.stream !== null; k++) {
       const got = size === null ? null : this.native(frame, size);
-      if (got === null || !Buffer.from(sample).equals(got)) {
-        this.usable = false;
-        return this.drop();
-      }
+      if (got === null || !Buffer.from(sample).equals(got)) this.drop();
     }
+    if (this.stream === null) this.usable = false;
   }
 }
 

@@ -8,7 +8,7 @@
 // (Σx)²/n, and zstd in place of deflate; decodeColumn reads both.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { zstdPlain } from '../codec/zstd-plain.js';
-import { ByteReader, ByteWriter, unzigzag, zigzag } from '../codec/bytes.js';
+import { ByteReader, ByteWriter, putVarint, unzigzag, zigzag } from '../codec/bytes.js';
 import { ZstdFrames } from '../codec/zstd-frames.js';
 
 /** Scheme byte of a column; the high bit says the rest is deflated. */
@@ -287,30 +287,6 @@ function atUlps(y: number, ulps: number): number | null {
  */
 const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : Math.ceil(Math.log2(n + 1) / 7));
 
-/** Unsigned LEB128 of a non-negative safe integer into buf at `at`, byte for byte ByteWriter.varint; returns the end. */
-function putVarint(buf: Uint8Array, at: number, n: number): number {
-  // One and two bytes (most ulp codes and deltas) without a loop.
-  if (n < 0x80) {
-    buf[at] = n;
-    return at + 1;
-  }
-  if (n < 0x4000) {
-    buf[at] = (n & 0x7f) | 0x80;
-    buf[at + 1] = n >>> 7;
-    return at + 2;
-  }
-  // Above 2^31 the bit operators would wrap: those bytes go by division.
-  while (n >= 0x80000000) {
-    buf[at++] = (n % 0x80) | 0x80;
-    n = Math.floor(n / 0x80);
-  }
-  while (n >= 0x80) {
-    buf[at++] = (n & 0x7f) | 0x80;
-    n >>>= 7;
-  }
-  buf[at++] = n;
-  return at;
-}
 
 /**
  * Where the v3 encoder codes a column before compressing it, and its ulp codes and escaped values
