@@ -33,7 +33,9 @@ export class ByteWriter {
   /** Unsigned LEB128 of a non-negative safe integer. */
   varint(n: number): void {
     this.ensure(8);
-    this.length = putVarint(this.buf, this.length, n);
+    // One byte (most of a block's varints) without a call.
+    if (n < 0x80) this.buf[this.length++] = n;
+    else this.length = putVarint(this.buf, this.length, n);
   }
 
 
