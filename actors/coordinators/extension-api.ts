@@ -20,7 +20,7 @@ export function extensionApi(node: NodeApi, account: AccountId | null): Extensio
       try {
         const plan = planFetch(doc);
         const columns = await runFetch(node, plan);
-        return JSON.parse(df4Json({ startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] }, columns)) as unknown;
+        return JSON.parse(df4Json({ startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] }, columns).toString()) as unknown;
       } catch (error) {
         if (error instanceof FetchRequestError) throw new Error(`ferrite.fetch: ${error.field}: ${error.reason}`);
         throw error;

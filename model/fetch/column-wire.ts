@@ -12,7 +12,7 @@ export type WireColumn =
 export function columnToWire(c: Column): WireColumn {
   switch (c.kind) {
     case 'numeric':
-      return { ...c, values: c.values.map((v) => (v === null || Number.isFinite(v) ? v : String(v))) };
+      return { label: c.label, tags: c.tags, kind: 'numeric', values: c.values.map((v) => (v === null || Number.isFinite(v) ? v : String(v))) };
     case 'histogram':
       return { ...c, values: c.values.map((h) => (h === null ? null : histogramToBase64(h))) };
     case 'text':

@@ -12,7 +12,7 @@ export type NumericColumn = ColumnHead & {
   kind: 'numeric';
   values: (number | null)[];
   /** Its cells as DF4 JSON (model/fetch/df4.ts), rendered while the streams after it were being read. */
-  json?: string;
+  json?: Uint8Array;
 };
 export type HistogramColumn = ColumnHead & { kind: 'histogram'; values: (Histogram | null)[] };
 /** Text cells hold [offset ms within the slot, value] entries. */

@@ -20,7 +20,13 @@ export interface Df4Head {
 /** DF4.version in the FlatBuffer (the JSON form says "DF4"). */
 const DF4_VERSION = 4;
 
-export function df4Json(head: Df4Head, columns: readonly Column[]): string {
+/**
+ * The DF4 JSON as bytes. A 100-stream day is ≈ 1.2 MB of cells: joined into one string and
+ * encoded at the socket, that was two more passes over it on the node's thread (≈ 15 ms); the
+ * cells are ASCII, so each column is bytes once rendered and the answer is those bytes placed
+ * one after another.
+ */
+export function df4Json(head: Df4Head, columns: readonly Column[]): Buffer {
   const h: Record<string, unknown> = { count: head.count, start: head.startMs / 1000, period: head.periodMs / 1000 };
   if (head.errors.length > 0) h.error = head.errors;
   if (head.warnings.length > 0) h.warning = head.warnings;
@@ -28,13 +34,21 @@ export function df4Json(head: Df4Head, columns: readonly Column[]): string {
   // JSON.stringify({version, head, meta, data}) with each column's cells rendered on their own
   // (numeric ones possibly already, while later streams were read: actors/coordinators/fetch.ts).
   const meta = columns.map((c) => ({ kind: c.kind, label: c.label, tags: c.tags }));
-  const data = columns.map((c) => (c.kind === 'numeric' && c.json !== undefined ? c.json : JSON.stringify(jsonCells(c))));
-  return `{"version":"DF4","head":${JSON.stringify(h)},"meta":${JSON.stringify(meta)},"data":[${data.join(',')}]}`;
+  const parts: Uint8Array[] = [Buffer.from(`{"version":"DF4","head":${JSON.stringify(h)},"meta":${JSON.stringify(meta)},"data":[`)];
+  columns.forEach((c, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(c.kind === 'numeric' && c.json !== undefined ? c.json : Buffer.from(JSON.stringify(jsonCells(c))));
+  });
+  parts.push(END);
+  return Buffer.concat(parts);
 }
 
-/** A numeric column's cells as df4Json writes them (non-finite numbers as null). */
-export function numericCellsJson(c: NumericColumn): string {
-  return JSON.stringify(jsonCells(c));
+const COMMA = Buffer.from(',');
+const END = Buffer.from(']}');
+
+/** A numeric column's cells as df4Json writes them (non-finite numbers as null): ASCII, so latin1 is their UTF-8. */
+export function numericCellsJson(c: NumericColumn): Buffer {
+  return Buffer.from(JSON.stringify(jsonCells(c)), 'latin1');
 }
 
 function jsonCells(c: Column): unknown[] {
