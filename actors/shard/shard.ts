@@ -4,7 +4,7 @@
 // and asks it questions (actors/shard/messages.ts); nothing here is shared with another thread.
 import type { ActivityWindow } from '../../model/activity.js';
 import type { FerriteConfig } from '../../model/config.js';
-import { numericColumns, numericValues, numericValuesInto } from '../../model/fetch/numeric.js';
+import { numericColumns, numericValues } from '../../model/fetch/numeric.js';
 import { CellSums } from '../../model/fetch/reduce.js';
 import { serializeHistogram } from '../../model/histogram/index.js';
 import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
@@ -31,7 +31,7 @@ import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFind
 import type { FoldStream, ListedMetric, NumericStream, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
-import type { RollupEngine, RollupSlots } from '../../storage/rollups.js';
+import type { RollupEngine } from '../../storage/rollups.js';
 import type { Tombstones } from '../../storage/tombstones.js';
 import { SeriesTable, ShardMetric } from './series-table.js';
 import type { BufferValue } from './window-buffer.js';
@@ -203,14 +203,9 @@ export class Shard {
   }
 
   async numericCells(m: WireMetric, g: SlotGeometry, transform: string): Promise<Float64Array | null> {
-    const slots = await this.numericSlots(m, g, transform);
-    return slots === null ? null : numericValues(transform, slots);
-  }
-
-  /** What a numeric transform reads of a stream's slots; null when the metric is not here. */
-  private async numericSlots(m: WireMetric, g: SlotGeometry, transform: string): Promise<RollupSlots | null> {
     if (!(await this.knows(m))) return null;
-    return this.partition(m.partition).readRollups(this.series.resolve(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
+    const slots = await this.partition(m.partition).readRollups(this.series.resolve(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
+    return numericValues(transform, slots);
   }
 
   numericCellsMany(streams: NumericStream[], g: SlotGeometry): Promise<(Float64Array | null)[]> {
@@ -219,14 +214,11 @@ export class Shard {
 
   async foldNumeric(streams: FoldStream[], g: SlotGeometry, groups: number): Promise<WireSums> {
     const sums = new CellSums(groups, g.count);
-    // Read side by side, added in stream order, so the sums are repeatable; each stream's cells
-    // go through one array, as they are added (a fresh one per stream cost more than the sum).
-    const read = await Promise.all(streams.map((s) => this.numericSlots(s.metric, g, s.transform)));
-    const cells = new Float64Array(g.count);
-    read.forEach((slots, i) => {
-      if (slots !== null) sums.add(streams[i]!.group, numericValuesInto(cells, streams[i]!.transform, slots));
-      read[i] = null; // its columns may go: a thousand streams' would add up
-    });
+    // Read side by side, added in stream order, so the sums are repeatable. Each stream is turned
+    // into its cells as its read ends: holding every stream's slots until the last read ends
+    // would hold their periods too (three columns a stream where the cells are one).
+    const cells = await this.numericCellsMany(streams, g);
+    cells.forEach((c, i) => c !== null && sums.add(streams[i]!.group, c));
     return { sum: sums.sum, n: sums.n };
   }
 
