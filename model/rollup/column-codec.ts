@@ -250,17 +250,21 @@ const u32 = new Uint32Array(f64.buffer);
 
 /** x's ulp distance from y (same sign, both finite), or null when too far or of another sign. */
 function ulpsFrom(x: number, y: number): number | null {
+  f64[0] = x;
+  const ulps = ulpsOfBits(u32[0]!, u32[1]!, y);
+  return Number.isNaN(ulps) ? null : ulps;
+}
+
+/** `ulpsFrom` of the x whose bits are `xl` (low word) and `xh`, NaN for null (a number either way). */
+function ulpsOfBits(xl: number, xh: number, y: number): number {
   f64[0] = y;
   const yl = u32[0]!;
   const yh = u32[1]!;
-  f64[0] = x;
-  const xl = u32[0]!;
-  const xh = u32[1]!;
-  if ((xh ^ yh) >>> 31 !== 0) return null;
+  if ((xh ^ yh) >>> 31 !== 0) return NaN;
   const hi = (xh & 0x7fffffff) - (yh & 0x7fffffff);
-  if (hi > 2 ** 13 || hi < -(2 ** 13)) return null;
+  if (hi > 2 ** 13 || hi < -(2 ** 13)) return NaN;
   const d = hi * TWO32 + (xl - yl);
-  return Math.abs(d) < MAX_ULPS ? d : null;
+  return Math.abs(d) < MAX_ULPS ? d : NaN;
 }
 
 /** The double `ulps` away from y in magnitude, keeping y's sign (null when that is not a finite double). */
@@ -286,7 +290,6 @@ function atUlps(y: number, ulps: number): number | null {
  * says 7 for 2^49, one short, and a changed count could change a chosen exponent and so the bytes.
  */
 const varintLength = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : Math.ceil(Math.log2(n + 1) / 7));
-
 
 /**
  * Where the v3 encoder codes a column before compressing it, and its ulp codes and escaped values
@@ -323,14 +326,7 @@ const K_SAMPLE = 96;
  */
 function nearUlps(x: number, xl: number, xh: number, d: number, p: number): number {
   if (!(x - x === 0) || Math.abs(d) > MAX_INT || (x === 0 && xh !== 0)) return NaN;
-  f64[0] = d / p;
-  const yl = u32[0]!;
-  const yh = u32[1]!;
-  if ((xh ^ yh) >>> 31 !== 0) return NaN;
-  const hi = (xh & 0x7fffffff) - (yh & 0x7fffffff);
-  if (hi > 2 ** 13 || hi < -(2 ** 13)) return NaN;
-  const ulps = hi * TWO32 + (xl - yl);
-  return Math.abs(ulps) < MAX_ULPS ? ulps : NaN;
+  return ulpsOfBits(xl, xh, d / p);
 }
 
 /** The column's bits as 32-bit words (little-endian: low word first), read in place. */
