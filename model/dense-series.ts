@@ -6,6 +6,7 @@
 // become the nearest double, as the math has always taken them.
 import { blockHeader, decodeNumericBlockInto } from './codec/numeric-block.js';
 import { lowerBound, type Series } from './series.js';
+import { BufferPool } from './buffer-pool.js';
 import type { NumericValue } from './types.js';
 
 /** Ascending ms timestamps, one sample per stamp, non-null values as doubles (NaN and ±∞ kept). */
@@ -33,36 +34,12 @@ const POOL_IDLE = 4;
  * series hands them back (`releaseDense`) once nothing looks at them any more; arrays from
  * elsewhere are ignored. One pool per thread (a module instance per worker).
  */
-class SamplePool {
-  private readonly idle = new Map<number, ArrayBuffer[]>();
-  /** Buffers made here, and which of them are idle (a second release of one is ignored). */
-  private readonly ours = new WeakSet<ArrayBuffer>();
-  private readonly idleSet = new WeakSet<ArrayBuffer>();
+const buffers = new BufferPool(POOL_MIN * 8, POOL_MAX * 8, POOL_IDLE);
 
-  take(n: number): Float64Array {
-    if (n > POOL_MAX) return new Float64Array(n);
-    const size = Math.max(POOL_MIN, 2 ** Math.ceil(Math.log2(Math.max(1, n))));
-    let buffer = this.idle.get(size)?.pop();
-    if (buffer === undefined) {
-      buffer = new ArrayBuffer(size * 8);
-      this.ours.add(buffer);
-    } else this.idleSet.delete(buffer);
-    return new Float64Array(buffer, 0, n);
-  }
-
-  give(a: Float64Array): void {
-    const buffer = a.buffer as ArrayBuffer;
-    if (!this.ours.has(buffer) || this.idleSet.has(buffer)) return;
-    const size = buffer.byteLength / 8;
-    let list = this.idle.get(size);
-    if (list === undefined) this.idle.set(size, (list = []));
-    if (list.length >= POOL_IDLE) return;
-    list.push(buffer);
-    this.idleSet.add(buffer);
-  }
-}
-
-const pool = new SamplePool();
+const pool = {
+  take: (n: number): Float64Array => new Float64Array(buffers.take(n * 8, false), 0, n),
+  give: (a: Float64Array): void => buffers.give(a.buffer as ArrayBuffer),
+};
 
 /** Hands a series' buffers back for reuse: call it once nothing reads `s` (or any view of it) any more. */
 export function releaseDense(s: DenseSeries): void {

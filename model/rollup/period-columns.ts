@@ -4,6 +4,7 @@
 // (six per period, three per sample for the carry); reads of a metric-day from raw and ageing of
 // a week go through here instead, allocating a few arrays per call. Every sum is taken in the
 // same order as `accumulate` and `addInto` take it, so the bits are the same.
+import { BufferPool } from '../buffer-pool.js';
 import type { DenseSeries } from '../dense-series.js';
 import { emptyAccumulator, type RollupAccumulator, type RollupCarry } from './accumulator.js';
 import { COLUMNS, PARTS, QUANTITIES, columnId, type Part, type Quantity } from './chunk.js';
@@ -66,7 +67,7 @@ export class PeriodColumns {
 
   /** Gives pooled memory back: nothing may read these columns (or views of them) after. */
   release(): void {
-    if (this.memory !== null) giveMemory(this.memory);
+    if (this.memory !== null) memoryPool.give(this.memory);
     this.memory = null;
   }
 
@@ -327,24 +328,11 @@ const NO_PERIODS = new PeriodColumns(0, 1, 0);
  * go by powers of two from 64 KiB (smaller sets are allocated as they come); two idle per size.
  */
 const POOL_MIN_BYTES = 1 << 16;
-const POOL_IDLE = 2;
-const idleMemory = new Map<number, ArrayBuffer[]>();
+const memoryPool = new BufferPool(POOL_MIN_BYTES, Infinity, 2);
 
 /** At least `bytes` of zeros. */
 function takeMemory(bytes: number): ArrayBuffer {
-  if (bytes < POOL_MIN_BYTES) return new ArrayBuffer(bytes);
-  const size = 2 ** Math.ceil(Math.log2(bytes));
-  const memory = idleMemory.get(size)?.pop();
-  if (memory === undefined) return new ArrayBuffer(size);
-  new Uint8Array(memory, 0, bytes).fill(0);
-  return memory;
-}
-
-function giveMemory(memory: ArrayBuffer): void {
-  if (memory.byteLength < POOL_MIN_BYTES) return;
-  let list = idleMemory.get(memory.byteLength);
-  if (list === undefined) idleMemory.set(memory.byteLength, (list = []));
-  if (list.length < POOL_IDLE && !list.includes(memory)) list.push(memory);
+  return bytes < POOL_MIN_BYTES ? new ArrayBuffer(bytes) : memoryPool.take(bytes, true);
 }
 
 /** The carry after the samples of `s` (as `accumulate(s, …, carry).carry`), booking nothing. */
