@@ -145,7 +145,37 @@ export class CompactPeriods {
   get bytes(): number {
     return 200 + this.slots.length * (4 + (this.valuesOnly ? VALUE_COLUMNS : COLUMNS) * 8);
   }
+
+  /** The last coarser form asked for (`per`): a dashboard asks the same span again. */
+  private coarse: CompactPeriods | null = null;
+
+  /**
+   * These periods summed per period of `periodMs` (at least COARSEN_MIN of these) from `first`
+   * on, each the sum of its finer ones in time order from 0: the additions a read's slot of that
+   * span starting at `first` would take, done once. Kept for the next call with the same span
+   * (at most a tenth of these periods' bytes, beside them in a cache that counts only theirs).
+   */
+  per(periodMs: number): CompactPeriods {
+    if (periodMs === this.periodMs) return this;
+    const ratio = periodMs / this.periodMs;
+    if (!Number.isInteger(ratio) || ratio < COARSEN_MIN) throw new Error(`BUG: periods of ${this.periodMs} ms are not summed per ${periodMs} ms`);
+    if (this.coarse?.periodMs === periodMs) return this.coarse;
+    const into = new Int32Array(this.slots.length);
+    const starts: number[] = [];
+    for (let j = 0; j < this.slots.length; j++) {
+      const k = Math.floor(this.slots[j]! / ratio);
+      if (starts[starts.length - 1] !== k) starts.push(k);
+      into[j] = starts.length - 1;
+    }
+    const columns = this.columns.map((col) => (col === NO_COLUMN ? col : new Float64Array(starts.length)));
+    columns.forEach((col, c) => col !== NO_COLUMN && addIndexed(col, this.columns[c]!, into));
+    this.coarse = new CompactPeriods(this.first, periodMs, Int32Array.from(starts), columns, this.valuesOnly);
+    return this.coarse;
+  }
 }
+
+/** Fewest finer periods a coarser one sums for `CompactPeriods.per` (bounds its memory to a tenth). */
+export const COARSEN_MIN = 10;
 
 /**
  * Books the finite samples of `s` (ascending ms) stamped in `into`'s periods, as `accumulate`

@@ -6,6 +6,7 @@ import { accumulate, addInto, emptyAccumulator, type RollupAccumulator } from '.
 import { accumulateColumns, accumulateValues, PeriodColumns } from '../../model/rollup/period-columns.js';
 import { denseOf } from '../../model/dense-series.js';
 import { QUANTITIES, PARTS } from '../../model/rollup/chunk.js';
+import { RollupSlots } from '../../model/rollup/slots.js';
 import type { NumericValue } from '../../model/types.js';
 
 const MIN = 60_000;
@@ -128,6 +129,52 @@ test('compact keeps the periods holding data, aligned with their slots', (t) => 
   t.deepEqual([...c.column('value', 'n')], [1, 2]);
   t.deepEqual([...c.column('value', 'sum')], [1, 6]);
   t.deepEqual([...c.column('derivative', 'n')], [0, 2]);
+});
+
+/** Samples over hours (most periods of four hours hold some), on period edges often. */
+const spreadArb = fc
+  .array(fc.tuple(fc.constantFrom(0, 10_000, MIN, 3 * MIN, 11 * MIN, 7), fc.oneof(fc.double({ min: -1e9, max: 1e9, noNaN: true }), fc.constant(null))), { minLength: 20, maxLength: 200 })
+  .map((steps) => {
+    let ts = 0;
+    const s = { ts: [] as number[], values: [] as NumericValue[] };
+    for (const [dt, v] of steps) {
+      ts += dt;
+      s.ts.push(ts);
+      s.values.push(v);
+    }
+    return s;
+  });
+
+test('periods summed per slot ahead of a read (per) give the read the bits it sums from the finer periods', (t) => {
+  fc.assert(
+    fc.property(spreadArb, fc.boolean(), fc.constantFrom(10, 12, 60), fc.integer({ min: -3, max: 3 }), (s, values, ratio, shift) => {
+      const count = 240;
+      const fine = new PeriodColumns(0, MIN, count, values);
+      if (values) accumulateValues(denseOf(s), fine);
+      else accumulateColumns(denseOf(s), fine, null);
+      const periods = fine.compact();
+      const span = ratio * MIN;
+      // Slots from `shift` spans before or after the periods' start: some read windows cut the span.
+      const first = shift * span;
+      const n = count / ratio + 2;
+      const direct = new RollupSlots(first, span, n);
+      direct.addComputed(periods, periods.first, periods.periodMs);
+      const coarse = periods.per(span);
+      t.is(periods.per(span), coarse, 'kept for the next read of the span');
+      t.is(periods.per(2 * span).periodMs, 2 * span, 'another span is summed anew');
+      const summed = new RollupSlots(first, span, n);
+      summed.addComputed(coarse, coarse.first, coarse.periodMs);
+      t.deepEqual(Array.from(summed.present), Array.from(direct.present));
+      for (const q of values ? (['value'] as const) : QUANTITIES)
+        for (const p of PARTS) {
+          const a = direct.column(q, p);
+          const b = summed.column(q, p);
+          for (let i = 0; i < n; i++) t.true(Object.is(a[i], b[i]), `slot ${i} ${q}.${p}: ${b[i]} against ${a[i]}`);
+        }
+    }),
+    { numRuns: 200 },
+  );
+  t.throws(() => new PeriodColumns(0, MIN, 10).compact().per(5 * MIN), { message: /not summed per/ });
 });
 
 test('rollup tuples stamp whole seconds as String() does, across digit carries', async (t) => {
