@@ -22,7 +22,9 @@ export type Part = keyof Moments;
 /** Columns of a chunk; column c is part c % 3 of quantity ⌊c / 3⌋. */
 export const COLUMNS = QUANTITIES.length * PARTS.length;
 export const ALL_COLUMNS: readonly number[] = Array.from({ length: COLUMNS }, (_, c) => c);
-export const columnId = (q: Quantity, part: Part): number => QUANTITIES.indexOf(q) * PARTS.length + PARTS.indexOf(part);
+/** Column ids by quantity and part, made once: a read asks for a column per source it adds up. */
+const COLUMN_IDS = Object.fromEntries(QUANTITIES.map((q, k) => [q, Object.fromEntries(PARTS.map((part, j) => [part, k * PARTS.length + j]))])) as Record<Quantity, Record<Part, number>>;
+export const columnId = (q: Quantity, part: Part): number => COLUMN_IDS[q][part];
 
 /** Span in ms of the chunks of a level of `periodS` seconds. */
 export const chunkSpanMs = (periodS: number): number => periodS * 1000 * CHUNK_PERIODS;

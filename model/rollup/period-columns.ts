@@ -136,7 +136,7 @@ export class CompactPeriods {
   ) {}
 
   column(q: Quantity, part: Part): Float64Array {
-    const c = QUANTITIES.indexOf(q) * PARTS.length + PARTS.indexOf(part);
+    const c = columnId(q, part);
     if (this.valuesOnly && c >= VALUE_COLUMNS) throw new Error(`BUG: ${q}.${part} read from periods computed for values only`);
     return this.columns[c]!;
   }

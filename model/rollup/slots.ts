@@ -4,7 +4,7 @@
 // recalculated from raw as a whole. Readers ask for the columns they
 // need as Float64Arrays; nothing builds an object per period unless asked (`row`).
 import { emptyAccumulator, type RollupAccumulator } from './accumulator.js';
-import { PARTS, QUANTITIES, type Part, type Quantity } from './chunk.js';
+import { columnId, PARTS, QUANTITIES, type Part, type Quantity } from './chunk.js';
 import { scratchFloat64, scratchUint8 } from '../scratch.js';
 
 /** Periods as columns aligned with their slots: a stored chunk (RollupChunk), or periods computed from raw (CompactPeriods). */
@@ -26,7 +26,16 @@ interface SlotMap {
 }
 
 /** The last slot map computed for each source (RollupSlots.slotsOf); read only, so shared by reads. */
-const slotMaps = new WeakMap<PeriodSource, SlotMap & { key: string }>();
+const slotMaps = new WeakMap<PeriodSource, SlotMap & Geometry>();
+
+/** What a slot map depends on: the read's slots and the source's periods. */
+interface Geometry {
+  first: number;
+  spanMs: number;
+  count: number;
+  chunkStart: number;
+  periodMs: number;
+}
 
 export class RollupSlots {
   /** 1 where the slot has data (a stored period or a recalculated one). */
@@ -40,7 +49,8 @@ export class RollupSlots {
   private readonly computed: Source[] = [];
   /** Slots replaced by a recalculation from raw (null: no data). */
   private readonly replaced = new Map<number, RollupAccumulator | null>();
-  private readonly cache = new Map<string, Float64Array>();
+  /** Columns summed so far, by chunk column id. */
+  private readonly cache = new Map<number, Float64Array>();
 
   constructor(
     readonly first: number,
@@ -78,9 +88,8 @@ export class RollupSlots {
    * dashboard asks the same range again (issue 31: a tenth of a cached 30-day read's time).
    */
   private slotsOf(chunk: PeriodSource, chunkStart: number, periodMs: number): SlotMap {
-    const key = `${this.first}/${this.spanMs}/${this.count}/${chunkStart}/${periodMs}`;
     const kept = slotMaps.get(chunk);
-    if (kept?.key === key) return kept;
+    if (kept?.first === this.first && kept.spanMs === this.spanMs && kept.count === this.count && kept.chunkStart === chunkStart && kept.periodMs === periodMs) return kept;
     const slotOf = new Int32Array(chunk.slots.length);
     const end = this.first + this.count * this.spanMs;
     let aligned = slotOf.length === this.count;
@@ -89,7 +98,7 @@ export class RollupSlots {
       slotOf[j] = ts >= this.first && ts < end ? Math.floor((ts - this.first) / this.spanMs) : -1;
       aligned &&= slotOf[j] === j && ts === this.first + j * this.spanMs;
     }
-    const map = { key, slotOf, aligned };
+    const map = { first: this.first, spanMs: this.spanMs, count: this.count, chunkStart, periodMs, slotOf, aligned };
     slotMaps.set(chunk, map);
     return map;
   }
@@ -112,7 +121,7 @@ export class RollupSlots {
    * change, keep or post.
    */
   column(q: Quantity, part: Part): Float64Array {
-    const key = `${q}.${part}`;
+    const key = columnId(q, part);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
     const only = this.sources.length + this.computed.length === 1 && this.replaced.size === 0 ? (this.sources[0] ?? this.computed[0]!) : null;
