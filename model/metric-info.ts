@@ -55,6 +55,15 @@ export function portableIdentity(m: MetricInfo): PortableIdentity {
  */
 export type WireMetric = Pick<MetricInfo, 'key' | 'accountId' | 'uuid' | 'checkName' | 'name' | 'idHex' | 'partition'>;
 
+/**
+ * A metric a read names to its shard: its storage id and partition, all a read needs (the shard
+ * knows the metric, or it has no data). A 100-stream fetch cloned each stream's whole name,
+ * parsed tags and all, to its shard and back out of the message: ≈ 1 ms of the two threads' time.
+ */
+export type ReadMetric = Pick<WireMetric, 'idHex' | 'partition'>;
+
+export const readMetric = (m: ReadMetric): ReadMetric => ({ idHex: m.idHex, partition: m.partition });
+
 export function wireMetric(m: WireMetric): WireMetric {
   return { key: m.key, accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, name: m.name, idHex: m.idHex, partition: m.partition };
 }

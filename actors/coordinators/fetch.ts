@@ -14,7 +14,7 @@ import type { FetchPlan, StreamSpec } from '../../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../../model/fetch/text.js';
 import { deserializeHistogram, type Histogram } from '../../model/histogram/index.js';
 import { tagText } from '../../model/metric-name.js';
-import { wireMetric, type MetricInfo } from '../../model/metric-info.js';
+import { readMetric, type MetricInfo } from '../../model/metric-info.js';
 import type { NodeApi } from '../api.js';
 import { columnFromWire, columnToWire, type WireColumn } from '../../model/fetch/column-wire.js';
 
@@ -57,7 +57,7 @@ async function foldStreams(node: NodeApi, plan: FetchPlan, reduce: ReduceSpec): 
   const sums = new CellSums(groups.length, plan.count);
   const local = streams.filter((x) => node.routing.readsLocally(x.metric));
   const partials = [...node.shards.byShard(local, (x) => x.metric.partition)].map(([n, list]) =>
-    node.shards.askShard(n, 'foldNumeric', list.map((x) => ({ metric: wireMetric(x.metric), transform: x.s.transform.name, group: x.group })), slots, groups.length),
+    node.shards.askShard(n, 'foldNumeric', list.map((x) => ({ metric: readMetric(x.metric), transform: x.s.transform.name, group: x.group })), slots, groups.length),
   );
   const remote = streams.filter((x) => !node.routing.readsLocally(x.metric)).map(async (x) => ({ group: x.group, column: await streamColumn(node, plan, x.s, 'stream') }));
   for (const partial of await Promise.all(partials)) sums.merge(partial);
@@ -81,7 +81,7 @@ async function streamColumns(node: NodeApi, plan: FetchPlan, renderJson: boolean
   const local = plan.streams.flatMap((_, i) => (metrics[i] !== null && node.routing.readsLocally(metrics[i]!) ? [i] : []));
   const slots = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count };
   const columns = new Map<number, Column>();
-  const ask = (n: number, batch: number[]) => node.shards.askShard(n, 'numericCellsMany', batch.map((i) => ({ metric: wireMetric(metrics[i]!), transform: plan.streams[i]!.transform.name })), slots);
+  const ask = (n: number, batch: number[]) => node.shards.askShard(n, 'numericCellsMany', batch.map((i) => ({ metric: readMetric(metrics[i]!), transform: plan.streams[i]!.transform.name })), slots);
   const asked = [...node.shards.byShard(local, (i) => metrics[i]!.partition)].flatMap(([n, list]) =>
     batchesOf(list, READ_BATCH).map(async (batch) => {
       const got = await ask(n, batch);

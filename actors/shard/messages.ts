@@ -10,7 +10,7 @@ import type { Series } from '../../model/series.js';
 import type { TextReadOptions, TextRow } from '../../model/text-read.js';
 import type { Topology } from '../../model/topology/index.js';
 import type { Declarations, WirePart } from '../ingest/wire.js';
-import type { WireMetric } from '../../model/metric-info.js';
+import type { ReadMetric, WireMetric } from '../../model/metric-info.js';
 import type { FindPart, ShardFindRequest, ShardSearch, FoundMetric } from './find.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
@@ -55,7 +55,7 @@ export interface SlotGeometry {
 /** A numeric stream a shard folds into partial sums (`group` of a sum, mean or groupby reduce). */
 /** A numeric stream to read: its metric and the transform its slots get. */
 export interface NumericStream {
-  metric: WireMetric;
+  metric: ReadMetric;
   transform: string;
 }
 

@@ -10,7 +10,7 @@
 // the index's (one copy per series, in the index's name arena, not a string per series here).
 import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { metricKey } from '../../model/metric-key.js';
-import { newMetricInfo, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
+import { newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
@@ -114,6 +114,14 @@ export class SeriesTable {
   /** The metric a read or delete names: the adopted one when there is one. */
   resolve(m: WireMetric): MetricInfo {
     return this.find(m.idHex) ?? newMetricInfo(m, Buffer.from(m.idHex, 'hex'), m.idHex, m.partition);
+  }
+
+  /**
+   * What a read of the metric finds its data by: the adopted metric, or, for one this process has
+   * taken no sample of, its storage id alone (no open buffer; its sealed blocks are looked for).
+   */
+  ref(m: ReadMetric): MetricRef {
+    return this.find(m.idHex) ?? { id: Buffer.from(m.idHex, 'hex'), idHex: m.idHex, unsealed: false, openHead: -1 };
   }
 
   /** The adopted metric with this storage id, if any. */

@@ -25,7 +25,7 @@ import type { MetricIndex, SeriesReport } from '../../storage/metric-index/metri
 import { ShardStorage } from '../../storage/shard-storage.js';
 import { shardDir } from '../../storage/shard-layout.js';
 import { unpackDeclarations, type Declarations, type WirePart } from '../ingest/wire.js';
-import type { MetricInfo, WireMetric } from '../../model/metric-info.js';
+import type { MetricInfo, ReadMetric, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
 import type { FoldStream, ListedMetric, NumericStream, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
@@ -178,7 +178,7 @@ export class Shard {
 
   // ---- reads ----
 
-  async knows(m: WireMetric): Promise<boolean> {
+  async knows(m: ReadMetric): Promise<boolean> {
     await this.indexTail;
     return this.index.has(Buffer.from(m.idHex, 'hex'));
   }
@@ -202,9 +202,9 @@ export class Shard {
     return fieldColumn(slots, FIELD_SPECS[type]);
   }
 
-  async numericCells(m: WireMetric, g: SlotGeometry, transform: string): Promise<Float64Array | null> {
+  async numericCells(m: ReadMetric, g: SlotGeometry, transform: string): Promise<Float64Array | null> {
     if (!(await this.knows(m))) return null;
-    const slots = await this.partition(m.partition).readRollups(this.series.resolve(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
+    const slots = await this.partition(m.partition).readRollups(this.series.ref(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
     return numericValues(transform, slots);
   }
 
