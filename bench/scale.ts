@@ -14,7 +14,8 @@ import { diskBytes, requireShippedNode, startFerrite, startVictoriaMetrics, tree
 import { keepFiguresIn, recordFigure } from './summary.js';
 import { timeRounds } from './timing.js';
 
-const SCRAPES = 11;
+/** Scrapes of every series (`--scrapes`; 11 is the issue's figure). */
+let scrapes = 11;
 const STEP_S = 10;
 /** Series in the timed read, spread evenly over all of them. */
 const READ_SERIES = 1000;
@@ -23,6 +24,7 @@ const PATIENCE_MS = 600_000;
 
 interface Options {
   series: number;
+  scrapes: number;
   batch: number;
   concurrency: number;
   rounds: number;
@@ -74,7 +76,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mib = (bytes: number) => bytes / 2 ** 20;
 
 /** The values series m must hold, one per scrape. */
-const expected = (m: number): number[] => Array.from({ length: SCRAPES }, (_, i) => valueOf(m, i));
+const expected = (m: number): number[] => Array.from({ length: scrapes }, (_, i) => valueOf(m, i));
 
 /** Throws unless every series read back holds exactly its 11 values, in order. */
 function checkExact(who: string, series: number[], got: Samples): void {
@@ -132,7 +134,7 @@ function ferriteRead(start: number): RangeRead {
     const body = {
       start,
       period: STEP_S,
-      count: SCRAPES,
+      count: scrapes,
       streams: series.map((m) => ({ uuid: UUID, name: ferriteName(m), kind: 'numeric', transform: 'average', transform_params: [] })),
       reduce: [],
     };
@@ -179,7 +181,7 @@ async function ferriteHeapSnapshots(url: string, dir: string): Promise<string[]>
 
 /** ferrite: the raw samples of one series (what the restart check reads). */
 async function ferriteRaw(url: string, m: number, start: number): Promise<Samples> {
-  const rows = (await json(`${url}/raw/${UUID}/${encodeURIComponent(ferriteName(m))}?start_ts=${start}&end_ts=${start + SCRAPES * STEP_S}`)) as [number, number][];
+  const rows = (await json(`${url}/raw/${UUID}/${encodeURIComponent(ferriteName(m))}?start_ts=${start}&end_ts=${start + scrapes * STEP_S}`)) as [number, number][];
   return [rows.map(([, v]) => v)];
 }
 
@@ -191,7 +193,7 @@ function vmRead(start: number): RangeRead {
   return async (url, series) => {
     const names = series.map((m) => `bench_metric_${m}`);
     // The common prefix once: 1000 whole names would pass VictoriaMetrics' default query length limit (16 KiB).
-    const form = new URLSearchParams({ query: `{__name__=~"bench_metric_(${series.join('|')})"}`, start: String(start), end: String(start + (SCRAPES - 1) * STEP_S), step: `${STEP_S}s` });
+    const form = new URLSearchParams({ query: `{__name__=~"bench_metric_(${series.join('|')})"}`, start: String(start), end: String(start + (scrapes - 1) * STEP_S), step: `${STEP_S}s` });
     const doc = (await json(`${url}/api/v1/query_range`, { method: 'POST', body: form })) as { data: { result: { metric: { __name__: string }; values: [number, string][] }[] } };
     const byName = new Map(doc.data.result.map((r) => [r.metric.__name__, r.values.map(([, v]) => Number(v))]));
     return names.map((n) => byName.get(n) ?? []);
@@ -211,7 +213,7 @@ async function load(url: string, s: System, d: Dataset, o: Options): Promise<{ s
   let refused = 0;
   const t0 = performance.now();
   // A refused write (ferrite sheds load past its write latency budget) is retried after Retry-After, inside the clock.
-  for (let k = 0; k < SCRAPES; k++) refused += await send(`${url}${s.write.path}`, scrape(bodies, k, perScrape), o.concurrency, s.write.method, {}, true);
+  for (let k = 0; k < scrapes; k++) refused += await send(`${url}${s.write.path}`, scrape(bodies, k, perScrape), o.concurrency, s.write.method, {}, true);
   return { seconds: (performance.now() - t0) / 1000, refused };
 }
 
@@ -241,7 +243,7 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
   let running = await s.start(dir);
   try {
     const { seconds: loadS, refused } = await load(running.url, s, d, o);
-    console.log(`${s.label}: ${o.series * SCRAPES} samples acknowledged in ${loadS.toFixed(1)} s (${refused} requests refused with 503 and sent again)`);
+    console.log(`${s.label}: ${o.series * scrapes} samples acknowledged in ${loadS.toFixed(1)} s (${refused} requests refused with 503 and sent again)`);
     const read = () => s.read(running.url, readSeries);
     const readableAfterS = (await untilExact(`${s.label} ${readSeries.length}-series read`, read, readSeries, running)) / 1000;
     const { ms } = await timeRounds(async () => checkExact(`${s.label} ${readSeries.length}-series read`, readSeries, await read()), o.rounds);
@@ -258,7 +260,7 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const readKnown = s.label === 'ferrite' ? () => ferriteRaw(running.url, known, d.start) : () => s.read(running.url, [known]);
     await untilExact(`${s.label} read after restart`, readKnown, [known], running);
     const restartS = (performance.now() - t0) / 1000;
-    const r: Result = { label: s.label, loadRate: (o.series * SCRAPES) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS, stopS };
+    const r: Result = { label: s.label, loadRate: (o.series * scrapes) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS, stopS };
     // Printed as it comes: a run that fails later still leaves this system's figures.
     console.log(`${s.label}: ${JSON.stringify(r)}`);
     return r;
@@ -289,7 +291,7 @@ function systems(o: Options, start: number): System[] {
 
 function report(results: Result[], o: Options): void {
   const [f, v] = [results.find((r) => r.label === 'ferrite'), results.find((r) => r.label === 'victoria-metrics')];
-  const samples = o.series * SCRAPES;
+  const samples = o.series * scrapes;
   const rows: { measure: string; unit: string; of: (r: Result) => number; better: 'higher' | 'lower'; digits: number }[] = [
     { measure: 'load rate until every write acknowledged', unit: 'samples/s', of: (r) => r.loadRate, better: 'higher', digits: 0 },
     { measure: 'peak RSS, process tree', unit: 'MiB', of: (r) => r.peakRssMiB, better: 'lower', digits: 0 },
@@ -304,18 +306,19 @@ function report(results: Result[], o: Options): void {
   const refusals = (r: Result | undefined) => (r === undefined ? '–' : String(r.refused));
   const refusedRow = `| write requests refused (503) and sent again | ${refusals(f)} | ${refusals(v)} | – |`;
   const fmt = (x: number | undefined, digits: number) => (x === undefined ? '–' : x.toFixed(digits));
-  console.log(`\n| ${o.series} series × ${SCRAPES} scrapes | ferrite | VictoriaMetrics | ratio ferrite / VM |\n|---|---|---|---|`);
+  console.log(`\n| ${o.series} series × ${scrapes} scrapes | ferrite | VictoriaMetrics | ratio ferrite / VM |\n|---|---|---|---|`);
   for (const row of rows) {
     const [a, b] = [f && row.of(f), v && row.of(v)];
     console.log(`| ${row.measure} (${row.unit}) | ${fmt(a, row.digits)} | ${fmt(b, row.digits)} | ${a === undefined || b === undefined ? '–' : (a / b).toFixed(2)} |`);
-    if (a !== undefined) recordFigure({ bench: 'scale', measure: `${row.measure}, ${o.series} series × ${SCRAPES}`, unit: row.unit, ferrite: a, peer: b ?? null, better: row.better });
+    if (a !== undefined) recordFigure({ bench: 'scale', measure: `${row.measure}, ${o.series} series × ${scrapes}`, unit: row.unit, ferrite: a, peer: b ?? null, better: row.better });
   }
   console.log(refusedRow);
 }
 
 async function main(): Promise<void> {
   const o = new Command('bench-scale')
-    .option('--series <n>', 'series, each scraped 11 times', (v) => Number(v), 1_000_000)
+    .option('--series <n>', 'series', (v) => Number(v), 1_000_000)
+    .option('--scrapes <n>', 'scrapes of every series, 10 s apart (more than 11 shows what open buffers hold over an hour)', (v) => Number(v), 11)
     .option('--batch <n>', 'lines per request (must divide --series)', (v) => Number(v), 5000)
     .option('--concurrency <n>', 'requests in flight within a scrape', (v) => Number(v), 4)
     .option('--rounds <n>', 'timed repetitions of the 1000-series read', (v) => Number(v), 10)
@@ -326,13 +329,14 @@ async function main(): Promise<void> {
     .parse()
     .opts<Options>();
   requireShippedNode(); // before anything runs, not after the peer's half
+  scrapes = o.scrapes;
   o.batch = Math.min(o.batch, o.series);
   if (o.series % o.batch !== 0) throw new Error(`--batch ${o.batch} must divide --series ${o.series}, so no request holds two scrapes`);
   if (o.figures !== undefined) keepFiguresIn(o.figures, 'scale');
   // Recent enough for both systems' default retention, aligned to the step so VictoriaMetrics' points land on the samples.
-  const start = Math.floor(Date.now() / 1000 / STEP_S) * STEP_S - SCRAPES * STEP_S - 60;
-  const d: Dataset = { metrics: o.series, points: SCRAPES, stepS: STEP_S, start, batch: o.batch };
-  console.log(`bench/scale: ${o.series} series × ${SCRAPES} scrapes ${STEP_S} s apart (${o.series * SCRAPES} samples), ${o.batch} lines/request, ${o.concurrency} in flight`);
+  const start = Math.floor(Date.now() / 1000 / STEP_S) * STEP_S - scrapes * STEP_S - 60;
+  const d: Dataset = { metrics: o.series, points: scrapes, stepS: STEP_S, start, batch: o.batch };
+  console.log(`bench/scale: ${o.series} series × ${scrapes} scrapes ${STEP_S} s apart (${o.series * scrapes} samples), ${o.batch} lines/request, ${o.concurrency} in flight`);
   const root = mkdtempSync(path.join(tmpdir(), 'ferrite-bench-scale-'));
   const results: Result[] = [];
   const failures: string[] = [];
