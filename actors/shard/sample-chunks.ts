@@ -10,6 +10,8 @@ import { grown } from '../../model/typed-arrays.js';
 /** Pairs per chunk: small, since most open buffers hold a few samples (one per scrape so far). */
 export const CHUNK_PAIRS = 4;
 const CHUNK_DOUBLES = CHUNK_PAIRS * 2;
+/** A chunk read as bytes (one holding encoded samples: actors/shard/window-buffer.ts). */
+export const CHUNK_BYTES = CHUNK_DOUBLES * 8;
 /** Chunks per slab (128 KiB of doubles: a partition holding a few series pays for one). */
 const SLAB_SHIFT = 11;
 const SLAB_CHUNKS = 1 << SLAB_SHIFT;
@@ -22,6 +24,8 @@ export const NO_CHUNK: ChunkId = -1;
 
 export class SampleChunks {
   private readonly slabs: Float64Array[] = [];
+  /** The same slabs as bytes. */
+  private readonly slabBytes: Uint8Array[] = [];
   /** Next chunk of a chain (or of the free list); NO_CHUNK at the end. */
   private nextOf = new Int32Array(INITIAL_CHUNKS);
   private freeHead: ChunkId = NO_CHUNK;
@@ -70,6 +74,11 @@ export class SampleChunks {
     return (c & (SLAB_CHUNKS - 1)) * CHUNK_DOUBLES;
   }
 
+  /** The bytes of chunk `c`'s slab; the chunk's CHUNK_BYTES start at `offset(c) * 8` there. */
+  bytesOf(c: ChunkId): Uint8Array {
+    return this.slabBytes[c >> SLAB_SHIFT]!;
+  }
+
   /** Bytes of room made, and of chunks holding samples now. */
   get bytes(): { allocated: number; used: number } {
     return { allocated: this.slabs.length * SLAB_CHUNKS * CHUNK_DOUBLES * 8, used: this.inUse * CHUNK_DOUBLES * 8 };
@@ -78,7 +87,11 @@ export class SampleChunks {
   private carve(): ChunkId {
     const c = this.carved++;
     if (c === this.nextOf.length) this.nextOf = grown(this.nextOf, this.nextOf.length * 2);
-    if (c >> SLAB_SHIFT === this.slabs.length) this.slabs.push(new Float64Array(SLAB_CHUNKS * CHUNK_DOUBLES));
+    if (c >> SLAB_SHIFT === this.slabs.length) {
+      const slab = new Float64Array(SLAB_CHUNKS * CHUNK_DOUBLES);
+      this.slabs.push(slab);
+      this.slabBytes.push(new Uint8Array(slab.buffer));
+    }
     return c;
   }
 }

@@ -1,13 +1,17 @@
 // The open, not-yet-sealed samples of every (metric, data kind, block window) of a partition,
 // as a table of columns indexed by buffer id (issue 30: with a million active series an open
 // buffer must not be a handful of V8 objects). Plain doubles go as (ts, value) pairs into chunks
-// of pooled typed memory (actors/shard/sample-chunks.ts); a buffer switches to plain arrays only
-// once another value arrives (text, null, 64-bit integers) or a sample carries a generation.
+// of pooled typed memory (actors/shard/sample-chunks.ts); every FREEZE_PAIRS of them are then
+// encoded as a numeric block (a part) into chunks of the same pool, so a buffer holding an hour
+// of 10 s scrapes keeps ≈ 1 KiB, not 360 pairs of doubles (5.6 KiB). A buffer switches to plain
+// arrays only once another value arrives (text, null, 64-bit integers) or a sample carries a
+// generation.
 import type { DataKind } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { Series } from '../../model/series.js';
 import type { BufferValue } from '../../model/types.js';
-import { CHUNK_PAIRS, NO_CHUNK, SampleChunks } from './sample-chunks.js';
+import { CHUNK_BYTES, CHUNK_PAIRS, NO_CHUNK, SampleChunks } from './sample-chunks.js';
+import { decodeNumericBlock, encodeNumericBlock } from '../../model/codec/numeric-block.js';
 import { grown } from '../../model/typed-arrays.js';
 
 export type { BufferValue };
@@ -17,6 +21,12 @@ export type BufferId = number;
 export const NO_BUFFER: BufferId = -1;
 
 const KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
+
+/**
+ * Pairs a buffer holds as doubles before they are encoded as a part: 512 bytes of them at most
+ * (encoding 32 samples costs ≈ 2–3 µs, once; a part of a collector's samples is 40–100 bytes).
+ */
+export const FREEZE_PAIRS = 32;
 const KIND_CODE: Record<DataKind, number> = { numeric: 0, text: 1, histogram: 2 };
 
 /** A buffer's samples once they are not all plain doubles. */
@@ -41,6 +51,14 @@ export class BufferTable {
   private firstSeqs = new Float64Array(0);
   private openedAts = new Float64Array(0);
   private lastAppendAts = new Float64Array(0);
+  /**
+   * A buffer's oldest pairs kept encoded: how many samples, and the chain of chunks holding the
+   * parts (each a 2-byte little-endian length, then a numeric block) and how many bytes of it.
+   */
+  private frozen = new Uint32Array(0);
+  private partHeads = new Int32Array(0);
+  private partTails = new Int32Array(0);
+  private partBytes = new Uint32Array(0);
   /** The metric of each open buffer; undefined for a free row. */
   private readonly owners: (MetricInfo | undefined)[] = [];
   private readonly arrays = new Map<BufferId, ArraySamples>();
@@ -60,6 +78,7 @@ export class BufferTable {
     this.firstSeqs[b] = seq;
     this.openedAts[b] = now;
     this.lastAppendAts[b] = now;
+    this.clearParts(b);
     if (kind !== 'numeric') this.arrays.set(b, { ts: [], values: [], gens: null });
     this.used++;
     return b;
@@ -68,6 +87,7 @@ export class BufferTable {
   /** Lets go of a buffer's samples and its row. */
   free(b: BufferId): void {
     this.chunks.freeChain(this.heads[b]!);
+    this.chunks.freeChain(this.partHeads[b]!);
     this.arrays.delete(b);
     this.owners[b] = undefined;
     this.freeRows.push(b);
@@ -97,12 +117,29 @@ export class BufferTable {
     return this.pairs(b);
   }
 
-  /** A buffer's pairs (in pair form), copied out. */
+  /** A buffer's samples (in pair form: its parts, then its pairs), copied out. */
   private pairs(b: BufferId): { ts: number[]; values: BufferValue[] } {
     const n = this.sizes[b]!;
     const ts = new Array<number>(n);
     const values = new Array<BufferValue>(n);
     let i = 0;
+    const stream = this.frozen[b] === 0 ? null : this.partStream(b);
+    for (let at = 0; stream !== null && at < stream.length; ) {
+      const length = stream[at]! | (stream[at + 1]! << 8);
+      const part = decodeNumericBlock(stream.subarray(at + 2, at + 2 + length));
+      for (let k = 0; k < part.ts.length; k++, i++) {
+        ts[i] = part.ts[k]!;
+        values[i] = part.values[k]!;
+      }
+      at += 2 + length;
+    }
+    this.rawPairsInto(b, ts, values, i);
+    return { ts, values };
+  }
+
+  /** The buffer's pairs not encoded yet, written from index `i` of `ts` and `values` (sized to the buffer). */
+  private rawPairsInto(b: BufferId, ts: number[], values: BufferValue[], i: number): void {
+    const n = this.sizes[b]!;
     for (let c = this.heads[b]!; c !== NO_CHUNK; c = this.chunks.next(c)) {
       const slab = this.chunks.slabOf(c);
       const base = this.chunks.offset(c);
@@ -111,7 +148,74 @@ export class BufferTable {
         values[i] = slab[base + 2 * k + 1]!;
       }
     }
-    return { ts, values };
+  }
+
+  /**
+   * Encodes the buffer's pairs (`count` of them) as one more part and gives their chunks back,
+   * when they are stamped in whole milliseconds from 1970 on, none before the one before (what a
+   * block's stamps can be); returns whether it did. A block holds every double's bits, -0 and
+   * NaN included (test/shard/window-buffer.test.ts), so the part reads back as appended.
+   */
+  private freeze(b: BufferId, count: number): boolean {
+    const ts = new Array<number>(count);
+    const values = new Array<BufferValue>(count);
+    this.rawPairsInto(b, ts, values, 0);
+    for (let i = 0; i < count; i++) if (!Number.isSafeInteger(ts[i]) || ts[i]! < (i === 0 ? 0 : ts[i - 1]!)) return false;
+    const part = encodeNumericBlock({ ts, values: values as number[] });
+    if (part.length > 0xffff) return false;
+    this.appendPart(b, part);
+    this.chunks.freeChain(this.heads[b]!);
+    this.heads[b] = NO_CHUNK;
+    this.tails[b] = NO_CHUNK;
+    this.frozen[b] += count;
+    return true;
+  }
+
+  /** Appends a part (its length, then its bytes) to the buffer's chain of part bytes. */
+  private appendPart(b: BufferId, part: Uint8Array): void {
+    const framed = new Uint8Array(part.length + 2);
+    framed[0] = part.length & 0xff;
+    framed[1] = part.length >> 8;
+    framed.set(part, 2);
+    let used = this.partBytes[b]!;
+    let tail = this.partTails[b]!;
+    for (let from = 0; from < framed.length; ) {
+      const at = used % CHUNK_BYTES;
+      if (at === 0) {
+        // The chain is empty or its last chunk full.
+        const c = this.chunks.alloc();
+        if (tail === NO_CHUNK) this.partHeads[b] = c;
+        else this.chunks.link(tail, c);
+        tail = c;
+      }
+      const n = Math.min(CHUNK_BYTES - at, framed.length - from);
+      this.chunks.bytesOf(tail).set(framed.subarray(from, from + n), this.chunks.offset(tail) * 8 + at);
+      from += n;
+      used += n;
+    }
+    this.partTails[b] = tail;
+    this.partBytes[b] = used;
+  }
+
+  /** The buffer's part bytes, one chunk after another (a copy). */
+  private partStream(b: BufferId): Uint8Array {
+    const out = new Uint8Array(this.partBytes[b]!);
+    let at = 0;
+    for (let c = this.partHeads[b]!; c !== NO_CHUNK; c = this.chunks.next(c)) {
+      const n = Math.min(CHUNK_BYTES, out.length - at);
+      const base = this.chunks.offset(c) * 8;
+      out.set(this.chunks.bytesOf(c).subarray(base, base + n), at);
+      at += n;
+    }
+    return out;
+  }
+
+  /** Forgets the buffer's parts (their chunks already given back, or never taken). */
+  private clearParts(b: BufferId): void {
+    this.frozen[b] = 0;
+    this.partHeads[b] = NO_CHUNK;
+    this.partTails[b] = NO_CHUNK;
+    this.partBytes[b] = 0;
   }
 
   /** True when a sample is stamped before `ts`. */
@@ -188,7 +292,11 @@ export class BufferTable {
   }
 
   private appendPair(b: BufferId, n: number, ts: number, value: number): void {
-    const k = n % CHUNK_PAIRS;
+    // Pairs not encoded yet: every FREEZE_PAIRS of them become a part (tried again after as many
+    // more when they could not be).
+    let pairs = n - this.frozen[b]!;
+    if (pairs > 0 && pairs % FREEZE_PAIRS === 0 && this.freeze(b, pairs)) pairs = 0;
+    const k = pairs % CHUNK_PAIRS;
     if (k === 0) {
       const c = this.chunks.alloc();
       if (this.tails[b] === NO_CHUNK) this.heads[b] = c;
@@ -208,8 +316,10 @@ export class BufferTable {
     if (arrays !== undefined) return arrays;
     arrays = { ...this.pairs(b), gens: null };
     this.chunks.freeChain(this.heads[b]!);
+    this.chunks.freeChain(this.partHeads[b]!);
     this.heads[b] = NO_CHUNK;
     this.tails[b] = NO_CHUNK;
+    this.clearParts(b);
     this.arrays.set(b, arrays);
     return arrays;
   }
@@ -230,5 +340,10 @@ export class BufferTable {
     this.firstSeqs = grown(this.firstSeqs, cap);
     this.openedAts = grown(this.openedAts, cap);
     this.lastAppendAts = grown(this.lastAppendAts, cap);
+    this.frozen = grown(this.frozen, cap);
+    this.partHeads = grown(this.partHeads, cap);
+    this.partTails = grown(this.partTails, cap);
+    this.partBytes = grown(this.partBytes, cap);
   }
 }
+

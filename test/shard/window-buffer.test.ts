@@ -1,6 +1,7 @@
 // actors/shard/window-buffer.ts: an open window keeps samples as appended, in pooled pairs for
 // plain doubles and in arrays once another value or a generation arrives, and trims on delete.
 import test from 'ava';
+import fc from 'fast-check';
 import { BufferTable } from '../../actors/shard/window-buffer.js';
 import { newMetricInfo } from '../../model/metric-info.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
@@ -74,4 +75,67 @@ test('thousands of buffers interleaved fill slab after slab, and each keeps its 
   t.true(buffers.every((b, n) => table.series(b).values.every((v, i) => v === n * 100 + i)));
   t.is(table.figures.bytes.used, 9000 * 64);
   t.is(table.figures.bytes.allocated, 5 * 2048 * 64, 'slabs are added as needed, not doubled');
+});
+
+test('an hour of scrapes is kept encoded in parts of FREEZE_PAIRS, and read back exactly', (t) => {
+  const table = new BufferTable();
+  const b = table.create(owner, 'numeric', 0, 1, 0);
+  const start = 1_795_000_000_000;
+  const want = { ts: [] as number[], values: [] as number[] };
+  for (let i = 0; i < 360; i++) {
+    want.ts.push(start + i * 10_000);
+    want.values.push(Math.round(500 + 400 * Math.sin(i / 7)) / 100);
+    table.append(b, want.ts[i]!, want.values[i]!, 0);
+  }
+  t.deepEqual(table.series(b), want);
+  t.is(table.size(b), 360);
+  const used = table.figures.bytes.used;
+  t.true(used <= 360 * 16 / 4, `${used} bytes for 360 samples (pairs: ${360 * 16})`);
+  table.free(b);
+  t.is(table.figures.bytes.used, 0, 'parts and pairs go back to the pool');
+});
+
+test('any doubles, whatever their stamps, read back as appended with parts among them', (t) => {
+  let encoded = 0;
+  const double = fc.oneof(fc.double(), fc.constantFrom(-0, NaN, Infinity, -Infinity, 0.1, 1e-310), fc.integer({ min: -1e6, max: 1e6 }).map((n) => n / 100));
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.oneof({ arbitrary: fc.constantFrom(0, 1, 10_000), weight: 60 }, { arbitrary: fc.integer({ min: 0, max: 60_000 }), weight: 39 }, { arbitrary: fc.integer({ min: -5000, max: -1 }), weight: 1 }), double), { minLength: 40, maxLength: 200 }), fc.integer({ min: -10, max: 2e12 }), (steps, start) => {
+      const table = new BufferTable();
+      const other = table.create(owner, 'numeric', 0, 1, 0);
+      const b = table.create(owner, 'numeric', 0, 1, 0);
+      const want = { ts: [] as number[], values: [] as number[] };
+      let ts = start;
+      for (const [dt, v] of steps) {
+        ts += dt;
+        want.ts.push(ts);
+        want.values.push(v);
+        table.append(b, ts, v, 0);
+        table.append(other, ts, 1, 0); // interleaved: the two chains share slabs
+      }
+      const got = table.series(b);
+      t.is(got.ts.length, want.ts.length);
+      t.true(got.ts.every((x, i) => Object.is(x, want.ts[i])) && got.values.every((x, i) => Object.is(x, want.values[i])), 'same bits in the same order');
+      t.true(table.series(other).values.every((v) => v === 1));
+      const used = table.figures.bytes.used;
+      table.free(b);
+      if (used - table.figures.bytes.used < steps.length * 16) encoded++;
+      table.free(other);
+      t.is(table.figures.bytes.used, 0);
+    }),
+    { numRuns: 300 },
+  );
+  t.true(encoded > 100, `${encoded} of 300 runs kept parts`);
+});
+
+test('a buffer with parts switches to arrays, or drops its oldest samples, keeping the others', (t) => {
+  const table = new BufferTable();
+  const b = table.create(owner, 'numeric', 0, 1, 0);
+  for (let i = 0; i < 100; i++) table.append(b, 1000 * i, i, 0);
+  table.dropBefore(b, 50_000);
+  t.deepEqual(table.series(b).values, Array.from({ length: 50 }, (_, i) => 50 + i));
+  t.is(table.figures.bytes.used, 0, 'in arrays now: the parts went back to the pool');
+  const c = table.create(owner, 'numeric', 0, 1, 0);
+  for (let i = 0; i < 70; i++) table.append(c, 1000 * i, i, 0);
+  table.append(c, 70_000, null, 0);
+  t.deepEqual(table.series(c).values, [...Array.from({ length: 70 }, (_, i) => i), null]);
 });
