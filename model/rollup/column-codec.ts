@@ -267,22 +267,28 @@ function ulpsOfBits(xl: number, xh: number, y: number): number {
   return Math.abs(d) < MAX_ULPS ? d : NaN;
 }
 
-/** The double `ulps` away from y in magnitude, keeping y's sign (null when that is not a finite double). */
-function atUlps(y: number, ulps: number): number | null {
+/**
+ * Writes to out[i] the double `ulps` away from y in magnitude, keeping y's sign; false (writing
+ * nothing) when that is not a finite double. Written, not returned: a double that may be null
+ * is boxed, one allocation a value, and a stored rollup column decodes millions.
+ */
+export function shiftUlps(y: number, ulps: number, out: Float64Array, i: number): boolean {
   f64[0] = y;
   const t = u32[0]! + ulps;
   if (t >= 0 && t < TWO32 && (u32[1]! & 0x7ff00000) !== 0x7ff00000) {
     // No carry into the high word (most values: a decimal is within a few ulps of its double).
     u32[0] = t;
-    return f64[0]!;
+    out[i] = f64[0]!;
+    return true;
   }
   const sign = u32[1]! & 0x80000000;
   const lo = ((t % TWO32) + TWO32) % TWO32;
   const hi = (u32[1]! & 0x7fffffff) + (t - lo) / TWO32;
-  if (hi < 0 || hi >= 0x7ff00000) return null;
+  if (hi < 0 || hi >= 0x7ff00000) return false;
   u32[0] = lo;
   u32[1] = (hi | sign) >>> 0;
-  return f64[0];
+  out[i] = f64[0]!;
+  return true;
 }
 
 /**
@@ -621,9 +627,7 @@ function readNearDecimal(r: ByteReader, out: Float64Array, predicted: Float64Arr
       escapes++;
       continue;
     }
-    const x = atUlps(ints[i]! / p, unzigzag(code - 1));
-    if (x === null) r.fail('near-decimal value out of range');
-    out[i] = x;
+    if (!shiftUlps(ints[i]! / p, unzigzag(code - 1), out, i)) r.fail('near-decimal value out of range');
   }
   fillEscapes(r, out, escapes);
 }
@@ -645,9 +649,7 @@ function readPredictedUlps(r: ByteReader, out: Float64Array, predicted: Float64A
       escapes++;
       continue;
     }
-    const x = atUlps(predicted[i]!, unzigzag(code - 1));
-    if (x === null) r.fail('predicted value out of range');
-    out[i] = x;
+    if (!shiftUlps(predicted[i]!, unzigzag(code - 1), out, i)) r.fail('predicted value out of range');
   }
   fillEscapes(r, out, escapes);
 }

@@ -4,7 +4,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { accumulate, emptyAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { CHUNK_PERIODS, chunkStartOf, encodeChunk, PARTS, QUANTITIES, RollupChunk, type ChunkPeriods } from '../../model/rollup/chunk.js';
-import { ColumnScheme, decimalsOf, decodeColumn, encodeColumn, encodeColumnV3 } from '../../model/rollup/column-codec.js';
+import { ColumnScheme, decimalsOf, decodeColumn, encodeColumn, encodeColumnV3, shiftUlps } from '../../model/rollup/column-codec.js';
 import { RollupSlots } from '../../model/rollup/slots.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -201,4 +201,24 @@ test('a column equal to an earlier one is stored as a copy of it', (t) => {
   t.true(counterOnly.copiedColumns().length > 0);
   t.throws(() => counterOnly.column('counter', 'sumsq'), { message: /not read/ });
   t.deepEqual(counterOnly.with(records).column('counter', 'sumsq'), chunk.column('derivative', 'sumsq'));
+});
+
+test('a decoded value is its decimal moved by whole ulps, sign kept, across the low word, never past the largest double', (t) => {
+  const out = new Float64Array(1);
+  const at = (y: number, ulps: number): number | null => (shiftUlps(y, ulps, out, 0) ? out[0]! : null);
+  t.is(at(1.5, 1), 1.5 + Number.EPSILON);
+  t.is(at(-1.5, 1), -(1.5 + Number.EPSILON), 'magnitude grows, sign stays');
+  t.is(at(0.1 + 0.2, -1), 0.3);
+  const words = new Uint32Array(2);
+  words[0] = 0xffffffff;
+  words[1] = 0x3ff00000;
+  const beforeCarry = new Float64Array(words.buffer)[0]!;
+  t.is(at(beforeCarry, 1), 1 + 2 ** -20, 'the carry goes into the high word');
+  t.is(at(2, -1), 2 - Number.EPSILON, 'a borrow from the high word');
+  t.is(at(Number.MAX_VALUE, 1), null);
+  t.is(at(Number.MAX_VALUE, -1), Number.MAX_VALUE - 2 ** 971);
+  t.is(at(Number.NaN, 0), null);
+  out[0] = 7;
+  shiftUlps(Number.MAX_VALUE, 1, out, 0);
+  t.is(out[0], 7, 'nothing written when out of range');
 });
