@@ -1,8 +1,8 @@
 // The open, not-yet-sealed samples of every (metric, data kind, block window) of a partition,
 // as a table of columns indexed by buffer id (issue 30: with a million active series an open
 // buffer must not be a handful of V8 objects). Plain doubles go as (ts, value) pairs into chunks
-// of pooled typed memory (actors/shard/sample-chunks.ts); every FREEZE_PAIRS of them are then
-// encoded as a numeric block (a part) into chunks of the same pool, so a buffer holding an hour
+// of pooled typed memory (actors/shard/sample-chunks.ts); the first few, then every FREEZE_PAIRS
+// of them are encoded as a numeric block (a part) into chunks of the same pool, so a buffer holding an hour
 // of 10 s scrapes keeps ≈ 1 KiB, not 360 pairs of doubles (5.6 KiB). A buffer switches to plain
 // arrays only once another value arrives (text, null, 64-bit integers) or a sample carries a
 // generation.
@@ -27,6 +27,12 @@ const KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
  * (encoding 32 samples costs ≈ 2–3 µs, once; a part of a collector's samples is 40–100 bytes).
  */
 export const FREEZE_PAIRS = 32;
+/**
+ * A buffer's first part is made sooner, at this many pairs (two chunks): most buffers a node
+ * holds are young, and 8 pairs encode in ≈ 30–40 bytes, so a series' first 12 samples take two
+ * chunks instead of three.
+ */
+export const FIRST_PART_PAIRS = 8;
 const KIND_CODE: Record<DataKind, number> = { numeric: 0, text: 1, histogram: 2 };
 
 /** A buffer's samples once they are not all plain doubles. */
@@ -292,10 +298,11 @@ export class BufferTable {
   }
 
   private appendPair(b: BufferId, n: number, ts: number, value: number): void {
-    // Pairs not encoded yet: every FREEZE_PAIRS of them become a part (tried again after as many
-    // more when they could not be).
+    // Pairs not encoded yet: the first FIRST_PART_PAIRS, then every FREEZE_PAIRS of them become a
+    // part (tried again after FREEZE_PAIRS more when they could not be).
     let pairs = n - this.frozen[b]!;
-    if (pairs > 0 && pairs % FREEZE_PAIRS === 0 && this.freeze(b, pairs)) pairs = 0;
+    const due = n === FIRST_PART_PAIRS || (pairs > 0 && pairs % FREEZE_PAIRS === 0);
+    if (due && this.freeze(b, pairs)) pairs = 0;
     const k = pairs % CHUNK_PAIRS;
     if (k === 0) {
       const c = this.chunks.alloc();
