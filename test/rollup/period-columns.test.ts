@@ -24,19 +24,22 @@ const seriesArb = fc
     return s;
   });
 
+/** Samples stamped from 0 on by their steps (dt, value). */
+function stampedFromZero(steps: [number, NumericValue][]): { ts: number[]; values: NumericValue[] } {
+  let ts = 0;
+  const s = { ts: [] as number[], values: [] as NumericValue[] };
+  for (const [dt, v] of steps) {
+    ts += dt;
+    s.ts.push(ts);
+    s.values.push(v);
+  }
+  return s;
+}
+
 /** Like seriesArb, stamped 10 s apart mostly: many samples fall on a period's first millisecond. */
 const alignedArb = fc
   .array(fc.tuple(fc.constantFrom(0, 10_000, 10_000, 10_000, 30_000, MIN, 7), fc.oneof(fc.double({ min: -1e9, max: 1e9, noNaN: true }), fc.constant(null), fc.constant(Infinity))), { maxLength: 300 })
-  .map((steps) => {
-    let ts = 0;
-    const s = { ts: [] as number[], values: [] as NumericValue[] };
-    for (const [dt, v] of steps) {
-      ts += dt;
-      s.ts.push(ts);
-      s.values.push(v);
-    }
-    return s;
-  });
+  .map(stampedFromZero);
 
 function sameBits(t: { true(v: boolean, m: string): void }, a: RollupAccumulator, b: RollupAccumulator, at: string): void {
   for (const q of QUANTITIES) for (const p of PARTS) t.true(Object.is(a[q][p], b[q][p]), `${at} ${q}.${p}: ${a[q][p]} against ${b[q][p]}`);
@@ -134,16 +137,7 @@ test('compact keeps the periods holding data, aligned with their slots', (t) => 
 /** Samples over hours (most periods of four hours hold some), on period edges often. */
 const spreadArb = fc
   .array(fc.tuple(fc.constantFrom(0, 10_000, MIN, 3 * MIN, 11 * MIN, 7), fc.oneof(fc.double({ min: -1e9, max: 1e9, noNaN: true }), fc.constant(null))), { minLength: 20, maxLength: 200 })
-  .map((steps) => {
-    let ts = 0;
-    const s = { ts: [] as number[], values: [] as NumericValue[] };
-    for (const [dt, v] of steps) {
-      ts += dt;
-      s.ts.push(ts);
-      s.values.push(v);
-    }
-    return s;
-  });
+  .map(stampedFromZero);
 
 test('periods summed per slot ahead of a read (per) give the read the bits it sums from the finer periods', (t) => {
   fc.assert(
