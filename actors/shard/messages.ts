@@ -52,13 +52,13 @@ export interface SlotGeometry {
   count: number;
 }
 
-/** A numeric stream a shard folds into partial sums (`group` of a sum, mean or groupby reduce). */
 /** A numeric stream to read: its metric and the transform its slots get. */
 export interface NumericStream {
   metric: ReadMetric;
   transform: string;
 }
 
+/** A numeric stream a shard folds into partial sums (`group` of a sum, mean or groupby reduce). */
 export interface FoldStream extends NumericStream {
   group: number;
 }

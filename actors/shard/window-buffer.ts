@@ -2,10 +2,10 @@
 // as a table of columns indexed by buffer id (issue 30: with a million active series an open
 // buffer must not be a handful of V8 objects). Plain doubles go as (ts, value) pairs into chunks
 // of pooled typed memory (actors/shard/sample-chunks.ts); the first few, then every FREEZE_PAIRS
-// of them are encoded as a numeric block (a part) into chunks of the same pool, so a buffer holding an hour
-// of 10 s scrapes keeps ≈ 1 KiB, not 360 pairs of doubles (5.6 KiB). A buffer switches to plain
-// arrays only once another value arrives (text, null, 64-bit integers) or a sample carries a
-// generation.
+// of them are encoded as a numeric block (a part) into chunks of the same pool, so a buffer
+// holding an hour of 10 s scrapes keeps ≈ 1 KiB, not 360 pairs of doubles (5.6 KiB). A buffer
+// switches to plain arrays only once another value arrives (text, null, 64-bit integers) or a
+// sample carries a generation.
 import type { DataKind } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { Series } from '../../model/series.js';
@@ -21,6 +21,7 @@ export type BufferId = number;
 export const NO_BUFFER: BufferId = -1;
 
 const KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
+const KIND_CODE: Record<DataKind, number> = { numeric: 0, text: 1, histogram: 2 };
 
 /**
  * Pairs a buffer holds as doubles before they are encoded as a part: 512 bytes of them at most
@@ -33,7 +34,6 @@ export const FREEZE_PAIRS = 32;
  * chunks instead of three.
  */
 export const FIRST_PART_PAIRS = 8;
-const KIND_CODE: Record<DataKind, number> = { numeric: 0, text: 1, histogram: 2 };
 
 /** A buffer's samples once they are not all plain doubles. */
 interface ArraySamples {
@@ -353,4 +353,3 @@ export class BufferTable {
     this.partBytes = grown(this.partBytes, cap);
   }
 }
-
