@@ -69,6 +69,7 @@ export class BufferTable {
   private readonly owners: (MetricInfo | undefined)[] = [];
   private readonly arrays = new Map<BufferId, ArraySamples>();
   private readonly freeRows: BufferId[] = [];
+  private scratchBytes = new Uint8Array(1024);
   private used = 0;
 
   /** A new empty buffer. */
@@ -179,7 +180,7 @@ export class BufferTable {
 
   /** Appends a part (its length, then its bytes) to the buffer's chain of part bytes. */
   private appendPart(b: BufferId, part: Uint8Array): void {
-    const framed = new Uint8Array(part.length + 2);
+    const framed = this.scratch(part.length + 2);
     framed[0] = part.length & 0xff;
     framed[1] = part.length >> 8;
     framed.set(part, 2);
@@ -203,9 +204,9 @@ export class BufferTable {
     this.partBytes[b] = used;
   }
 
-  /** The buffer's part bytes, one chunk after another (a copy). */
+  /** The buffer's part bytes, one chunk after another: a copy in the table's scratch, read before the next call. */
   private partStream(b: BufferId): Uint8Array {
-    const out = new Uint8Array(this.partBytes[b]!);
+    const out = this.scratch(this.partBytes[b]!);
     let at = 0;
     for (let c = this.partHeads[b]!; c !== NO_CHUNK; c = this.chunks.next(c)) {
       const n = Math.min(CHUNK_BYTES, out.length - at);
@@ -214,6 +215,16 @@ export class BufferTable {
       at += n;
     }
     return out;
+  }
+
+  /**
+   * n bytes of memory reused by every part written or read (both synchronous, and a part's
+   * samples decode into arrays of their own): a typed array of its own costs microseconds to make,
+   * and a graceful stop reads the parts of every open buffer.
+   */
+  private scratch(n: number): Uint8Array {
+    if (this.scratchBytes.length < n) this.scratchBytes = new Uint8Array(Math.max(n, 2 * this.scratchBytes.length));
+    return this.scratchBytes.subarray(0, n);
   }
 
   /** Forgets the buffer's parts (their chunks already given back, or never taken). */
