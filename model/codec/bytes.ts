@@ -38,7 +38,6 @@ export class ByteWriter {
     else this.length = putVarint(this.buf, this.length, n);
   }
 
-
   /** Unsigned LEB128 of a non-negative bigint of any size. */
   bigVarint(n: bigint): void {
     while (n >= 0x80n) {

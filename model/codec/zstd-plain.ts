@@ -28,14 +28,14 @@ export class ZstdPlain {
     this.open();
   }
 
+  /** Frames decoded on the reused context, for tests. */
+  reused = 0;
+
   /**
    * The plain bytes of one zstd frame, as zstdDecompressSync gives them (and its errors; more than
    * `maxOutputLength` bytes is one). A view of memory the next call reuses: read it before
    * decompressing anything else, and keep nothing that points into it.
    */
-  /** Frames decoded on the reused context, for tests. */
-  reused = 0;
-
   plain(frame: Uint8Array, maxOutputLength?: number): Uint8Array {
     const size = contentSize(frame);
     const sync = () => zstdDecompressSync(frame, maxOutputLength === undefined ? {} : { maxOutputLength });
