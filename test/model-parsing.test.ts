@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseAccountId, parseCheckField } from '../model/check-field.js';
-import { canonicalizeMetricName } from '../model/metric-name.js';
+import { alreadyCanonical, canonicalizeMetricName, canonicalized } from '../model/metric-name.js';
 import { parseSampleValue } from '../model/sample-value.js';
 import { formatSecMs, parseEpochSec, parseSecMs } from '../model/timestamp.js';
 import type { AccountId, EpochMs } from '../model/types.js';
@@ -78,6 +78,28 @@ test('canonicalisation is idempotent', (t) => {
     }),
   );
   t.pass();
+});
+
+test('a name canonical as submitted takes the shortcut, with the full parse\'s result', (t) => {
+  t.deepEqual(alreadyCanonical('cpu.idle|ST[host:h-1,region:eu]'), canonicalized('cpu.idle|ST[host:h-1,region:eu]'));
+  t.deepEqual(alreadyCanonical('m|ST[a,b:=x:y]'), canonicalized('m|ST[a,b:=x:y]'));
+  // Anything the full parse would change or refuse goes to it.
+  for (const raw of ['m', 'm|ST[b:1,a:1]', 'm|ST[a:1,a:1]', 'm|ST[a,a:]', 'm|ST[a:1]|MT{x:y}', 'm|ST[]', 'm|ST[a:1,]', '|ST[a:1]', 'm|ST[__name:x]', 'm|ST[a:b"eA=="]', `m|ST[a:${'v'.repeat(300)}]`, 'm|ST[a b:1]', 'm|ST[a:1]x', 'm\0|ST[a:1]']) {
+    t.is(alreadyCanonical(raw), null, raw);
+  }
+  // Random names built from the pieces that matter: both ways agree on every one.
+  const piece = fc.constantFrom('a', 'b', 'c', ':', ',', '=', '"', 'b"', 'eA==', '|ST[', '|MT{', ']', '}', ' ', '\0', '__name', 'é', '-', '.', 'v'.repeat(130));
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 4 }), fc.array(fc.array(piece, { maxLength: 5 }), { maxLength: 5 }), fc.boolean(), fc.boolean(), (name, tags, sorted, close) => {
+      const texts = tags.map((p) => p.join(''));
+      if (sorted) texts.sort();
+      const raw = `${name.join('')}|ST[${texts.join(',')}${close ? ']' : ''}`;
+      const quick = alreadyCanonical(raw);
+      if (quick !== null) t.deepEqual(quick, canonicalized(raw), raw);
+      t.deepEqual(canonicalizeMetricName(raw), canonicalized(raw), raw);
+    }),
+    { numRuns: 3000 },
+  );
 });
 
 test('the check field gives account, lower-cased uuid and check name', (t) => {
