@@ -64,7 +64,9 @@ export class MetricCache<V> {
 
   /** Drops the metric's slots at or after `from`. */
   dropFrom(idHex: string, from: number): void {
-    for (const slot of [...(this.byMetric.get(idHex)?.keys() ?? [])]) if (slot >= from) this.remove(idHex, slot);
+    const slots = this.byMetric.get(idHex);
+    if (slots === undefined) return;
+    for (const slot of [...slots.keys()]) if (slot >= from) this.remove(idHex, slot);
   }
 
   dropMetric(idHex: string): void {

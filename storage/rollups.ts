@@ -66,6 +66,11 @@ export interface RawSource {
 
 export { RollupSlots };
 
+/** A metric as the rollup store keys it; `idHex` may be computed when read. */
+interface HexNamed {
+  readonly idHex: string;
+}
+
 export class RollupStore {
   /** Sealed raw windows below the legacy cut not yet rolled up: idHex → window starts. */
   private readonly dirty = new Map<string, Set<number>>();
@@ -95,7 +100,7 @@ export class RollupStore {
   static async open(partition: number, store: Store, config: FerriteConfig, computed = new ComputedRollups()): Promise<RollupStore> {
     await migrateRollups(store);
     const rs = new RollupStore(partition, store, config, await legacyCutOf(store, partition, config), computed);
-    for (const m of await loadMarkers(store, rollupDirtyPrefix(partition))) rs.note(m.idHex, m.start);
+    for (const m of await loadMarkers(store, rollupDirtyPrefix(partition))) rs.note(m, m.start);
     for (const m of await loadMarkers(store, rollupFloorPrefix(partition))) rs.floors.set(m.idHex, Math.max(m.start, rs.floors.get(m.idHex) ?? 0));
     return rs;
   }
@@ -104,13 +109,18 @@ export class RollupStore {
     return this.levels[0]!.period * SECOND;
   }
 
-  /** A numeric window being sealed: below the legacy cut it gets a dirty marker (in the seal's batch). */
-  markSealed(batch: StoreBatch, idHex: string, windowStart: number): void {
-    if (windowStart < this.legacyCut) batch.put(CF.state, rollupDirtyKey(this.partition, idHex, windowStart), Buffer.alloc(0));
+  /**
+   * A numeric window being sealed: below the legacy cut it gets a dirty marker (in the seal's batch).
+   * The metric's hex id is asked for only then: a stop seals a million windows, each above the cut.
+   */
+  markSealed(batch: StoreBatch, metric: HexNamed, windowStart: number): void {
+    if (windowStart < this.legacyCut) batch.put(CF.state, rollupDirtyKey(this.partition, metric.idHex, windowStart), Buffer.alloc(0));
   }
 
-  /** Call once the seal's batch is written. */
-  note(idHex: string, windowStart: number): void {
+  /** Call once the seal's batch is written (the hex id, again, only when something is kept by it). */
+  note(metric: HexNamed, windowStart: number): void {
+    if (this.computed.size === 0 && windowStart >= this.legacyCut) return;
+    const idHex = metric.idHex;
     this.computed.dropFrom(idHex, chunkStartOf(windowStart, this.levels[0]?.period ?? 60));
     if (windowStart >= this.legacyCut) return;
     let starts = this.dirty.get(idHex);

@@ -373,7 +373,7 @@ export class PartitionCore {
         const samples = this.normalize(kind, t.series(b));
         metric.unsealed = false; // before the block exists: a read must look for it from now on
         this.deps.blocks.stageBlock(batch, metric, kind, t.windowStart(b), seqs[i]!, samples);
-        if (kind === 'numeric') this.deps.rollups.markSealed(batch, metric.idHex, t.windowStart(b));
+        if (kind === 'numeric') this.deps.rollups.markSealed(batch, metric, t.windowStart(b));
       });
       this.deps.blocks.stageSealSeq(batch, seqs[seqs.length - 1]!);
     } catch (error) {
@@ -384,10 +384,10 @@ export class PartitionCore {
     this.deps.blocks.committed(seqs[seqs.length - 1]!);
     for (const b of buffers) {
       const numeric = t.kind(b) === 'numeric';
-      const idHex = t.owner(b).idHex;
+      const owner = t.owner(b);
       const window = t.windowStart(b);
       this.open.close(b);
-      if (numeric) this.deps.rollups.note(idHex, window);
+      if (numeric) this.deps.rollups.note(owner, window);
     }
   }
 }

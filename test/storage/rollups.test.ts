@@ -83,10 +83,10 @@ async function seal(r: Rig, m: { id: Buffer; idHex: string }, window: number, sa
   const batch = r.blocks.batch();
   const [seq] = r.blocks.nextSeqs(1) as [number];
   r.blocks.stageBlock(batch, m, 'numeric', window, seq, { ts: samples.map(([ts]) => ts), values: samples.map(([, v]) => v) });
-  r.rollups.markSealed(batch, m.idHex, window);
+  r.rollups.markSealed(batch, m, window);
   await batch.write();
   r.blocks.committed(seq);
-  r.rollups.note(m.idHex, window);
+  r.rollups.note(m, window);
 }
 
 /** Samples every 15 s from `from` for `minutes`, values rising by `step`. */
