@@ -1,6 +1,7 @@
 // Admission of writes (actors/node/admission.ts): decided when the request line and headers
-// arrive, before the body is read, so an overloaded node answers 503 at once instead of
-// queueing. Every write route is recognised by method and path here, in one place.
+// arrive, before the body is read, so an overloaded node holds no body it cannot take: it answers
+// 503, or, when only the shards' backlog is over its limit, lets the write wait for room first.
+// Every write route is recognised by method and path here, in one place.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IngestAdmission } from '../actors/node/admission.js';
 import { ferr } from '../model/errors.js';
@@ -15,23 +16,27 @@ export function isWrite(req: Pick<FastifyRequest, 'method' | 'url'>): boolean {
 }
 
 export function registerLoadShedding(app: FastifyInstance, admission: IngestAdmission): void {
-  const admitted = new WeakMap<FastifyRequest, number>();
+  /** Admitted writes: their bytes, and when they were admitted (ms, performance.now()). */
+  const admitted = new WeakMap<FastifyRequest, { bytes: number; at: number }>();
   const release = async (req: FastifyRequest) => {
-    const bytes = admitted.get(req);
-    if (bytes === undefined) return;
+    const entry = admitted.get(req);
+    if (entry === undefined) return;
     admitted.delete(req);
-    admission.release(bytes);
+    admission.release(entry.bytes);
   };
   const answered = async (req: FastifyRequest, reply: FastifyReply) => {
-    if (admitted.has(req) && reply.statusCode < 300) admission.acknowledged(reply.elapsedTime);
+    // The latency budget measures the node's work on a write, not its wait for room to apply.
+    const entry = admitted.get(req);
+    if (entry !== undefined && reply.statusCode < 300) admission.acknowledged(performance.now() - entry.at);
     await release(req);
   };
   app.addHook('onRequest', async (req, reply) => {
     if (!isWrite(req)) return;
     const bytes = Number(req.headers['content-length'] ?? 0) || 0;
+    await admission.roomToApply();
     const busy = admission.admit(bytes);
     if (busy === null) {
-      admitted.set(req, bytes);
+      admitted.set(req, { bytes, at: performance.now() });
       return;
     }
     void reply.header('retry-after', String(RETRY_AFTER_S));

@@ -52,8 +52,13 @@ export interface FerriteConfig {
   shards: number;
   /** Writes are refused (503, Retry-After) while this many bytes of write bodies are in flight. */
   maxWriteBytesInFlight: number;
-  /** Writes are refused (503, Retry-After) while this many records wait for their partition actors. */
+  /**
+   * While this many records handed to shards wait to be applied, a new write waits (before its
+   * body is read) up to `writeQueueMs` for them to drop below it, then is refused (503, Retry-After).
+   */
   maxPendingRecords: number;
+  /** How long a write waits for room under `maxPendingRecords` before it is refused; 0 = refused at once. */
+  writeQueueMs: number;
   /**
    * Writes are refused (503, Retry-After) while a shard worker's or the main thread's V8 heap is
    * above this share of its limit: a node holding more series than its memory allows sheds writes
@@ -163,7 +168,8 @@ export function defaultConfig(): FerriteConfig {
     shards: Math.max(1, availableParallelism() - 1),
     testClock: false,
     maxWriteBytesInFlight: 64 * 1024 * 1024,
-    maxPendingRecords: 2_000_000,
+    maxPendingRecords: 250_000,
+    writeQueueMs: 10_000,
     memoryPressureShare: 0.85,
     shardHeapMb: 0,
     writeLatencyBudgetMs: 1000,
@@ -248,6 +254,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   if (typeof c.testClock !== 'boolean') throw new ConfigError('testClock', 'must be true or false');
   if (c.shards > c.partitions) throw new ConfigError('shards', `must be at most partitions (${c.partitions}): each shard owns whole partitions`);
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
+  requireInt(c, 'writeQueueMs', 0, 3600 * 1000);
   if (typeof c.memoryPressureShare !== 'number' || !(c.memoryPressureShare >= 0 && c.memoryPressureShare < 1)) throw new ConfigError('memoryPressureShare', 'must be a number in [0, 1) (0 = off)');
   requireInt(c, 'shardHeapMb', 0, 1 << 20);
   requireInt(c, 'writeLatencyBudgetMs', 0, 3600 * 1000);

@@ -36,6 +36,25 @@ test('a burst beyond the in-flight budget gets prompt 503s; every 200 is stored'
   }
 });
 
+test('behind the shards\' backlog, writes wait for room instead of being refused; every one is stored', async (t) => {
+  // One record may wait to be applied: each write waits for the ones before it to be applied.
+  const n = await startNode({ maxPendingRecords: 1, writeQueueMs: 30_000 });
+  try {
+    const body = (w: number) => Array.from({ length: 2000 }, (_, i) => mLine(`${1_700_000_000 + i}.000`, `queued.${w}`, 'n', String(i))).join('\n');
+    // 20 000 new series: acknowledged once journaled, then applied while the writes below arrive.
+    const backlog = Array.from({ length: 20_000 }, (_, i) => mLine('1700000000.000', `backlog.${i}`, 'n', String(i))).join('\n');
+    t.is((await fetch(`${n.url}/raw`, { method: 'PUT', body: backlog })).status, 200);
+    const statuses = await Promise.all(Array.from({ length: 24 }, async (_, w) => (await fetch(`${n.url}/raw`, { method: 'PUT', body: body(w) })).status));
+    t.deepEqual(new Set(statuses), new Set([200]));
+    for (let w = 0; w < 24; w++) t.is((await getJson(`${n.url}/raw/${UUID}/queued.${w}?start_ts=0.000&end_ts=2000000000.000`)).json.length, 2000);
+    const admission = (await getJson(`${n.url}/state`)).json.admission;
+    t.is(admission.refused, 0);
+    t.is(admission.writes_queued, 0);
+  } finally {
+    await n.stop();
+  }
+});
+
 test('past the write latency budget, writes are refused while others are in flight; /state shows the p99', async (t) => {
   // A budget no write can meet: after the first acknowledged writes, concurrent ones are shed.
   const n = await startNode({ writeLatencyBudgetMs: 1 });

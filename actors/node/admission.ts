@@ -4,7 +4,10 @@
 // the bytes of write bodies in flight (received, not yet answered) and the records handed
 // to partitions but not yet applied stay under their limits, acknowledged writes stay
 // within their latency budget, and no V8 heap of the node (main thread, shard workers) is
-// nearly full; otherwise it is refused at once with 503 and Retry-After, before its body is read.
+// nearly full; otherwise it is refused with 503 and Retry-After, before its body is read.
+// Behind the records limit alone a write first waits (`roomToApply`, up to `maxQueueMs`): the
+// shards are busy, not the node's memory, and a refused client would leave them idle for its
+// Retry-After while a waiting one costs only its connection.
 import { heapShare } from '../../model/heap.js';
 
 export interface AdmissionLimits {
@@ -23,7 +26,12 @@ export interface AdmissionLimits {
   latencyFloorWrites?: number;
   /** Share of a V8 heap's limit above which writes are refused (memory pressure); 0 or absent = off. */
   memoryPressureShare?: number;
+  /** How long a write waits for room under `maxPendingRecords` before it is refused; 0 or absent = refused at once. */
+  maxQueueMs?: number;
 }
+
+/** Writes that may wait for room at once; more are refused at once (each holds a connection). */
+const MAX_ROOM_WAITERS = 256;
 
 /** Acknowledged writes the latency budget looks at: the last this many, at most this old. */
 const LATENCY_SAMPLES = 512;
@@ -45,6 +53,8 @@ export class IngestAdmission {
   private p99At = -Infinity;
   /** The last heap share reported by each shard worker (`shard <n>`). */
   private readonly heaps = new Map<string, number>();
+  /** Writes waiting for the shards' backlog to come under `maxPendingRecords`: each one's wake-up. */
+  private readonly roomWaiters = new Set<() => void>();
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -77,7 +87,7 @@ export class IngestAdmission {
   admit(bytes: number): string | null {
     const pressure = this.memoryPressure();
     if (pressure !== null) return this.refuse(pressure);
-    if (this.pendingRecords >= this.limits.maxPendingRecords) return this.refuse(`${this.pendingRecords} records wait to be applied`);
+    if (this.backlogged()) return this.refuse(`${this.pendingRecords} records wait to be applied`);
     if (this.bytes > 0 && this.bytes + bytes > this.limits.maxBytes) return this.refuse(`${this.bytes} bytes of writes are in flight`);
     // Over the latency budget, writes queue behind each other: refuse new ones while the node
     // already works on as many as it can at once (when fewer are in flight, they get through, so
@@ -87,6 +97,36 @@ export class IngestAdmission {
     this.bytes += bytes;
     this.writes++;
     return null;
+  }
+
+  /**
+   * Resolves once fewer than `maxPendingRecords` records wait to be applied (true), or after
+   * `maxQueueMs` (false; `admit` then says why). At once when there is room, when waiting is off,
+   * or when MAX_ROOM_WAITERS writes already wait.
+   */
+  roomToApply(): Promise<boolean> {
+    if (!this.backlogged()) return Promise.resolve(true);
+    const ms = this.limits.maxQueueMs ?? 0;
+    if (ms <= 0 || this.roomWaiters.size >= MAX_ROOM_WAITERS) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (room: boolean) => {
+        clearTimeout(timer);
+        this.roomWaiters.delete(wake);
+        resolve(room);
+      };
+      const wake = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      this.roomWaiters.add(wake);
+    });
+  }
+
+  /** Writes waiting in `roomToApply` now (for /state). */
+  get queued(): number {
+    return this.roomWaiters.size;
+  }
+
+  private backlogged(): boolean {
+    return this.pendingRecords >= this.limits.maxPendingRecords;
   }
 
   /** Notes how full a thread's heap is (a shard worker reports it with what it applied). */
@@ -119,12 +159,14 @@ export class IngestAdmission {
 
   applied(records: number): void {
     this.pendingRecords -= records;
+    if (this.roomWaiters.size > 0 && !this.backlogged()) for (const wake of [...this.roomWaiters]) wake();
   }
 
-  report(): { bytes_in_flight: number; records_pending_apply: number; refused: number; write_p99_ms: number; write_latency_budget_ms: number; heap_shares: Record<string, number>; memory_pressure: string | null } {
+  report(): { bytes_in_flight: number; records_pending_apply: number; writes_queued: number; refused: number; write_p99_ms: number; write_latency_budget_ms: number; heap_shares: Record<string, number>; memory_pressure: string | null } {
     return {
       bytes_in_flight: this.bytes,
       records_pending_apply: this.pendingRecords,
+      writes_queued: this.roomWaiters.size,
       refused: this.refused,
       write_p99_ms: this.recentP99(),
       write_latency_budget_ms: this.limits.latencyBudgetMs,

@@ -201,7 +201,7 @@ export class FerriteNode implements NodeApi {
     this.gossip = new Gossip(nats, identity, ring.topology, this.clock);
     this.gossip.rebuilding = rebuild.active;
     this.checkpoints = new CheckpointHealth(log);
-    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords, latencyBudgetMs: config.writeLatencyBudgetMs, latencyFloorWrites: 2 * config.ingestWorkers + 2, memoryPressureShare: config.memoryPressureShare });
+    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords, maxQueueMs: config.writeQueueMs, latencyBudgetMs: config.writeLatencyBudgetMs, latencyFloorWrites: 2 * config.ingestWorkers + 2, memoryPressureShare: config.memoryPressureShare });
     this.checkTags = storage.checkTags;
     this.registry = new MetricRegistry(config.partitions);
     this.limits = new SeriesLimits(config.maxSeriesPerAccount, config.maxSeriesPerCheck, shards);

@@ -42,3 +42,45 @@ test('within the budget, or with the budget off, nothing is refused for latency'
   }
   t.deepEqual(off.a.report().write_latency_budget_ms, 0);
 });
+
+function backlog(maxQueueMs: number) {
+  return new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 100, latencyBudgetMs: 0, maxQueueMs });
+}
+
+test('behind the shards\' backlog a write waits for room, then is admitted', async (t) => {
+  const a = backlog(10_000);
+  t.true(await a.roomToApply(), 'no backlog: room at once');
+  a.dispatched(150);
+  const waiting = a.roomToApply();
+  t.is(a.queued, 1);
+  a.applied(40);
+  t.is(a.queued, 1, '110 still wait: no room yet');
+  a.applied(20);
+  t.true(await waiting);
+  t.is(a.queued, 0);
+  t.is(a.admit(10), null);
+  t.is(a.refused, 0);
+});
+
+test('a write that waits past maxQueueMs, or with waiting off, is refused naming the backlog', async (t) => {
+  const a = backlog(20);
+  a.dispatched(100);
+  t.false(await a.roomToApply(), 'no room within 20 ms');
+  t.is(a.queued, 0);
+  t.regex(a.admit(10) ?? '', /100 records wait to be applied/);
+  const off = backlog(0);
+  off.dispatched(100);
+  t.false(await off.roomToApply(), 'waiting off: at once');
+  t.regex(off.admit(10) ?? '', /records wait to be applied/);
+});
+
+test('at most 256 writes wait at once; the next is answered at once', async (t) => {
+  const a = backlog(60_000);
+  a.dispatched(100);
+  const waiting = Array.from({ length: 256 }, () => a.roomToApply());
+  t.is(a.queued, 256);
+  t.false(await a.roomToApply());
+  a.applied(100);
+  t.deepEqual(new Set(await Promise.all(waiting)), new Set([true]));
+  t.is(a.queued, 0);
+});
