@@ -195,7 +195,7 @@ export class IngestPool {
       lane.metrics = [];
     }
     if (this.options.declare !== null) this.options.declare(lane.id, r.epoch, r.fresh);
-    else for (const d of r.fresh) for (const { sid, ...m } of unpackDeclarations(d)) lane.metrics[sid] = this.registry.adopt(m);
+    else for (const d of r.fresh) for (const m of unpackDeclarations(d)) lane.metrics[m.sid] = this.registry.adopt(m);
   }
 
   private lane(id: number): Lane {

@@ -5,8 +5,8 @@ import type { RawFormat, RawContext } from '../../model/journal-entry.js';
 import type { IngestRecord, RecordError } from '../../model/ingest-record.js';
 import type { WireMetric } from '../../model/metric-info.js';
 import { metricKey } from '../../model/metric-key.js';
-import { splitCanonical } from '../../model/metric-name.js';
-import type { AccountId } from '../../model/types.js';
+import { splitCanonical, type CanonicalName } from '../../model/metric-name.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
 
 export interface ParseJob {
   id: number;
@@ -82,13 +82,38 @@ export function packDeclarations(fresh: readonly NewMetric[], shards: number): D
   return [...byShard].map(([shard, { checks, rows }]) => ({ shard, json: JSON.stringify([checks, rows]) }));
 }
 
-export function unpackDeclarations(d: Declarations): NewMetric[] {
+/**
+ * A metric as a shard is told of it: its name kept as the canonical text, its key and parts made
+ * when asked. A shard holds a declared name until the index has it, through a backlog of a
+ * million new series: as a parsed name (an object, an array and a string per tag) it was that many
+ * objects for the garbage collector to carry over, as text it is one string.
+ */
+export class DeclaredMetric implements NewMetric {
+  constructor(
+    readonly sid: number,
+    readonly accountId: AccountId,
+    readonly uuid: string,
+    readonly checkName: string,
+    readonly canonical: string,
+    readonly idHex: string,
+    readonly partition: number,
+  ) {}
+
+  get key(): MetricKey {
+    return metricKey(this.uuid, this.canonical);
+  }
+
+  get name(): CanonicalName {
+    return splitCanonical(this.canonical);
+  }
+}
+
+export function unpackDeclarations(d: Declarations): DeclaredMetric[] {
   const [checks, rows] = JSON.parse(d.json) as [Check[], (number | string)[]];
-  const out: NewMetric[] = [];
+  const out: DeclaredMetric[] = [];
   for (let i = 0; i < rows.length; i += ROW) {
     const [accountId, uuid, checkName] = checks[rows[i + 1] as number]!;
-    const canonical = rows[i + 2] as string;
-    out.push({ sid: rows[i] as number, key: metricKey(uuid, canonical), accountId: accountId as AccountId, uuid, checkName, name: splitCanonical(canonical), idHex: rows[i + 3] as string, partition: rows[i + 4] as number });
+    out.push(new DeclaredMetric(rows[i] as number, accountId as AccountId, uuid, checkName, rows[i + 2] as string, rows[i + 3] as string, rows[i + 4] as number));
   }
   return out;
 }

@@ -11,7 +11,8 @@
 import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { metricKey } from '../../model/metric-key.js';
 import { newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
-import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
+import { canonicalizeMetricName, splitCanonical, type CanonicalName } from '../../model/metric-name.js';
+import { DeclaredMetric } from '../ingest/wire.js';
 import { IdTable } from '../../model/id-table.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { MetricKey } from '../../model/types.js';
@@ -26,14 +27,16 @@ export class ShardMetric extends CheckedMetric implements MetricInfo {
   openHead = -1;
   lastSlice = -1;
   /**
-   * The parsed name until the index has it (`indexed()`); null while the index holds the name;
-   * the name's text once the metric is forgotten (`detach()`), when the index may not hold it.
+   * The name as declared (its canonical text, or parsed) until the index has it (`indexed()`);
+   * null while the index holds the name; the parsed name once the metric is forgotten
+   * (`detach()`), when the index may not hold it.
    */
   private own: CanonicalName | string | null;
+  private detached = false;
 
   constructor(
     check: MetricCheck,
-    name: CanonicalName,
+    name: CanonicalName | string,
     readonly partition: number,
     private readonly table: SeriesTable,
     private readonly slot: number,
@@ -62,21 +65,25 @@ export class ShardMetric extends CheckedMetric implements MetricInfo {
   }
 
   get name(): CanonicalName {
-    if (this.own !== null && typeof this.own !== 'string') return this.own;
+    const own = this.own;
+    if (own !== null && typeof own !== 'string') return own;
+    // A declared name is canonical as the node sent it; one the index holds was checked when stored.
+    if (own !== null) return splitCanonical(own);
     const canonical = this.canonical;
     const parsed = canonicalizeMetricName(canonical);
     if (!parsed.ok) throw new Error(`BUG: stored canonical name ${JSON.stringify(canonical)} does not parse: ${parsed.reason}`);
     return parsed.value;
   }
 
-  /** The index has the name: let go of the parsed copy. */
+  /** The index has the name: let go of the declared copy. */
   indexed(): void {
-    if (typeof this.own !== 'string') this.own = null;
+    if (!this.detached) this.own = null;
   }
 
   /** The metric leaves the table (and then the index): it keeps its name for whoever still holds it. */
   detach(): void {
     this.own = this.canonical;
+    this.detached = true;
   }
 }
 
@@ -104,7 +111,7 @@ export class SeriesTable {
     if (n < 0) n = this.ids.add(this.scratch);
     let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), m.name, m.partition, this, n);
+      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), m instanceof DeclaredMetric ? m.canonical : m.name, m.partition, this, n);
       this.metrics[n] = info;
       this.adopted++;
     }

@@ -29,6 +29,8 @@ export interface IndexableMetric {
   uuid: string;
   checkName: string;
   name: { canonical: string; name: string; tags: readonly { category: string; value: string | null }[] };
+  /** The canonical name, when the metric has it without parsing (`name.canonical` otherwise). */
+  canonical?: string;
 }
 
 /** Type bits, in the order find reports types. */
@@ -323,7 +325,7 @@ export class MetricIndex {
           this.pendingTypes.set(id, recordBits);
           typed.set(id, recordBits);
           staged.types.push(id, recordBits);
-          batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.name.canonical }));
+          batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.canonical ?? m.name.canonical }));
         }
       }
       const bit = KIND_BITS[r.kind];
@@ -343,7 +345,8 @@ export class MetricIndex {
     for (const { id, metric } of staged.fresh) {
       if (this.state[id] !== State.Pending) continue;
       this.pendingTypes.delete(id);
-      this.post(id, metric.accountId, metric.name.name, metric.uuid, metric.name.tags);
+      const name = metric.name;
+      this.post(id, metric.accountId, name.name, metric.uuid, name.tags);
       named.push(metric);
     }
     for (let i = 0; i < staged.types.length; i += 2) this.typeBits[staged.types[i]!]! |= staged.types[i + 1]!;
@@ -566,7 +569,7 @@ export class MetricIndex {
   /** A new pending dense id for `m`. */
   private assign(m: IndexableMetric, storageId: Buffer): number {
     const id = this.size;
-    this.place(id, storageId, m.accountId, m.uuid, m.checkName, m.name.canonical);
+    this.place(id, storageId, m.accountId, m.uuid, m.checkName, m.canonical ?? m.name.canonical);
     this.state[id] = State.Pending;
     return id;
   }
