@@ -33,20 +33,37 @@ export interface DecodedNameRecord extends NameRecordFields {
 
 export function encodeNameRecord(denseId: number, typeBits: number, m: NameRecordFields): Buffer {
   // Written in place: a new series writes one record, and each field as its own Buffer first cost more than the record.
+  const check = checkPart(m);
+  const out = Buffer.allocUnsafe(CHECK_PART_AT + check.length + Buffer.byteLength(m.canonical));
+  out[0] = V3;
+  out.writeUInt32BE(denseId, 1);
+  out[5] = typeBits;
+  out.set(check, CHECK_PART_AT);
+  out.write(m.canonical, CHECK_PART_AT + check.length, 'utf8');
+  return out;
+}
+
+/** Where a record's check part (account, uuid, check name) starts: after version, dense id and type bits. */
+const CHECK_PART_AT = 6;
+
+/** The last check part encoded: new series come check by check, so most records reuse it. */
+let lastCheck: { accountId: number; uuid: string; checkName: string; bytes: Buffer } | null = null;
+
+/** account (u32 BE) | uuid (0xff and 16 bytes, or length and UTF-8) | check name length (u16 BE) | check name. */
+function checkPart(m: NameRecordFields): Buffer {
+  const last = lastCheck;
+  if (last !== null && last.accountId === m.accountId && last.uuid === m.uuid && last.checkName === m.checkName) return last.bytes;
   const binaryUuid = CANONICAL_UUID.test(m.uuid);
   const uuidLength = binaryUuid ? 16 : Buffer.byteLength(m.uuid);
   const checkLength = Buffer.byteLength(m.checkName);
-  const out = Buffer.allocUnsafe(1 + 4 + 1 + 4 + 1 + uuidLength + 2 + checkLength + Buffer.byteLength(m.canonical));
-  let at = out.writeUInt8(V3, 0);
-  at = out.writeUInt32BE(denseId, at);
-  at = out.writeUInt8(typeBits, at);
-  at = out.writeUInt32BE(m.accountId, at);
-  at = out.writeUInt8(binaryUuid ? BINARY_UUID : uuidLength, at);
-  at += binaryUuid ? out.write(m.uuid.replaceAll('-', ''), at, 'hex') : out.write(m.uuid, at, 'utf8');
-  at = out.writeUInt16BE(checkLength, at);
-  at += out.write(m.checkName, at, 'utf8');
-  out.write(m.canonical, at, 'utf8');
-  return out;
+  const bytes = Buffer.alloc(4 + 1 + uuidLength + 2 + checkLength);
+  let at = bytes.writeUInt32BE(m.accountId, 0);
+  at = bytes.writeUInt8(binaryUuid ? BINARY_UUID : uuidLength, at);
+  at += binaryUuid ? bytes.write(m.uuid.replaceAll('-', ''), at, 'hex') : bytes.write(m.uuid, at, 'utf8');
+  at = bytes.writeUInt16BE(checkLength, at);
+  bytes.write(m.checkName, at, 'utf8');
+  lastCheck = { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, bytes };
+  return bytes;
 }
 
 export function decodeNameRecord(raw: Uint8Array): DecodedNameRecord {

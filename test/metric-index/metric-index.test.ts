@@ -364,6 +364,15 @@ test('a metric named again by a second batch before the first is applied keeps t
   });
 });
 
+test('name records read back whatever their checks, record after record (a check\'s bytes are reused while it repeats)', (t) => {
+  const check = fc.record({ accountId: fc.constantFrom(0, 7, 2 ** 32 - 1), uuid: fc.constantFrom(UUIDS[0]!, UUIDS[1]!, UUIDS[0]!.toUpperCase(), 'not-a-uuid', '', 'é'), checkName: fc.constantFrom('c_7_1::http', '', 'ü`x', 'c'.repeat(300)) });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(check, fc.string({ maxLength: 40 }), fc.nat({ max: 2 ** 32 - 1 }), fc.nat({ max: 255 })), { maxLength: 30 }), (records) => {
+      for (const [c, canonical, denseId, typeBits] of records) t.deepEqual(decodeNameRecord(encodeNameRecord(denseId, typeBits, { ...c, canonical })), { denseId, typeBits, ...c, canonical });
+    }),
+  );
+});
+
 test('name records: v3 keeps a lowercase UUID in 16 bytes and any other check id as text; v2 records still read', (t) => {
   const fields = { accountId: 7, uuid: UUIDS[0]!, checkName: 'c_7_1::http', canonical: 'cpu|ST[host:a]' };
   const v3 = encodeNameRecord(12, 5, fields);
