@@ -11,6 +11,11 @@ test('metrics of one check share one check object; other checks get their own', 
   t.is(checks.of(1 as AccountId, '0b0b0b0b-0000-4000-8000-000000000001', 'web'), a);
   t.not(checks.of(2 as AccountId, '0b0b0b0b-0000-4000-8000-000000000001', 'web'), a, 'another account');
   t.not(checks.of(1 as AccountId, '0b0b0b0b-0000-4000-8000-000000000001', 'db'), a, 'another check name');
+  // Asked right after the check before it (the last one is kept aside): each field still tells them apart.
+  t.is(checks.of(1 as AccountId, '0b0b0b0b-0000-4000-8000-000000000001', 'web'), a);
+  t.not(checks.of(1 as AccountId, '0b0b0b0b-0000-4000-8000-000000000002', 'web'), a, 'another uuid');
+  t.is(checks.of(1 as AccountId, '0b0b0b0b-0000-4000-8000-000000000001', 'web'), a);
+  t.not(checks.of(3 as AccountId, '0b0b0b0b-0000-4000-8000-000000000001', 'web'), a, 'another account, right after');
   const m = new Metric(a);
   t.deepEqual({ accountId: m.accountId, uuid: m.uuid, checkName: m.checkName }, { accountId: 1, uuid: '0b0b0b0b-0000-4000-8000-000000000001', checkName: 'web' });
 });
