@@ -26,14 +26,14 @@ const value = fc.oneof(
   digits(17),
   fc.tuple(fc.constantFrom('', '-', '+'), digits(10), fc.constantFrom('', '.'), fc.oneof(fc.constant(''), digits(8))).map((p) => p.join('')),
   fc.double().map(String),
-  fc.constantFrom('-0', '0', '.5', '5.', '.', '', '1e5', 'NaN', 'inf', '[[null]]', '1\t2', ' 1', '00012', '99999999999999999999'),
+  fc.constantFrom('-0', '0', '.5', '5.', '.', '', '1e5', 'NaN', 'inf', '[[null]]', '1\t2', ' 1', '00012', '99999999999999999999', '1\r2', '3\r'),
 );
 const line = fc
   .tuple(
     fc.constantFrom('M', 'M', 'M', 'H1', 'X'),
     fc.oneof(fc.tuple(digits(12), digits(3)).map(([s, ms]) => `${s}.${ms}`), fc.constantFrom('1.5', '1700000000', '9999999999999.000', 'x.000')),
-    fc.constantFrom('chk', 'other'),
-    fc.constantFrom('a', 'b|ST[x:y]', 'c.d', '', 'has space'),
+    fc.constantFrom('chk', 'other', 'ch\rk'),
+    fc.constantFrom('a', 'b|ST[x:y]', 'c.d', '', 'has space', 'a\rb'),
     fc.constantFrom('n', 'i', 'I', 'l', 'L', 's', 'q', 'nn'),
     value,
   )
@@ -42,19 +42,37 @@ const line = fc
 const summary = (records: Iterable<{ kind: string; metric: Placed; ts: number; value: unknown }>) =>
   [...records].map((r) => `${r.kind} ${r.metric.key} ${r.ts} ${typeof r.value === 'number' && Object.is(r.value, -0) ? '-0' : String(r.value)}`).sort();
 
+/** Line ends as bodies have them, empty lines and stray CRs included. */
+const separator = fc.constantFrom('\n', '\n', '\r\n', '\n\n', '\r', '\r\r\n', '\n\r\n');
+
+/**
+ * Lines, some cut short after one of their fields (a field's end is then the line's), some the
+ * rest of a line from one of its tabs on (so a short line and the next read as one whole line).
+ */
+const someLine = fc.oneof(
+  line,
+  fc.tuple(line, fc.constantFrom(1, 2, 3, 4, 4, 4, 5)).map(([l, fields]) => l.split('\t').slice(0, fields).join('\t')),
+  fc.tuple(line, fc.constantFrom(1, 2, 3, 4, 4, 4, 5)).map(([l, fields]) => `\t${l.split('\t').slice(fields).join('\t')}`),
+);
+
+/** Throws unless both parsers give `body` the same lines, errors and records. */
+function agree(body: string): void {
+  const full = parseTsv(body, ctx);
+  const batch = new IngestBatch<Placed>();
+  const fast = parseTsvInto(Buffer.from(body), ctx, batch);
+  if (fast.lines !== full.lines) throw new Error('line counts differ');
+  if (JSON.stringify(fast.errors) !== JSON.stringify(full.errors)) throw new Error(`errors differ:\n${JSON.stringify(fast.errors)}\n${JSON.stringify(full.errors)}`);
+  const a = summary(batch.records());
+  const b = summary(full.records);
+  if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`records differ for ${JSON.stringify(body)}:\n${a.join('\n')}\n---\n${b.join('\n')}`);
+}
+
 test('fast and full TSV parsing agree on every line', (t) => {
+  // A line short of its type and value, then one that is only those: two bad lines, not one good one.
+  agree('M\t1700000000.000\tchk\ta\n\tn\t5');
+  agree('M\t1700000000.000\tchk\ta\tn\t5\r\n\r\nM\t1700000000.000\tchk\ta\tn\t6\r');
   fc.assert(
-    fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
-      const body = lines.join('\n');
-      const full = parseTsv(body, ctx);
-      const batch = new IngestBatch<Placed>();
-      const fast = parseTsvInto(Buffer.from(body), ctx, batch);
-      if (fast.lines !== full.lines) throw new Error('line counts differ');
-      if (JSON.stringify(fast.errors) !== JSON.stringify(full.errors)) throw new Error(`errors differ:\n${JSON.stringify(fast.errors)}\n${JSON.stringify(full.errors)}`);
-      const a = summary(batch.records());
-      const b = summary(full.records);
-      if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`records differ for ${JSON.stringify(body)}:\n${a.join('\n')}\n---\n${b.join('\n')}`);
-    }),
+    fc.property(fc.array(fc.tuple(someLine, separator), { maxLength: 30 }), fc.constantFrom('', '\n', '\r', '\r\n'), (lines, last) => agree(lines.map(([l, sep]) => l + sep).join('') + last)),
     { numRuns: 3000 },
   );
   t.pass();
