@@ -25,16 +25,9 @@ export class SampleColumns<M extends Placed = Placed> {
 
   pushNumeric(metric: M, ts: number, value: number): void {
     if (this.length === this.ts.length) this.grow();
-    // By index, not push: a reused part (`IngestBatch.reset`) overwrites its earlier metrics.
-    this.metrics[this.length] = metric;
+    this.metrics.push(metric);
     this.ts[this.length] = ts;
     this.values[this.length++] = value;
-  }
-
-  /** Empties the part, keeping its columns' memory. */
-  reset(): void {
-    this.length = 0;
-    this.others.length = 0;
   }
 
   /** Samples of both kinds. */
@@ -75,16 +68,6 @@ export class IngestBatch<M extends Placed = Placed> {
 
   *records(): Generator<IngestRecord<M>> {
     for (const part of this.parts.values()) yield* part.records();
-  }
-
-  /**
-   * Empties the batch for the next body, keeping each part's columns (a parse worker copies a
-   * body's columns out and takes the next: growing fresh ones body after body was a twentieth of
-   * its time). Parts left empty stay in `parts` with size 0.
-   */
-  reset(): void {
-    for (const part of this.parts.values()) part.reset();
-    this.size = 0;
   }
 
   /** Adds a whole partition's columns built elsewhere (an ingest worker's). */

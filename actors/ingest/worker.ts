@@ -203,9 +203,6 @@ function envelopeResolver() {
   };
 }
 
-/** The columns each body is parsed into, reused body after body (its parts are copied out). */
-const columns = new IngestBatch<WorkerMetric>();
-
 function parse(job: ParseJob): ParseResult {
   if (metrics.length > MAX_METRICS || job.format === 'forget') forget();
   fresh = [];
@@ -213,8 +210,7 @@ function parse(job: ParseJob): ParseResult {
   screening = limits === undefined ? null : { generation: limits.generation, refuse: limits.refuse === undefined ? null : new Map(limits.refuse), stamp: job.id, candidates: [], limited: [] };
   const screen = { candidates: screening?.candidates ?? [], limited: screening?.limited ?? [] };
   if (job.format === 'forget') return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts: [], errors: [], submitted: 0, body: job.body, ...screen };
-  const batch = columns;
-  batch.reset();
+  const batch = new IngestBatch<WorkerMetric>();
   let errors;
   let submitted;
   const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);
@@ -243,7 +239,6 @@ function parse(job: ParseJob): ParseResult {
   }
   const parts: WirePart[] = [];
   for (const [partition, p] of batch.parts) {
-    if (p.size === 0) continue;
     const sids = new Uint32Array(p.length);
     for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!.sid;
     parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric.sid } })) });
