@@ -27,22 +27,22 @@ export class ShardMetric extends CheckedMetric implements MetricInfo {
   openHead = -1;
   lastSlice = -1;
   /**
-   * The name as declared (its canonical text, or parsed) until the index has it (`indexed()`);
-   * null while the index holds the name; the parsed name once the metric is forgotten
-   * (`detach()`), when the index may not hold it.
+   * The canonical name as the node sent it until the index has it (`indexed()`); null while the
+   * index holds the name; the parsed name once the metric is forgotten (`detach()`), when the
+   * index may not hold it. (Text, not parsed, while pending: through a backlog of a million new
+   * series the parts would be that many objects more for the GC to carry.)
    */
-  private own: CanonicalName | string | null;
-  private detached = false;
+  private own: string | CanonicalName | null;
 
   constructor(
     check: MetricCheck,
-    name: CanonicalName | string,
+    canonical: string,
     readonly partition: number,
     private readonly table: SeriesTable,
     private readonly slot: number,
   ) {
     super(check);
-    this.own = name;
+    this.own = canonical;
   }
 
   /** The 16-byte storage id: a view of the table's arena (no copy, no hex decoding). */
@@ -67,7 +67,7 @@ export class ShardMetric extends CheckedMetric implements MetricInfo {
   get name(): CanonicalName {
     const own = this.own;
     if (own !== null && typeof own !== 'string') return own;
-    // A declared name is canonical as the node sent it; one the index holds was checked when stored.
+    // A pending name is canonical as the node sent it; one the index holds was checked when stored.
     if (own !== null) return splitCanonical(own);
     const canonical = this.canonical;
     const parsed = canonicalizeMetricName(canonical);
@@ -75,15 +75,14 @@ export class ShardMetric extends CheckedMetric implements MetricInfo {
     return parsed.value;
   }
 
-  /** The index has the name: let go of the declared copy. */
+  /** The index has the name: let go of the pending copy (a forgotten metric keeps its own). */
   indexed(): void {
-    if (!this.detached) this.own = null;
+    if (typeof this.own === 'string') this.own = null;
   }
 
   /** The metric leaves the table (and then the index): it keeps its name for whoever still holds it. */
   detach(): void {
-    this.own = this.canonical;
-    this.detached = true;
+    this.own = this.name;
   }
 }
 
@@ -111,7 +110,7 @@ export class SeriesTable {
     if (n < 0) n = this.ids.add(this.scratch);
     let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), m instanceof DeclaredMetric ? m.canonical : m.name, m.partition, this, n);
+      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), m instanceof DeclaredMetric ? m.canonical : m.name.canonical, m.partition, this, n);
       this.metrics[n] = info;
       this.adopted++;
     }
