@@ -15,6 +15,11 @@ export function isWrite(req: Pick<FastifyRequest, 'method' | 'url'>): boolean {
   return (req.method === 'PUT' || req.method === 'POST') && WRITE_PATH.test(req.url);
 }
 
+/** Whether the client of `req` has closed its connection. */
+function gone(req: FastifyRequest): boolean {
+  return req.raw.destroyed || req.raw.socket?.destroyed === true;
+}
+
 export function registerLoadShedding(app: FastifyInstance, admission: IngestAdmission): void {
   /** Admitted writes: their bytes, and when they were admitted (ms, performance.now()). */
   const admitted = new WeakMap<FastifyRequest, { bytes: number; at: number }>();
@@ -34,6 +39,8 @@ export function registerLoadShedding(app: FastifyInstance, admission: IngestAdmi
     if (!isWrite(req)) return;
     const bytes = Number(req.headers['content-length'] ?? 0) || 0;
     await admission.roomToApply();
+    // A write whose client left while it waited is not admitted: nothing would release it.
+    if (gone(req)) return;
     const busy = admission.admit(bytes);
     if (busy === null) {
       admitted.set(req, { bytes, at: performance.now() });

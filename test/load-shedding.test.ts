@@ -55,6 +55,35 @@ test('behind the shards\' backlog, writes wait for room instead of being refused
   }
 });
 
+test('a write whose client gives up while it waits for room holds nothing once the backlog drains', async (t) => {
+  const { request } = await import('node:http');
+  const n = await startNode({ maxPendingRecords: 1, writeQueueMs: 30_000 });
+  try {
+    const backlog = Array.from({ length: 20_000 }, (_, i) => mLine('1700000000.000', `gaveup.${i}`, 'n', String(i))).join('\n');
+    t.is((await fetch(`${n.url}/raw`, { method: 'PUT', body: backlog })).status, 200);
+    // Headers only: the write waits for room before its body is read, and its client leaves.
+    const url = new URL(`${n.url}/raw`);
+    const req = request({ host: url.hostname, port: url.port, path: '/raw', method: 'PUT', headers: { 'content-length': '100000' } });
+    req.on('error', () => {});
+    req.flushHeaders();
+    await new Promise((r) => setTimeout(r, 50));
+    req.destroy();
+    let admission: any;
+    for (let i = 0; i < 200; i++) {
+      admission = (await getJson(`${n.url}/state`)).json.admission;
+      if (admission.records_pending_apply === 0 && admission.writes_queued === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    admission = (await getJson(`${n.url}/state`)).json.admission;
+    t.is(admission.writes_queued, 0);
+    t.is(admission.bytes_in_flight, 0, 'the abandoned write holds no bytes in flight');
+    t.is((await fetch(`${n.url}/raw`, { method: 'PUT', body: mLine('1700000000.000', 'after', 'n', '1') })).status, 200);
+  } finally {
+    await n.stop();
+  }
+});
+
 test('past the write latency budget, writes are refused while others are in flight; /state shows the p99', async (t) => {
   // A budget no write can meet: after the first acknowledged writes, concurrent ones are shed.
   const n = await startNode({ writeLatencyBudgetMs: 1 });
