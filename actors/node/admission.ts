@@ -32,6 +32,14 @@ export interface AdmissionLimits {
 
 /** Writes that may wait for room at once; more are refused at once (each holds a connection). */
 const MAX_ROOM_WAITERS = 256;
+/**
+ * Once a heap is this share of the way to `memoryPressureShare`, the shards may have at most
+ * NEAR_PRESSURE_RECORDS records waiting: records not yet applied are heap their shard has still
+ * to find (new series above all), and a shard that reports its heap after it applies must not be
+ * handed more than it can hold before its report stops the writes.
+ */
+const NEAR_PRESSURE = 0.75;
+const NEAR_PRESSURE_RECORDS = 10_000;
 
 /** Acknowledged writes the latency budget looks at: the last this many, at most this old. */
 const LATENCY_SAMPLES = 512;
@@ -126,7 +134,16 @@ export class IngestAdmission {
   }
 
   private backlogged(): boolean {
-    return this.pendingRecords >= this.limits.maxPendingRecords;
+    return this.pendingRecords >= this.recordLimit();
+  }
+
+  /** `maxPendingRecords`, or NEAR_PRESSURE_RECORDS when a heap nears its pressure share. */
+  private recordLimit(): number {
+    const share = this.limits.memoryPressureShare ?? 0;
+    if (share <= 0) return this.limits.maxPendingRecords;
+    let highest = heapShare();
+    for (const s of this.heaps.values()) if (s > highest) highest = s;
+    return highest >= share * NEAR_PRESSURE ? Math.min(this.limits.maxPendingRecords, NEAR_PRESSURE_RECORDS) : this.limits.maxPendingRecords;
   }
 
   /** Notes how full a thread's heap is (a shard worker reports it with what it applied). */

@@ -84,3 +84,15 @@ test('at most 256 writes wait at once; the next is answered at once', async (t) 
   t.deepEqual(new Set(await Promise.all(waiting)), new Set([true]));
   t.is(a.queued, 0);
 });
+
+test('near a heap\'s pressure share the shards may hold only a short backlog: writes wait for it to drain', async (t) => {
+  const a = new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 1_000_000, latencyBudgetMs: 0, maxQueueMs: 10_000, memoryPressureShare: 0.5 });
+  a.dispatched(20_000);
+  t.true(await a.roomToApply(), 'heaps far from the share: 20 000 records are a small backlog');
+  a.heapOf('shard 0', 0.4);
+  const waiting = a.roomToApply();
+  t.is(a.queued, 1, '0.4 is three quarters of the way to 0.5: 20 000 waiting records are too many');
+  a.applied(12_000);
+  t.true(await waiting, 'under 10 000 left: room');
+  t.is(a.admit(1), null, 'and no refusal: 0.4 is not yet pressure');
+});
