@@ -67,3 +67,12 @@ export const readMetric = (m: ReadMetric): ReadMetric => ({ idHex: m.idHex, part
 export function wireMetric(m: WireMetric): WireMetric {
   return { key: m.key, accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, name: m.name, idHex: m.idHex, partition: m.partition };
 }
+
+/**
+ * A metric's canonical name: `canonical` when the metric keeps it as text (a shard's declared
+ * series, actors/ingest/wire.ts), else its parsed name's (asking a declared series for `name`
+ * parses it).
+ */
+export function canonicalText(m: { readonly name: { readonly canonical: string }; readonly canonical?: string }): string {
+  return m.canonical ?? m.name.canonical;
+}

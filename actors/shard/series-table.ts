@@ -10,9 +10,8 @@
 // the index's (one copy per series, in the index's name arena, not a string per series here).
 import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { metricKey } from '../../model/metric-key.js';
-import { newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
+import { canonicalText, newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, splitCanonical, type CanonicalName } from '../../model/metric-name.js';
-import { DeclaredMetric } from '../ingest/wire.js';
 import { IdTable } from '../../model/id-table.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { MetricKey } from '../../model/types.js';
@@ -110,7 +109,7 @@ export class SeriesTable {
     if (n < 0) n = this.ids.add(this.scratch);
     let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), m instanceof DeclaredMetric ? m.canonical : m.name.canonical, m.partition, this, n);
+      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), canonicalText(m), m.partition, this, n);
       this.metrics[n] = info;
       this.adopted++;
     }

@@ -93,8 +93,7 @@ export class BufferTable {
 
   /** Lets go of a buffer's samples and its row. */
   free(b: BufferId): void {
-    this.chunks.freeChain(this.heads[b]!);
-    this.chunks.freeChain(this.partHeads[b]!);
+    this.releaseChunks(b);
     this.arrays.delete(b);
     this.owners[b] = undefined;
     this.freeRows.push(b);
@@ -227,6 +226,15 @@ export class BufferTable {
     return this.scratchBytes.subarray(0, n);
   }
 
+  /** Gives back the chunks of the buffer's pairs and parts: it holds no samples in the pool after. */
+  private releaseChunks(b: BufferId): void {
+    this.chunks.freeChain(this.heads[b]!);
+    this.chunks.freeChain(this.partHeads[b]!);
+    this.heads[b] = NO_CHUNK;
+    this.tails[b] = NO_CHUNK;
+    this.clearParts(b);
+  }
+
   /** Forgets the buffer's parts (their chunks already given back, or never taken). */
   private clearParts(b: BufferId): void {
     this.frozen[b] = 0;
@@ -333,11 +341,7 @@ export class BufferTable {
     let arrays = this.arrays.get(b);
     if (arrays !== undefined) return arrays;
     arrays = { ...this.pairs(b), gens: null };
-    this.chunks.freeChain(this.heads[b]!);
-    this.chunks.freeChain(this.partHeads[b]!);
-    this.heads[b] = NO_CHUNK;
-    this.tails[b] = NO_CHUNK;
-    this.clearParts(b);
+    this.releaseChunks(b);
     this.arrays.set(b, arrays);
     return arrays;
   }

@@ -7,6 +7,7 @@
 // Searches (query-plan.ts) run on these alone; names are decoded only for final results.
 import { unionActivity, type ActivityWindow } from '../../model/activity.js';
 import type { IngestBatch, Placed } from '../../model/ingest-batch.js';
+import { canonicalText } from '../../model/metric-info.js';
 import { splitCanonical, tagSearchText, type CanonicalName } from '../../model/metric-name.js';
 import { decodeActivityWindows } from '../activity.js';
 import { ACTIVITY_BLOCK_KEYS, ACTIVITY_KEYS, activityBlockKey, activityBlockRangeOf, CF, METRIC_ID_BYTES, NAME_BLOCK_KEYS, nameBlockKey, nameBlockRangeOf, TYPE_KEYS, typeKey, V1_POSTINGS } from '../keys.js';
@@ -29,7 +30,7 @@ export interface IndexableMetric {
   uuid: string;
   checkName: string;
   name: { canonical: string; name: string; tags: readonly { category: string; value: string | null }[] };
-  /** The canonical name, when the metric has it without parsing (`name.canonical` otherwise). */
+  /** The canonical name, when the metric has it without parsing (model/metric-info.ts `canonicalText`). */
   canonical?: string;
 }
 
@@ -325,7 +326,7 @@ export class MetricIndex {
           this.pendingTypes.set(id, recordBits);
           typed.set(id, recordBits);
           staged.types.push(id, recordBits);
-          batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: m.canonical ?? m.name.canonical }));
+          batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: canonicalText(m) }));
         }
       }
       const bit = KIND_BITS[r.kind];
@@ -569,7 +570,7 @@ export class MetricIndex {
   /** A new pending dense id for `m`. */
   private assign(m: IndexableMetric, storageId: Buffer): number {
     const id = this.size;
-    this.place(id, storageId, m.accountId, m.uuid, m.checkName, m.canonical ?? m.name.canonical);
+    this.place(id, storageId, m.accountId, m.uuid, m.checkName, canonicalText(m));
     this.state[id] = State.Pending;
     return id;
   }
