@@ -10,7 +10,7 @@
 // (VictoriaMetrics latency / ferrite latency: > 1 means ferrite is faster).
 //
 // `--cache cold` compares cold to cold: ferrite with its rollup read caches off
-// (`rollupCacheBytes: 0`) against VictoriaMetrics with `-search.disableCache`; `--cache warm`
+// (`rollupCacheBytes: 0`, `fetchCacheBytes: 0`) against VictoriaMetrics with `-search.disableCache`; `--cache warm`
 // compares cache to cache (both with their caches, each read repeated); `both` runs the two.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -282,7 +282,7 @@ const fmt = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
 /** ferrite's config file for this bench: the raw retention, the month aged at once (`ageNow`), caches on or off. */
 function ferriteConfig(root: string, o: { ageNow: boolean; cold: boolean }): string[] {
   const file = path.join(root, `ferrite-${o.ageNow ? 'age' : 'read'}-${o.cold ? 'cold' : 'warm'}.json`);
-  writeFileSync(file, JSON.stringify({ rawRetention: RAW_RETENTION_S, ...(o.ageNow ? { retentionSweepIntervalMs: 200 } : {}), ...(o.cold ? { rollupCacheBytes: 0 } : {}) }));
+  writeFileSync(file, JSON.stringify({ rawRetention: RAW_RETENTION_S, ...(o.ageNow ? { retentionSweepIntervalMs: 200 } : {}), ...(o.cold ? { rollupCacheBytes: 0, fetchCacheBytes: 0 } : {}) }));
   return ['--config', file];
 }
 
@@ -339,7 +339,7 @@ async function main(): Promise<void> {
         await vm.stop();
         vm = await startVictoriaMetrics(vmDir, [], { cache: !cold });
       }
-      console.log(`\n${cold ? 'cold to cold: ferrite rollupCacheBytes 0, VictoriaMetrics -search.disableCache' : 'cache to cache: ferrite and VictoriaMetrics with their caches (each read repeated)'}`);
+      console.log(`\n${cold ? 'cold to cold: ferrite rollupCacheBytes 0 and fetchCacheBytes 0, VictoriaMetrics -search.disableCache' : 'cache to cache: ferrite and VictoriaMetrics with their caches (each read repeated)'}`);
       console.log(await diskByKindLine(ferrite.url));
       if (vm !== null) console.log(`victoria-metrics on disk (MiB): ${(diskBytes(vm.dataDir) / 2 ** 20).toFixed(1)}`);
       console.log('\n| read | ferrite median ms | ferrite p90 ms | VM median ms | VM p90 ms | ratio VM/ferrite (median) | values checked equal |');

@@ -102,6 +102,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { node: FerriteNod
       ...(node.rebuildWalks.report() === null ? {} : { rebuild_walks: node.rebuildWalks.report() }),
       checkpoint: node.checkpoints.report(),
       admission: node.admission.report(),
+      fetch_cache: node.fetchAnswers.report(),
       ...(await node.shardReport()),
       // Series per account and the checks with the most (cardinality), with the limits in force.
       cardinality: await node.limits.figures(),

@@ -2,7 +2,8 @@
 // JSON (default) or FlatBuffer form out, chosen by Content-Type and Accept.
 import { parseJsonBody } from '../model/json-body.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { runFetch } from '../actors/coordinators/fetch.js';
+import { settledStamps } from '../actors/coordinators/fetch-answers.js';
+import { keepableStreams, runFetch } from '../actors/coordinators/fetch.js';
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { df4FlatBuffer, df4Json } from '../model/fetch/df4.js';
@@ -31,13 +32,28 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
     },
   };
   app.post('/fetch', docs, async (req, reply) => {
-    const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
     const flatBuffer = DF4_FLATBUFFER.test(req.headers.accept ?? '');
+    const answers = node.fetchAnswers;
+    const key = answers.enabled ? answerKey(req, flatBuffer) : null;
+    const kept = key === null ? undefined : await answers.lookup(node, key);
+    if (kept !== undefined) return reply.type(kept.type).send(kept.body);
+    const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
+    const end = plan.startMs + plan.count * plan.periodMs;
+    const keepable = key === null ? null : withFieldErrors(() => keepableStreams(node, plan));
+    // Asked before the read: whatever changes the streams after this moves an epoch.
+    const stamps = keepable === null ? null : await settledStamps(node, keepable, end);
     const columns = await withFieldErrors(() => runFetch(node, plan, requestDeadline(req), { json: !flatBuffer }));
     const head = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] };
-    if (flatBuffer) return reply.type(DF4_FLATBUFFER_TYPE).send(Buffer.from(df4FlatBuffer(head, columns)));
-    return reply.type('application/json').send(df4Json(head, columns));
+    const answer = flatBuffer ? { type: DF4_FLATBUFFER_TYPE, body: Buffer.from(df4FlatBuffer(head, columns)) } : { type: 'application/json', body: df4Json(head, columns) };
+    if (stamps !== null) answers.keep(key!, stamps, end, answer);
+    return reply.type(answer.type).send(answer.body);
   });
+}
+
+/** What identifies a fetch's answer: the document as sent, how it was labelled, and the answer's form. */
+function answerKey(req: FastifyRequest, flatBuffer: boolean): string {
+  const document = req.body instanceof Buffer ? req.body.toString('latin1') : bodyText(req);
+  return `${flatBuffer ? 'df4-flatbuffer' : 'df4-json'}\n${mediaType(req)}\n${document}`;
 }
 
 function fetchDocument(req: FastifyRequest): FetchDocument {

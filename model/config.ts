@@ -85,6 +85,11 @@ export interface FerriteConfig {
    */
   rollupCacheBytes: number;
   /**
+   * Bytes the node keeps of whole `/fetch` answers (a dashboard asking the same again gets the
+   * same bytes while none of its streams changed); 0 = none.
+   */
+  fetchCacheBytes: number;
+  /**
    * Histogram rollup levels, finest first; each period divides the next. The finest is the
    * period submitted histograms are filed under. retention 0 keeps a level forever.
    */
@@ -184,6 +189,7 @@ export function defaultConfig(): FerriteConfig {
     rawRetention: 4 * 7 * DAY,
     rollupQuietMs: 60 * 1000,
     rollupCacheBytes: 64 * 1024 * 1024,
+    fetchCacheBytes: 32 * 1024 * 1024,
     histogramRollups: [60, 300, 1800, 10800, 86400].map((period) => ({ period, retention: 0 })),
     histogramRollupQuietMs: 60 * 1000,
     retentionSweepIntervalMs: 3600 * 1000,
@@ -263,6 +269,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'rawRetention', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'rollupQuietMs', 0, Number.MAX_SAFE_INTEGER);
   requireInt(c, 'rollupCacheBytes', 0, Number.MAX_SAFE_INTEGER);
+  requireInt(c, 'fetchCacheBytes', 0, Number.MAX_SAFE_INTEGER);
   if (typeof c.implicitLatest !== 'boolean') throw new ConfigError('implicitLatest', 'must be true or false');
   if (typeof c.syncWrites !== 'boolean') throw new ConfigError('syncWrites', 'must be true or false');
   if (typeof c.rebuild !== 'boolean') throw new ConfigError('rebuild', 'must be true or false');

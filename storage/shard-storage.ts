@@ -11,6 +11,7 @@ import { LatestFlags } from './latest.js';
 import { MetricIndex } from './metric-index/metric-index.js';
 import { snapshotFile, takeSnapshot, writeSnapshot } from './metric-index/snapshot.js';
 import { sweepRetention } from './retention.js';
+import { CF } from './keys.js';
 import { storedPeriodStarts } from './rollup-chunks.js';
 import { ComputedRollups } from './metric-cache.js';
 import { RollupStore } from './rollups.js';
@@ -74,6 +75,14 @@ export class ShardStorage {
 
   batch(): ShardBatch {
     return this.store.batch();
+  }
+
+  /**
+   * Changes after every written batch that touched what a numeric read answers from: sealed
+   * blocks, rollups, or the index (its tombstones hide samples; a full delete removes the metric).
+   */
+  numericReadGeneration(): string {
+    return `${this.store.generation(CF.numeric)}.${this.store.generation(CF.rollup)}.${this.store.generation(CF.index)}`;
   }
 
   /** Start times of a metric's stored periods: of the finest numeric rollup level, and of the base histogram level. */

@@ -14,7 +14,7 @@ import type { FetchPlan, StreamSpec } from '../../model/fetch/request.js';
 import { textCounts, type TextSlots } from '../../model/fetch/text.js';
 import { deserializeHistogram, type Histogram } from '../../model/histogram/index.js';
 import { tagText } from '../../model/metric-name.js';
-import { readMetric, type MetricInfo } from '../../model/metric-info.js';
+import { readMetric, type MetricInfo, type ReadMetric } from '../../model/metric-info.js';
 import type { NodeApi } from '../api.js';
 import { columnFromWire, columnToWire, type WireColumn } from '../../model/fetch/column-wire.js';
 
@@ -37,6 +37,16 @@ export function runFetch(node: NodeApi, plan: FetchPlan, deadline = Infinity, o:
     return applyReducers(columns, plan.reduce, plan.count);
   })();
   return deadline === Infinity ? work : withinDeadline(work, deadline, 'the fetch');
+}
+
+/**
+ * The streams of a plan whose answer may be kept for the next identical request
+ * (actors/coordinators/fetch-answers.ts): all numeric and read on this node; else null.
+ */
+export function keepableStreams(node: NodeApi, plan: FetchPlan): ReadMetric[] | null {
+  if (plan.streams.some((s) => s.kind !== 'numeric')) return null;
+  const metrics = plan.streams.map((s, i) => streamMetric(node, s, `streams[${i}]`));
+  return metrics.every((m) => node.routing.readsLocally(m)) ? metrics.map(readMetric) : null;
 }
 
 /** The reducers a shard can fold streams for, and how each slot of a group combines. */

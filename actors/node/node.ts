@@ -2,6 +2,7 @@
 // what must stay in step with the journal (replication, checkpoints, deletes). Start-up is
 // actors/boot.ts; questions about metrics go to `shards`, ownership to `routing`. It does no
 // per-sample work on a standalone node: parsed columns pass through to the shard workers.
+import { FetchAnswers } from '../coordinators/fetch-answers.js';
 import { addDiskUse, type DiskUse } from '../../storage/figures.js';
 import { prepareDestination, writeManifest, type BackupManifest } from '../../storage/backup.js';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -180,6 +181,8 @@ export class FerriteNode implements NodeApi {
   readonly admission: IngestAdmission;
   /** Series limits per account and check (cardinality control). */
   readonly limits: SeriesLimits;
+  /** Whole `/fetch` answers kept for the next identical request (http/fetch.ts). */
+  readonly fetchAnswers: FetchAnswers;
 
   constructor(parts: NodeParts) {
     const { config, storage, identity, ring, log, nats, replication, rpc, shards, topologies, rebalance, rebuild, joining } = parts;
@@ -205,6 +208,7 @@ export class FerriteNode implements NodeApi {
     this.checkTags = storage.checkTags;
     this.registry = new MetricRegistry(config.partitions);
     this.limits = new SeriesLimits(config.maxSeriesPerAccount, config.maxSeriesPerCheck, shards);
+    this.fetchAnswers = new FetchAnswers(config.fetchCacheBytes);
     // Standalone, parsed columns pass through to the shards; a cluster member routes records to owners.
     const declare = replication === null ? (lane: number, epoch: number, fresh: readonly Declarations[]) => shards.declare(lane, epoch, fresh) : null;
     this.ingestPool = new IngestPool(this.registry, { workers: config.ingestWorkers, partitions: config.partitions, shards: shards.count, declare, screen: (refuse) => this.limits.screen(refuse) });

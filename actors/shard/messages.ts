@@ -114,6 +114,8 @@ export interface ShardMethods {
   numericCellsMany(streams: NumericStream[], slots: SlotGeometry): (Float64Array | null)[];
   /** Its streams read, transformed and folded into partial sums per group (a sum, mean or groupby reduce pushed down). */
   foldNumeric(streams: FoldStream[], slots: SlotGeometry, groups: number): WireSums;
+  /** The epoch a whole-fetch answer over the metrics up to `end` is current at; null while one has an open buffer before `end`. */
+  settledEpoch(metrics: ReadMetric[], end: number): string | null;
   histograms(metric: WireMetric, period: number, start: number, end: number): WireHistogramRow[];
   /** Stores rollup records (/write/nnt), indexing the metric first. */
   writeRollups(metric: WireMetric, records: [number, RollupAccumulator][]): void;

@@ -54,6 +54,14 @@ export class PartitionCore {
     this.open = new OpenBuffers({ spanMs: c.blockSpanMs, maxBlockSamples: c.maxBlockSamples, sealQuietMs: c.sealQuietMs, maxBufferAgeMs: c.maxBufferAgeMs }, deps.series);
   }
 
+  /**
+   * Whether a numeric read of the metric up to `end` reads sealed data only (no open buffer of
+   * a window before `end`): what it answers then changes only with a store write.
+   */
+  settledUntil(metric: MetricRef, end: number): boolean {
+    return !this.open.numericOpenBefore(metric, end);
+  }
+
   get span(): number {
     return this.deps.config.blockSpanMs;
   }

@@ -107,6 +107,11 @@ export class Partition {
     return this.core.blocksMerged;
   }
 
+  /** After every question queued before it: whether numeric reads of `metrics` up to `end` read sealed data only. */
+  settledUntil(metrics: readonly MetricRef[], end: number): Promise<boolean> {
+    return this.queue.run(() => metrics.every((m) => this.core.settledUntil(m, end)));
+  }
+
   /** Seals every open buffer; the journal low water mark. */
   sealAll(): Promise<number> {
     return this.queue.run(async () => {

@@ -2,6 +2,7 @@
 // series, slice of the metric index, rollups, tombstones and retention — run in a worker
 // thread of its own (actors/shard/main.ts). The node hands it journaled samples in columns
 // and asks it questions (actors/shard/messages.ts); nothing here is shared with another thread.
+import { randomUUID } from 'node:crypto';
 import type { ActivityWindow } from '../../model/activity.js';
 import type { FerriteConfig } from '../../model/config.js';
 import { numericColumns, numericValues } from '../../model/fetch/numeric.js';
@@ -25,7 +26,7 @@ import type { MetricIndex, SeriesReport } from '../../storage/metric-index/metri
 import { ShardStorage } from '../../storage/shard-storage.js';
 import { shardDir } from '../../storage/shard-layout.js';
 import { unpackDeclarations, type Declarations, type WirePart } from '../ingest/wire.js';
-import type { MetricInfo, ReadMetric, WireMetric } from '../../model/metric-info.js';
+import type { MetricInfo, MetricRef, ReadMetric, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
 import type { FoldStream, ListedMetric, NumericStream, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
@@ -69,6 +70,8 @@ export class Shard {
 
   private readonly index: MetricIndex;
   private readonly partitions = new Map<number, Partition>();
+  /** Names this process in read epochs (`settledEpoch`). */
+  private readonly incarnation = randomUUID();
 
   private constructor(
     private readonly setup: ShardSetup,
@@ -220,6 +223,27 @@ export class Shard {
     const cells = await this.numericCellsMany(streams, g);
     cells.forEach((c, i) => c !== null && sums.add(streams[i]!.group, c));
     return { sum: sums.sum, n: sums.n };
+  }
+
+  /**
+   * What a whole-fetch answer over `metrics` up to `end` is current at (actors/coordinators/
+   * fetch-answers.ts), once every question queued before this one is answered: null while one
+   * of them has an open buffer before `end` (its reads change as samples arrive; a late sample
+   * into a sealed window opens one). The epoch moves with every write of blocks (a seal, a merge,
+   * ageing, a delete), rollups or the index (tombstones, a full delete); it names this process,
+   * as a restarted shard counts from 0.
+   */
+  async settledEpoch(metrics: ReadMetric[], end: number): Promise<string | null> {
+    const byPartition = new Map<number, MetricRef[]>();
+    for (const m of metrics) {
+      let list = byPartition.get(m.partition);
+      if (list === undefined) byPartition.set(m.partition, (list = []));
+      list.push(this.series.ref(m));
+    }
+    const settled = await Promise.all([...byPartition].map(([p, list]) => this.partition(p).settledUntil(list, end)));
+    await this.indexTail;
+    if (!settled.every(Boolean)) return null;
+    return `${this.incarnation}.${this.storage.numericReadGeneration()}`;
   }
 
   async histograms(m: WireMetric, period: number, start: number, end: number): Promise<WireHistogramRow[]> {
