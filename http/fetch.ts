@@ -34,7 +34,7 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
   app.post('/fetch', docs, async (req, reply) => {
     const flatBuffer = DF4_FLATBUFFER.test(req.headers.accept ?? '');
     const answers = node.fetchAnswers;
-    const key = answers.enabled ? answerKey(req, flatBuffer) : null;
+    const key = answers.enabled ? answerKey(req, flatBuffer, node.ring.topology.hash) : null;
     const kept = key === null ? undefined : await answers.lookup(node, key);
     if (kept !== undefined) return reply.type(kept.type).send(kept.body);
     const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
@@ -50,10 +50,13 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
   });
 }
 
-/** What identifies a fetch's answer: the document as sent, how it was labelled, and the answer's form. */
-function answerKey(req: FastifyRequest, flatBuffer: boolean): string {
+/**
+ * What identifies a fetch's answer: the document as sent, how it was labelled, the answer's form,
+ * and the topology (after a rebalance its streams may be read from other nodes).
+ */
+function answerKey(req: FastifyRequest, flatBuffer: boolean, topology: string): string {
   const document = req.body instanceof Buffer ? req.body.toString('latin1') : bodyText(req);
-  return `${flatBuffer ? 'df4-flatbuffer' : 'df4-json'}\n${mediaType(req)}\n${document}`;
+  return `${topology}\n${flatBuffer ? 'df4-flatbuffer' : 'df4-json'}\n${mediaType(req)}\n${document}`;
 }
 
 function fetchDocument(req: FastifyRequest): FetchDocument {
