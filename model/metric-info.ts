@@ -35,7 +35,7 @@ export function newMetricInfo(identity: MetricIdentity, id: Buffer, idHex: strin
 }
 
 /** Enough of a metric to find its data: what rollup markers on disk can rebuild. */
-export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'> & Partial<Pick<MetricInfo, 'unsealed' | 'openHead'>>;
+export type MetricRef = Pick<MetricInfo, 'id' | 'idHex'> & Partial<Pick<MetricInfo, 'unsealed' | 'openHead' | 'indexId'>>;
 
 /** The fields that name a metric on every node (storage ids and partitions are node-local). */
 export interface PortableIdentity {

@@ -25,11 +25,13 @@ const MAX_CACHED = 4096;
 export interface IndexedActivity {
   /** Whether the index knows the metric. */
   knows(id: Buffer): boolean;
+  /** `knows` of a metric that may carry its dense id (`indexId`), which saves hashing its storage id. */
+  knowsMetric(metric: MetricRef): boolean;
   /** Its windows with every noted slice; undefined when the index does not know it. */
   windows(id: Buffer): readonly ActivityWindow[] | undefined;
 }
 
-const NO_INDEX: IndexedActivity = { knows: () => false, windows: () => undefined };
+const NO_INDEX: IndexedActivity = { knows: () => false, knowsMetric: () => false, windows: () => undefined };
 
 export class ActivityTracker {
   /** Slices seen since the last flush, per metric (usually one: a small array beats a Set). */
@@ -43,8 +45,8 @@ export class ActivityTracker {
 
   /** Notes a sample of `metric` at `ts` (for metrics the index does not know: it tracks its own). */
   note(metric: MetricRef, ts: number): void {
+    if (this.indexed.knowsMetric(metric)) return;
     const id = metric.id;
-    if (this.indexed.knows(id)) return;
     // Hex only for metrics the index does not know yet (a shard's metric makes it when asked).
     const idHex = metric.idHex;
     const slice = activitySlice(ts);

@@ -122,5 +122,6 @@ export class ShardStorage {
 
 /** A partition's view of the shard index's activity. */
 export function indexedActivity(index: MetricIndex): IndexedActivity {
-  return { knows: (id) => index.has(id), windows: (id) => index.activityOf(id) };
+  // A metric's dense id, once staged, is its own for good (ids are never reused): alive there is known.
+  return { knows: (id) => index.has(id), knowsMetric: (m) => (m.indexId !== undefined && m.indexId >= 0 ? index.isAlive(m.indexId) : index.has(m.id)), windows: (id) => index.activityOf(id) };
 }

@@ -149,7 +149,7 @@ export class Shard {
     const writes = this.storage.batch();
     const staged = this.index.stage(writes, entries);
     // Marked at once, so samples arriving before the write is durable do not stage the metric again.
-    for (const e of entries) if (e.kind === 'numeric') e.metric.indexId = this.index.stagedId(e.metric.id);
+    entries.forEach((e, i) => e.kind === 'numeric' && (e.metric.indexId = staged.ids[i]!));
     return this.inIndexQueue(async () => {
       await writes.write();
       // A metric new to the index has no sealed block anywhere: its reads skip looking for one.

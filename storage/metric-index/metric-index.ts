@@ -64,6 +64,8 @@ export interface AccountIndex {
 export interface StagedIndex<M extends IndexableMetric = IndexableMetric> {
   fresh: { id: number; metric: M }[];
   types: number[];
+  /** The dense id of each record staged, in order (staged or stored: what `stagedId` answers). */
+  ids: number[];
 }
 
 /** A check's series on one shard (by uuid; `checkName` is the first name seen). */
@@ -303,7 +305,7 @@ export class MetricIndex {
    * metric shows for the first time. Call `apply` once the batch is written.
    */
   stage<M extends IndexableMetric>(batch: StoreBatch, records: Iterable<{ metric: M; kind: IndexKind }>): StagedIndex<M> {
-    const staged: StagedIndex<M> = { fresh: [], types: [] };
+    const staged: StagedIndex<M> = { fresh: [], types: [], ids: [] };
     const named = new Set<number>();
     const typed = new Map<number, number>();
     let last: M | null = null;
@@ -329,6 +331,7 @@ export class MetricIndex {
           batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: canonicalText(m) }));
         }
       }
+      staged.ids.push(id);
       const bit = KIND_BITS[r.kind];
       if ((this.typeBits[id]! & bit) !== 0) continue;
       const bits = typed.get(id) ?? 0;
