@@ -2,9 +2,10 @@
 // over the same range at every refresh, and an answer over sealed data is the same bytes until
 // one of its streams changes (VictoriaMetrics keeps query results the same way). An answer is
 // kept only when every stream is numeric, read on this node, and settled up to the fetch's end
-// (no open buffer there); it is served again only while each shard holding its streams names
-// the same epoch (actors/shard/shard.ts `settledEpoch`), which moves with every write, delete
-// or late sample that could change it. Asking costs one message per shard, not a read.
+// (no open buffer there); it is served again only while each shard holding its streams still
+// finds them settled and names the same epoch (actors/shard/shard.ts `settledEpoch`), which moves
+// with every store write that could change them (a late sample opens a buffer first, which
+// unsettles them). Asking costs one message per shard, not a read.
 import { readMetric, type ReadMetric } from '../../model/metric-info.js';
 import type { NodeApi } from '../api.js';
 
@@ -64,7 +65,7 @@ export class FetchAnswers {
     return entry;
   }
 
-  /** Keeps an answer read at `stamps` (from `settled`, asked before the read began). */
+  /** Keeps an answer read at `stamps` (from `settledStamps`, asked before the read began). */
   keep(key: string, stamps: ShardStamp[], end: number, answer: FetchAnswer): void {
     const bytes = entryBytes(key, answer.body, stamps);
     if (bytes > this.maxBytes / 4) return;
