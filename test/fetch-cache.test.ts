@@ -3,6 +3,7 @@
 // read — a late sample, a delete, an /nnt write — is in the very next answer; reads over open
 // buffers are never kept; answers of one document in two forms are not confused.
 import test from 'ava';
+import fc from 'fast-check';
 import { getJson, mLine, put, startNode, UUID, type TestNode } from './helpers/node.js';
 
 let n: TestNode;
@@ -116,4 +117,45 @@ test('with fetchCacheBytes 0 nothing is kept', async (t) => {
   } finally {
     await m.stop();
   }
+});
+
+test.serial('random late samples, deletes and /nnt writes: a kept answer always equals one read afresh', async (t) => {
+  const names = ['p.a', 'p.b'];
+  const seed: string[] = [];
+  for (const name of names) for (let s = 0; s < 600; s += 10) seed.push(mLine(`${s}.000`, name, 'n', String(s % 7)));
+  t.is((await put(n.url, seed.join('\n'))).status, 200);
+  const docs = [sumDoc(names), passDoc(names), { ...passDoc(names), count: 10 }].map((d) => ({ ...d, streams: [...d.streams, { ...stream('p.nnt'), transform: 'count' }] }));
+  let fresh = 0;
+  /** The same document, spaced so no kept answer matches it: read afresh. */
+  const afresh = (doc: unknown) => fetch(`${n.url}/fetch`, { method: 'POST', body: JSON.stringify(doc) + ' '.repeat(++fresh), headers: { 'content-type': 'application/json' } }).then(async (r) => JSON.parse(await r.text()).data);
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('late' as const), name: fc.constantFrom(...names), ts: fc.integer({ min: 0, max: 599 }), v: fc.integer({ min: -5, max: 50 }) }),
+    fc.record({ kind: fc.constant('delete' as const), name: fc.constantFrom(...names), before: fc.integer({ min: 0, max: 600 }) }),
+    fc.record({ kind: fc.constant('nnt' as const), offset: fc.constantFrom(0, 60, 120), count: fc.integer({ min: 1, max: 9 }) }),
+    fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 1600 }) }),
+  );
+  let checked = 0;
+  const before = (await cache()).hits;
+  await fc.assert(
+    fc.asyncProperty(fc.array(op, { minLength: 3, maxLength: 6 }), async (ops) => {
+      for (const o of ops) {
+        if (o.kind === 'late') await put(n.url, mLine(`${o.ts}.500`, o.name, 'n', String(o.v)));
+        else if (o.kind === 'delete') await fetch(`${n.url}/raw/${UUID}/${encodeURIComponent(o.name)}`, { method: 'DELETE', headers: { 'x-svc-delete-time': String(o.before) } }).then((r) => r.arrayBuffer());
+        else if (o.kind === 'nnt') await fetch(`${n.url}/write/nnt`, { method: 'POST', body: JSON.stringify([{ metric: 'p.nnt', id: UUID, offset: o.offset, count: o.count, value: 1, stddev: 0, derivative: 0, derivative_stddev: 0, counter: 0, counter_stddev: 0 }]) }).then((r) => r.arrayBuffer());
+        else await new Promise((resolve) => setTimeout(resolve, o.ms));
+        for (const doc of docs) {
+          // Asked twice (the second is served kept once its streams are settled), then afresh.
+          const first = JSON.stringify(await data(doc));
+          const second = JSON.stringify(await data(doc));
+          const read = JSON.stringify(await afresh(doc));
+          if (first !== read || second !== read) return false;
+          checked++;
+        }
+      }
+      return true;
+    }),
+    { numRuns: 3, seed: 20261128 },
+  );
+  const hits = (await cache()).hits - before;
+  t.true(checked > 0 && hits > 0, `${checked} answers compared, ${hits} served kept`);
 });
