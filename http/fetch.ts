@@ -3,7 +3,7 @@
 import { parseJsonBody } from '../model/json-body.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { settledStamps } from '../actors/coordinators/fetch-answers.js';
-import { keepableStreams, runFetch } from '../actors/coordinators/fetch.js';
+import { endOf, keepableStreams, runFetch } from '../actors/coordinators/fetch.js';
 import type { FerriteNode } from '../actors/node/node.js';
 import { ferr } from '../model/errors.js';
 import { df4FlatBuffer, df4Json } from '../model/fetch/df4.js';
@@ -38,7 +38,7 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
     const kept = key === null ? undefined : await answers.lookup(node, key);
     if (kept !== undefined) return reply.type(kept.type).send(kept.body);
     const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
-    const end = plan.startMs + plan.count * plan.periodMs;
+    const end = endOf(plan);
     const keepable = key === null ? null : withFieldErrors(() => keepableStreams(node, plan));
     // Asked before the read: whatever changes the streams after this moves an epoch.
     const stamps = keepable === null ? null : await settledStamps(node, keepable, end);

@@ -125,7 +125,7 @@ function numericColumn(plan: FetchPlan, s: StreamSpec, metric: MetricInfo, cells
 const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });
 
 /** Slot geometry of a plan. */
-const endOf = (p: FetchPlan): number => p.startMs + p.count * p.periodMs;
+export const endOf = (p: FetchPlan): number => p.startMs + p.count * p.periodMs;
 const slotOf = (p: FetchPlan, ts: number): number => Math.floor((ts - p.startMs) / p.periodMs);
 
 /** What a peer needs to read one stream for us. */

@@ -62,12 +62,6 @@ export class OpenBuffers {
     return out.sort((x, y) => t.windowStart(x) - t.windowStart(y));
   }
 
-  /** Whether the metric has an open numeric buffer whose window starts before `end`. */
-  numericOpenBefore(metric: MetricRef, end: number): boolean {
-    const t = this.table;
-    return this.of(metric).some((b) => t.kind(b) === 'numeric' && t.windowStart(b) < end);
-  }
-
   /** Window starts of the metric's open numeric buffers. */
   numericWindows(metric: MetricRef): number[] {
     return this.of(metric)

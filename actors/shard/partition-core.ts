@@ -59,7 +59,7 @@ export class PartitionCore {
    * a window before `end`): what it answers then changes only with a store write.
    */
   settledUntil(metric: MetricRef, end: number): boolean {
-    return !this.open.numericOpenBefore(metric, end);
+    return this.open.numericWindows(metric).every((w) => w >= end);
   }
 
   get span(): number {
