@@ -6,7 +6,8 @@ import { createConnection } from 'node:net';
 export interface RunningNatsServer {
   url: string;
   child: ChildProcess;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export async function startNatsServer(port: number, storeDir: string, binary = 'nats-server'): Promise<RunningNatsServer> {
@@ -23,9 +24,13 @@ export async function startNatsServer(port: number, storeDir: string, binary = '
   return {
     url: `nats://127.0.0.1:${port}`,
     child,
-    async stop() {
+    async stop(graceMs = 15_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      // A server that does not act on SIGTERM (JetStream flushing a wedged store) is killed:
+      // its callers are tearing down and must not wait on it forever.
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
+      clearTimeout(timer);
     },
   };
 }

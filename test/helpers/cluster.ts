@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startNatsServer, type RunningNatsServer } from '../../transport/nats-server.js';
 import { freePort } from '../../transport/ports.js';
-import { getJson, spawnNode, tempDir, type ChildNode } from './node.js';
+import { getJson, spawnNode, stopChild, tempDir, type ChildNode } from './node.js';
 
 export interface Member {
   id: string;
@@ -84,15 +84,15 @@ export async function startCluster(nodes = 3, writeCopies = 2, nodeArgs: string[
       }
     },
     async stop() {
-      for (const m of members) {
-        // SIGCONT first: a process a test froze with SIGSTOP would never act on SIGTERM.
-        m.running?.child.kill('SIGCONT');
-        m.running?.child.kill('SIGTERM');
-        await m.running?.exited;
-      }
+      // Every member and nats-server are stopped even when one member will not: a stuck
+      // shutdown must fail its test, never leave processes that keep the test run alive.
+      const stopped: PromiseSettledResult<void>[] = [];
+      for (const m of members) if (m.running) stopped.push(...(await Promise.allSettled([stopChild(m.running)])));
       nats.child.kill('SIGCONT');
       await nats.stop();
       rmSync(root, { recursive: true, force: true });
+      const stuck = stopped.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (stuck) throw stuck.reason;
     },
   };
 }

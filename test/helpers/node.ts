@@ -102,6 +102,24 @@ export async function spawnNode(dataDir: string, extraArgs: string[] = [], runti
   return { url, child, exited, log };
 }
 
+/**
+ * SIGTERMs a child node and waits for it to exit; a node that has not exited after `graceMs`
+ * is SIGKILLed, so one stuck shutdown fails its own test instead of hanging the whole run.
+ * SIGCONT first: a process a test froze with SIGSTOP would never act on SIGTERM.
+ */
+export async function stopChild(node: ChildNode, graceMs = 60_000): Promise<void> {
+  node.child.kill('SIGCONT');
+  node.child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+  const outcome = await Promise.race([node.exited, late]);
+  clearTimeout(timer);
+  if (outcome !== 'late') return;
+  node.child.kill('SIGKILL');
+  await node.exited;
+  throw new Error(`node did not exit within ${graceMs} ms of SIGTERM (killed); its last log lines:\n${node.log.slice(-20).join('\n')}`);
+}
+
 export const UUID = '1b988fd7-d1e1-48ec-848e-55709511d43f';
 export const CHECK = `example.com\`http\`c_123_987654::http\`${UUID}`;
 
