@@ -1,8 +1,6 @@
 // One partition (DESIGN.md "A metric and its partition"): its core and its mailbox. Every
 // question goes through the mailbox (actors/shard/serial-queue.ts), so no two writers ever
-// race on a metric, and a read sees every write applied before it was asked. Reads of samples
-// and rollups (`read`, `readRollups`, `readText`, `settledUntil`) run side by side; everything
-// else, histogram and latest reads included, runs alone.
+// race on a metric, and a read sees every write applied before it was asked.
 import type { RollupLevels } from './messages.js';
 import type { ActivityWindow } from '../../model/activity.js';
 import type { SampleColumns } from '../../model/ingest-batch.js';
@@ -111,7 +109,7 @@ export class Partition {
 
   /** After every question queued before it: whether numeric reads of `metrics` up to `end` read sealed data only. */
   settledUntil(metrics: readonly MetricRef[], end: number): Promise<boolean> {
-    return this.queue.read(() => metrics.every((m) => this.core.settledUntil(m, end)));
+    return this.queue.run(() => metrics.every((m) => this.core.settledUntil(m, end)));
   }
 
   /** Seals every open buffer; the journal low water mark. */
@@ -123,7 +121,7 @@ export class Partition {
   }
 
   read(metric: MetricRef, kind: DataKind, start: number, end: number): Promise<Series<BufferValue>> {
-    return this.queue.read(() => this.core.read(metric, kind, start, end));
+    return this.queue.run(() => this.core.read(metric, kind, start, end));
   }
 
   readHistograms(metric: MetricInfo, period: number, start: number, end: number): Promise<HistogramRow[]> {
@@ -131,7 +129,7 @@ export class Partition {
   }
 
   readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
-    return this.queue.read(() => this.core.readRollups(metric, spanMs, start, end, engine, columns));
+    return this.queue.run(() => this.core.readRollups(metric, spanMs, start, end, engine, columns));
   }
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
@@ -192,7 +190,7 @@ export class Partition {
   }
 
   readText(metric: MetricRef, options: TextReadOptions): Promise<TextRow[]> {
-    return this.queue.read(() => readText(this.core, metric, options));
+    return this.queue.run(() => readText(this.core, metric, options));
   }
 }
 
