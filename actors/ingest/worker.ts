@@ -100,14 +100,14 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   if (!parsed.ok) return parsed;
   const key = metricKey(uuid, parsed.value.canonical);
   // Raw lines new to this worker are mostly new metrics, whose id is needed anyway.
-  const { id, partition } = placeMetric(key, partitions);
+  const { id, idHex, partition } = placeMetric(key, partitions);
   const known = byId.find(id);
   if (known >= 0) return { ok: true, metric: metrics[known]! };
   const sid = byId.add(id);
   if (canonicals.add(parsed.value.canonical) !== sid) throw new Error('BUG: a worker\'s canonical names and storage ids are numbered apart');
   const m = new WorkerMetric(sid, canonicals, checks.of(accountId, uuid, checkName), partition);
   metrics.push(m);
-  fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex: id.toString('hex'), partition });
+  fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex, partition });
   return { ok: true, metric: m };
 }
 
@@ -130,8 +130,7 @@ function screened(r: MetricResolution<WorkerMetric>): MetricResolution<WorkerMet
     return { ok: false, reason: screen.reason(m.sid) };
   }
   if (screen.admitted(m.sid) !== s.generation && screen.stamp(m.sid, s.stamp)) {
-    const { id } = placeMetric(m.key, partitions);
-    s.candidates.push({ sid: m.sid, key: m.key, accountId: m.accountId, uuid: m.uuid, idHex: id.toString('hex'), partition: m.partition });
+    s.candidates.push({ sid: m.sid, key: m.key, accountId: m.accountId, uuid: m.uuid, idHex: placeMetric(m.key, partitions).idHex, partition: m.partition });
   }
   return r;
 }

@@ -84,8 +84,8 @@ export class MetricRegistry {
     const key = metricKey(uuid, parsed.value.canonical);
     let info = this.byKey.get(key);
     if (info === undefined) {
-      const { id, partition } = placeMetric(key, this.partitions);
-      info = newMetricInfo({ key, accountId, uuid, checkName, name: parsed.value }, id, id.toString('hex'), partition);
+      const { id, idHex, partition } = placeMetric(key, this.partitions);
+      info = newMetricInfo({ key, accountId, uuid, checkName, name: parsed.value }, id, idHex, partition);
       this.byKey.set(key, info);
     }
     return { ok: true, metric: info };
@@ -126,9 +126,9 @@ export class MetricRegistry {
     const parsed = canonicalizeMetricName(name);
     if (!parsed.ok) return parsed;
     const key = metricKey(uuid, parsed.value.canonical);
-    const { id, partition } = placeMetric(key, this.partitions);
+    const { id, idHex, partition } = placeMetric(key, this.partitions);
     const accountId = 0 as AccountId;
-    return { ok: true, metric: newMetricInfo({ key, accountId, uuid, checkName: '', name: parsed.value }, id, id.toString('hex'), partition) };
+    return { ok: true, metric: newMetricInfo({ key, accountId, uuid, checkName: '', name: parsed.value }, id, idHex, partition) };
   }
 
   private resolveUncached(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<MetricInfo> {

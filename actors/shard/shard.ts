@@ -574,8 +574,8 @@ export class Shard {
   /** A metric named by its parts, placed as the node places it. */
   private describe(accountId: AccountId, uuid: string, checkName: string, name: WireMetric['name']): WireMetric {
     const key = metricKey(uuid, name.canonical);
-    const { id, partition } = placeMetric(key, this.config.partitions);
-    return { key, accountId, uuid, checkName, name, idHex: id.toString('hex'), partition };
+    const { idHex, partition } = placeMetric(key, this.config.partitions);
+    return { key, accountId, uuid, checkName, name, idHex, partition };
   }
 }
 
