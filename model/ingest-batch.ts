@@ -16,12 +16,18 @@ const INITIAL_CAPACITY = 64;
 export class SampleColumns<M extends Placed = Placed> {
   /** The metric of each numeric sample. */
   metrics: M[] = [];
-  ts: Float64Array = new Float64Array(INITIAL_CAPACITY);
-  values: Float64Array = new Float64Array(INITIAL_CAPACITY);
+  ts: Float64Array;
+  values: Float64Array;
   /** Numeric samples in the columns. */
   length = 0;
   /** Every other record, in arrival order. */
   readonly others: IngestRecord<M>[] = [];
+
+  /** `capacity`: numeric samples the columns have room for before they first double. */
+  constructor(capacity = INITIAL_CAPACITY) {
+    this.ts = new Float64Array(Math.max(1, capacity));
+    this.values = new Float64Array(Math.max(1, capacity));
+  }
 
   pushNumeric(metric: M, ts: number, value: number): void {
     if (this.length === this.ts.length) this.grow();
@@ -51,6 +57,13 @@ export class SampleColumns<M extends Placed = Placed> {
 export class IngestBatch<M extends Placed = Placed> {
   readonly parts = new Map<number, SampleColumns<M>>();
   size = 0;
+
+  /**
+   * `capacityOf`: room to make for a partition's numeric samples when it first has one. A parse
+   * worker passes what its last body held there: bodies of one collector are alike, and columns
+   * doubling their way up from 64 were a body's most allocated memory (issue 30).
+   */
+  constructor(private readonly capacityOf: (partition: number) => number = () => INITIAL_CAPACITY) {}
 
   add(record: IngestRecord<M>): void {
     const v = record.value;
@@ -85,7 +98,7 @@ export class IngestBatch<M extends Placed = Placed> {
 
   private part(partition: number): SampleColumns<M> {
     let p = this.parts.get(partition);
-    if (p === undefined) this.parts.set(partition, (p = new SampleColumns<M>()));
+    if (p === undefined) this.parts.set(partition, (p = new SampleColumns<M>(this.capacityOf(partition))));
     return p;
   }
 }

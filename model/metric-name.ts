@@ -62,34 +62,91 @@ export function canonicalizeMetricName(raw: string): CanonicalResult {
  * result for a name this accepts (test/model-parsing.test.ts checks it on random names).
  */
 export function alreadyCanonical(raw: string): { ok: true; value: CanonicalName } | null {
+  return isPlainCanonical(raw) ? { ok: true, value: splitCanonical(raw) } : null;
+}
+
+/**
+ * The canonical text of a submitted name, or why it is not legal: the name itself when it is
+ * plainly canonical, without making its parts (a parse worker passes on the text alone, and a
+ * million new series' tag objects were garbage to collect: issue 30).
+ */
+export function canonicalText(raw: string): { ok: true; canonical: string } | { ok: false; reason: string } {
+  if (isPlainCanonical(raw)) return { ok: true, canonical: raw };
+  const full = canonicalized(raw);
+  return full.ok ? { ok: true, canonical: full.value.canonical } : full;
+}
+
+/** Whether `alreadyCanonical` takes the name: checked in place, nothing allocated for a plain name. */
+function isPlainCanonical(raw: string): boolean {
   const open = raw.indexOf(ST_OPEN);
-  if (open <= 0 || raw.length > MAX_CANONICAL_LENGTH || raw.charCodeAt(raw.length - 1) !== CLOSE_BRACKET) return null;
-  if (raw.indexOf(']', open) !== raw.length - 1 || raw.includes(MT_OPEN) || raw.includes('\0')) return null;
-  const tags: StreamTag[] = [];
+  if (open <= 0 || raw.length > MAX_CANONICAL_LENGTH || raw.charCodeAt(raw.length - 1) !== CLOSE_BRACKET) return false;
+  if (raw.indexOf(']', open) !== raw.length - 1 || raw.includes(MT_OPEN) || raw.includes('\0')) return false;
+  let before = -1; // the previous tag's start, colon (-1: none) and end
+  let beforeColon = -1;
+  let beforeEnd = -1;
   for (let at = open + ST_OPEN.length; at < raw.length; ) {
     let end = raw.indexOf(',', at);
     if (end === -1) end = raw.length - 1;
-    const tag = plainTag(raw, at, end);
-    if (tag === null || (tags.length > 0 && compareTags(tags[tags.length - 1]!, tag) >= 0)) return null;
-    tags.push(tag);
+    const colon = plainTagColon(raw, at, end);
+    if (colon === NOT_PLAIN) return false;
+    if (before !== -1 && compareTagsAt(raw, before, beforeColon, beforeEnd, at, colon, end) >= 0) return false;
+    before = at;
+    beforeColon = colon;
+    beforeEnd = end;
     at = end + 1;
   }
-  return { ok: true, value: { name: raw.slice(0, open), tags, canonical: raw } };
+  return true;
 }
 
 const CLOSE_BRACKET = 93;
+const COLON = 58;
+const NOT_PLAIN = -2;
 
-/** The tag raw[from, to) when it is stored as written (plain, legal, not reserved, short); else null. */
-function plainTag(raw: string, from: number, to: number): StreamTag | null {
-  if (to <= from || to - from > MAX_TAG_PAIR_LENGTH) return null;
-  const text = raw.slice(from, to);
-  if (text.includes('"')) return null;
-  const colon = text.indexOf(':');
-  const category = colon === -1 ? text : text.slice(0, colon);
-  if (!LEGAL_CATEGORY.test(category) || RESERVED_CATEGORIES.has(category)) return null;
-  if (colon === -1) return { category, value: null };
-  const value = text.slice(colon + 1);
-  return LEGAL_VALUE.test(value) ? { category, value } : null;
+/** Characters (codes below 128) a plain tag's category may hold (§1.2, `"` aside: a quote means an encoded value); a value may also hold ':' and '='. */
+const CATEGORY_CHARS = asciiSet("`+!@#$%^&'/?._-");
+const VALUE_CHARS = asciiSet("`+!@#$%^&'/?._-:=");
+
+function asciiSet(punctuation: string): Uint8Array {
+  const set = new Uint8Array(128);
+  for (const [lo, hi] of [['0', '9'], ['A', 'Z'], ['a', 'z']] as const) for (let c = lo.charCodeAt(0); c <= hi.charCodeAt(0); c++) set[c] = 1;
+  for (const ch of punctuation) set[ch.charCodeAt(0)] = 1;
+  return set;
+}
+
+/**
+ * The tag raw[from, to) when it is stored as written (plain, legal, not reserved, short): the
+ * index of its colon, or -1 when it has none; NOT_PLAIN otherwise.
+ */
+function plainTagColon(raw: string, from: number, to: number): number {
+  if (to <= from || to - from > MAX_TAG_PAIR_LENGTH) return NOT_PLAIN;
+  let colon = -1;
+  for (let i = from; i < to; i++) {
+    const c = raw.charCodeAt(i);
+    if (colon === -1 && c === COLON) colon = i;
+    else if (c >= 128 || (colon === -1 ? CATEGORY_CHARS[c] : VALUE_CHARS[c]) !== 1) return NOT_PLAIN;
+  }
+  const categoryEnd = colon === -1 ? to : colon;
+  if (categoryEnd === from) return NOT_PLAIN;
+  if (raw.startsWith('__', from) && RESERVED_CATEGORIES.has(raw.slice(from, categoryEnd))) return NOT_PLAIN;
+  return colon;
+}
+
+/** `compareTags` of two plain tags of `raw`, each given by its start, colon (-1: none) and end. */
+function compareTagsAt(raw: string, a: number, aColon: number, aEnd: number, b: number, bColon: number, bEnd: number): number {
+  const byCategory = compareRanges(raw, a, aColon === -1 ? aEnd : aColon, b, bColon === -1 ? bEnd : bColon);
+  if (byCategory !== 0) return byCategory;
+  // A tag without a value sorts as one with an empty value (`compareTags`).
+  return compareRanges(raw, aColon === -1 ? aEnd : aColon + 1, aEnd, bColon === -1 ? bEnd : bColon + 1, bEnd);
+}
+
+/** raw[a, aEnd) against raw[b, bEnd), as JavaScript compares strings. */
+function compareRanges(raw: string, a: number, aEnd: number, b: number, bEnd: number): number {
+  for (; a < aEnd && b < bEnd; a++, b++) {
+    const d = raw.charCodeAt(a) - raw.charCodeAt(b);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  const left = aEnd - a - (bEnd - b);
+  return left === 0 ? 0 : left < 0 ? -1 : 1;
 }
 
 /** The full parse every name can take: decodes, validates, truncates, sorts and deduplicates its tags. */

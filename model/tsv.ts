@@ -44,7 +44,8 @@ export interface KnownKeys<M extends MetricIdentity> {
 /**
  * Parses a body straight into `batch`. Lines of the common shape (an `M` record with a plain
  * decimal value) take a fast path over the bytes that builds no strings but the check and name
- * (and none for a metric `known` remembers); every other line is decoded and goes through
+ * (and none for a metric `known` remembers) and finds its own line end (no search for the
+ * newline first: the line's bytes are read once); every other line is decoded and goes through
  * `parseLine`, so both paths accept and reject exactly the same lines (test/tsv-fast.test.ts
  * checks this).
  */
@@ -53,21 +54,24 @@ export function parseTsvInto<M extends Placed>(body: Buffer, ctx: TsvContext<M>,
   let lines = 0;
   let lineNo = 0;
   for (let start = 0; start <= body.length; ) {
+    lineNo++;
+    const next = scanNumericLine(body, start, ctx.latestAllowed);
+    if (next !== -1) {
+      const metric = knownOrResolved(body, ctx, known);
+      if (metric !== undefined) {
+        lines++;
+        batch.addNumeric(metric, line.ts, line.value);
+        start = next;
+        continue;
+      }
+    }
     let end = body.indexOf(NEWLINE, start);
     if (end === -1) end = body.length;
-    lineNo++;
     const lineEnd = end > start && body[end - 1] === CR ? end - 1 : end;
     const lineStart = start;
     start = end + 1;
     if (lineEnd <= lineStart) continue;
     lines++;
-    if (scanNumericLine(body, lineStart, lineEnd, ctx.latestAllowed)) {
-      const metric = knownOrResolved(body, ctx, known);
-      if (metric !== undefined) {
-        batch.addNumeric(metric, line.ts, line.value);
-        continue;
-      }
-    }
     const parsed = parseLine(body.toString('utf8', lineStart, lineEnd), ctx);
     if (typeof parsed === 'string') errors.push({ at: lineNo, reason: parsed });
     else batch.add(parsed);
@@ -75,13 +79,24 @@ export function parseTsvInto<M extends Placed>(body: Buffer, ctx: TsvContext<M>,
   return { errors, lines };
 }
 
-/** The metric of the line `scanNumericLine` just read, if it resolves (else the full parser says why). */
+/**
+ * The metric of the line `scanNumericLine` just read, if it resolves (else the full parser says
+ * why). The scan looked for the check's and name's tabs without knowing where the line ends, so
+ * those fields may run into the next line: fields `known` finds are byte-equal to ones it took
+ * from whole lines, which hold no newline; new ones are looked at here.
+ */
 function knownOrResolved<M extends Placed>(body: Buffer, ctx: TsvContext<M>, known: KnownKeys<M> | undefined): M | undefined {
   const { checkStart, checkEnd, nameEnd } = line;
   const found = known?.find(body, checkStart, checkEnd, nameEnd);
   if (found !== undefined) return found;
+  if (hasNewline(body, checkStart, nameEnd)) return undefined;
   const resolved = known !== undefined ? known.resolveNew(body, checkStart, checkEnd, nameEnd) : ctx.resolve(body.toString('utf8', checkStart, checkEnd), body.toString('utf8', checkEnd + 1, nameEnd));
   return resolved.ok ? resolved.metric : undefined;
+}
+
+function hasNewline(s: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (s[i] === NEWLINE) return true;
+  return false;
 }
 
 const NEWLINE = 10;
@@ -100,44 +115,61 @@ const POW10 = Array.from({ length: EXACT_DIGITS + 1 }, (_, k) => 10 ** k);
 const line = { ts: 0, value: 0, checkStart: 0, checkEnd: 0, nameEnd: 0 };
 
 /**
- * `M<TAB>sec.mmm<TAB>check<TAB>name<TAB>n|i|I|l|L<TAB>decimal` with at most 15 digits and
- * nothing unusual: true, and `line` says what it holds. Anything else: false, and the caller
- * takes the full parser.
+ * A line from `from` of the form `M<TAB>sec.mmm<TAB>check<TAB>name<TAB>n|i|I|l|L<TAB>decimal`
+ * with at most 15 digits and nothing unusual, ended by LF, CR LF, or the body's end (a CR just
+ * before the end, too: the line splitter drops one CR before a line's end): the start of the
+ * next line, and `line` says what it holds. Anything else: -1, and the caller takes the full
+ * parser. The check and name may hold a newline (`knownOrResolved` looks).
  */
-function scanNumericLine(s: Uint8Array, from: number, to: number, latestAllowed: number): boolean {
-  if (s[from] !== 77 /* M */ || s[from + 1] !== TAB) return false;
+function scanNumericLine(s: Uint8Array, from: number, latestAllowed: number): number {
+  const to = s.length;
+  if (s[from] !== 77 /* M */ || s[from + 1] !== TAB) return -1;
   // Timestamp: 1-15 digits, '.', exactly 3 digits.
   let i = from + 2;
   let sec = 0;
   const secStart = i;
   for (let c = s[i]!; i < to && c >= ZERO && c <= NINE; c = s[++i]!) sec = sec * 10 + (c - ZERO);
   const secDigits = i - secStart;
-  if (secDigits === 0 || secDigits > 15 || i + 4 >= to || s[i] !== DOT) return false;
+  if (secDigits === 0 || secDigits > 15 || i + 4 >= to || s[i] !== DOT) return -1;
   const m1 = s[i + 1]! - ZERO;
   const m2 = s[i + 2]! - ZERO;
   const m3 = s[i + 3]! - ZERO;
-  if (!(m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9) || s[i + 4] !== TAB) return false;
+  if (!(m1 >= 0 && m1 <= 9 && m2 >= 0 && m2 <= 9 && m3 >= 0 && m3 <= 9) || s[i + 4] !== TAB) return -1;
   const ts = sec * 1000 + (m1 * 100 + m2 * 10 + m3);
-  if (ts > latestAllowed) return false;
+  if (ts > latestAllowed) return -1;
   const checkStart = i + 5;
   const checkEnd = s.indexOf(TAB, checkStart);
-  if (checkEnd === -1 || checkEnd >= to) return false;
+  if (checkEnd === -1) return -1;
   const nameEnd = s.indexOf(TAB, checkEnd + 1);
-  if (nameEnd === -1 || nameEnd >= to) return false;
+  if (nameEnd === -1) return -1;
   const type = s[nameEnd + 1]!;
-  if (nameEnd + 2 >= to || s[nameEnd + 2] !== TAB) return false;
-  const value = fastDecimal(s, nameEnd + 3, to, type === 110 /* n */);
-  if (value === null || !inRange(type, value)) return false;
+  if (nameEnd + 2 >= to || s[nameEnd + 2] !== TAB) return -1;
+  const value = fastDecimal(s, nameEnd + 3, type === 110 /* n */);
+  if (value === null || !inRange(type, value)) return -1;
+  const end = decimal.end;
+  let next: number;
+  if (end === to) next = to + 1;
+  else if (s[end] === NEWLINE) next = end + 1;
+  else if (s[end] === CR && end + 1 === to) next = to + 1;
+  else if (s[end] === CR && s[end + 1] === NEWLINE) next = end + 2;
+  else return -1;
   line.ts = ts;
   line.value = value;
   line.checkStart = checkStart;
   line.checkEnd = checkEnd;
   line.nameEnd = nameEnd;
-  return true;
+  return next;
 }
 
-/** `[+-]digits[.digits]` (a fraction only when `fraction`), at most 15 digits; else null. */
-function fastDecimal(s: Uint8Array, from: number, to: number, fraction: boolean): number | null {
+/** Where `fastDecimal` stopped: the first byte after the decimal. */
+const decimal = { end: 0 };
+
+/**
+ * `[+-]digits[.digits]` (a fraction only when `fraction`), at most 15 digits, from `from` up to
+ * the first byte that is neither a digit nor its dot (`decimal.end`); else null.
+ */
+function fastDecimal(s: Uint8Array, from: number, fraction: boolean): number | null {
+  const to = s.length;
   let i = from;
   let negative = false;
   const sign = s[i];
@@ -156,8 +188,9 @@ function fastDecimal(s: Uint8Array, from: number, to: number, fraction: boolean)
       digits++;
       if (seenDot) scale++;
     } else if (c === DOT && fraction && !seenDot) seenDot = true;
-    else return null;
+    else break;
   }
+  decimal.end = i;
   if (digits === 0 || digits > EXACT_DIGITS || (seenDot && scale === 0 && digits === 0)) return null;
   const magnitude = mantissa / POW10[scale]!;
   return negative ? -magnitude : magnitude === 0 ? 0 : magnitude;

@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseAccountId, parseCheckField } from '../model/check-field.js';
-import { alreadyCanonical, canonicalizeMetricName, canonicalized } from '../model/metric-name.js';
+import { alreadyCanonical, canonicalizeMetricName, canonicalized, MAX_TAG_PAIR_LENGTH } from '../model/metric-name.js';
 import { parseSampleValue } from '../model/sample-value.js';
 import { formatSecMs, parseEpochSec, parseSecMs } from '../model/timestamp.js';
 import type { AccountId, EpochMs } from '../model/types.js';
@@ -83,8 +83,9 @@ test('canonicalisation is idempotent', (t) => {
 test('a name canonical as submitted takes the shortcut, with the full parse\'s result', (t) => {
   t.deepEqual(alreadyCanonical('cpu.idle|ST[host:h-1,region:eu]'), canonicalized('cpu.idle|ST[host:h-1,region:eu]'));
   t.deepEqual(alreadyCanonical('m|ST[a,b:=x:y]'), canonicalized('m|ST[a,b:=x:y]'));
+  t.deepEqual(alreadyCanonical('m|ST[a:b,a:c,ab,b]'), canonicalized('m|ST[a:b,a:c,ab,b]'));
   // Anything the full parse would change or refuse goes to it.
-  for (const raw of ['m', 'm|ST[b:1,a:1]', 'm|ST[a:1,a:1]', 'm|ST[a,a:]', 'm|ST[a:1]|MT{x:y}', 'm|ST[]', 'm|ST[a:1,]', '|ST[a:1]', 'm|ST[__name:x]', 'm|ST[a:b"eA=="]', `m|ST[a:${'v'.repeat(300)}]`, 'm|ST[a b:1]', 'm|ST[a:1]x', 'm\0|ST[a:1]']) {
+  for (const raw of ['m', 'm|ST[b:1,a:1]', 'm|ST[a:1,a:1]', 'm|ST[a:c,a:b]', 'm|ST[ab,a:b]', 'm|ST[a,a:]', 'm|ST[a:1]|MT{x:y}', 'm|ST[]', 'm|ST[a:1,]', '|ST[a:1]', 'm|ST[__name:x]', 'm|ST[a:b"eA=="]', `m|ST[a:${'v'.repeat(300)}]`, 'm|ST[a b:1]', 'm|ST[a:1]x', 'm\0|ST[a:1]']) {
     t.is(alreadyCanonical(raw), null, raw);
   }
   // Random names built from the pieces that matter: both ways agree on every one.
@@ -95,8 +96,14 @@ test('a name canonical as submitted takes the shortcut, with the full parse\'s r
       if (sorted) texts.sort();
       const raw = `${name.join('')}|ST[${texts.join(',')}${close ? ']' : ''}`;
       const quick = alreadyCanonical(raw);
-      if (quick !== null) t.deepEqual(quick, canonicalized(raw), raw);
-      t.deepEqual(canonicalizeMetricName(raw), canonicalized(raw), raw);
+      const full = canonicalized(raw);
+      if (quick !== null) t.deepEqual(quick, full, raw);
+      // And the shortcut is taken by every plain name the full parse leaves as it is.
+      else {
+        const short = full.ok && full.value.tags.every((g) => g.category.length + (g.value === null ? 0 : 1 + g.value.length) <= MAX_TAG_PAIR_LENGTH);
+        t.false(full.ok && short && full.value.canonical === raw && full.value.tags.length > 0 && !raw.includes('"'), `${raw} is canonical but missed the shortcut`);
+      }
+      t.deepEqual(canonicalizeMetricName(raw), full, raw);
     }),
     { numRuns: 3000 },
   );

@@ -46,6 +46,9 @@ export interface NewMetric extends WireMetric {
   sid: number;
 }
 
+/** What a declaration carries of a new metric (the shard derives its key and name parts again). */
+export type FreshMetric = Pick<NewMetric, 'sid' | 'accountId' | 'uuid' | 'checkName' | 'idHex' | 'partition'> & { canonical: string };
+
 /**
  * A body's new metrics for one shard, as one JSON text. A burst of new series names thousands a
  * body; as objects each would be copied field by field twice (worker → main → shard) and the
@@ -64,20 +67,27 @@ type Check = [accountId: number, uuid: string, checkName: string];
 const ROW = 5;
 
 /** `fresh` by shard (a partition's shard is its number modulo the shard count), as JSON. */
-export function packDeclarations(fresh: readonly NewMetric[], shards: number): Declarations[] {
-  const byShard = new Map<number, { checks: Check[]; numbers: Map<string, number>; rows: (number | string)[] }>();
+export function packDeclarations(fresh: readonly FreshMetric[], shards: number): Declarations[] {
+  const byShard = new Map<number, { checks: Check[]; numbers: Map<string, number>; rows: (number | string)[]; last: FreshMetric | null; lastCheck: number }>();
   for (const m of fresh) {
     const n = m.partition % shards;
     let packed = byShard.get(n);
-    if (packed === undefined) byShard.set(n, (packed = { checks: [], numbers: new Map(), rows: [] }));
-    const checkKey = `${m.accountId}\u0000${m.uuid}\u0000${m.checkName}`;
-    let check = packed.numbers.get(checkKey);
+    if (packed === undefined) byShard.set(n, (packed = { checks: [], numbers: new Map(), rows: [], last: null, lastCheck: -1 }));
+    // A body's new series are mostly of one check: the last one's number, without building its key.
+    const last = packed.last;
+    let check = last !== null && last.accountId === m.accountId && last.uuid === m.uuid && last.checkName === m.checkName ? packed.lastCheck : undefined;
     if (check === undefined) {
-      check = packed.checks.length;
-      packed.checks.push([m.accountId, m.uuid, m.checkName]);
-      packed.numbers.set(checkKey, check);
+      const checkKey = `${m.accountId}\u0000${m.uuid}\u0000${m.checkName}`;
+      check = packed.numbers.get(checkKey);
+      if (check === undefined) {
+        check = packed.checks.length;
+        packed.checks.push([m.accountId, m.uuid, m.checkName]);
+        packed.numbers.set(checkKey, check);
+      }
     }
-    packed.rows.push(m.sid, check, m.name.canonical, m.idHex, m.partition);
+    packed.last = m;
+    packed.lastCheck = check;
+    packed.rows.push(m.sid, check, m.canonical, m.idHex, m.partition);
   }
   return [...byShard].map(([shard, { checks, rows }]) => ({ shard, json: JSON.stringify([checks, rows]) }));
 }

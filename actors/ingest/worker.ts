@@ -8,7 +8,7 @@ import type { MetricResolution } from '../../model/ingest-record.js';
 import { decodeMetricList, MetricListFormatError } from '../../model/metric-list/decode.js';
 import { metricListRecords } from '../../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
-import { canonicalizeMetricName, type CanonicalName } from '../../model/metric-name.js';
+import { canonicalizeMetricName, canonicalText, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
 import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { TextArena } from '../../model/text-arena.js';
@@ -17,7 +17,7 @@ import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
 import { RawKeys } from './raw-keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
-import { packDeclarations, type LaneVerdict, type NewMetric, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
+import { packDeclarations, type FreshMetric, type LaneVerdict, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
 
 /**
  * A metric this worker has named, by its sid. A worker of a million-series node holds a million
@@ -61,6 +61,7 @@ interface Screening {
 const MAX_METRICS = 2_000_000;
 /** Past this many check fields their parses are forgotten (they are only a shortcut). */
 const MAX_CHECK_FIELDS = 100_000;
+const MAX_PRESIZED_SAMPLES = 1 << 16;
 
 const { partitions, shards } = workerData as { partitions: number; shards: number };
 let epoch = 0;
@@ -78,8 +79,10 @@ let rawKeys = new Map<AccountId | null, RawKeys<WorkerMetric>>();
 /** Check fields parsed, per header account (a new name parses its line's check field; checks are few). */
 let checkFields = new Map<string, ReturnType<typeof parseCheckField>>();
 let metrics: WorkerMetric[] = [];
-let fresh: NewMetric[] = [];
+let fresh: FreshMetric[] = [];
 let screening: Screening | null = null;
+/** Numeric samples the last body held per partition: the next body's columns start with that much room (up to MAX_PRESIZED_SAMPLES: one huge body must not make every later one allocate as much). */
+const lastPartLengths = new Map<number, number>();
 
 function forget(): void {
   epoch++;
@@ -96,18 +99,19 @@ function forget(): void {
 function intern(accountId: AccountId, uuid: string, checkName: string, raw: string): MetricResolution<WorkerMetric> {
   const tooLong = checkNameProblem(checkName);
   if (tooLong !== null) return { ok: false, reason: tooLong };
-  const parsed = canonicalizeMetricName(raw);
+  const parsed = canonicalText(raw);
   if (!parsed.ok) return parsed;
-  const key = metricKey(uuid, parsed.value.canonical);
+  const { canonical } = parsed;
+  const key = metricKey(uuid, canonical);
   // Raw lines new to this worker are mostly new metrics, whose id is needed anyway.
   const { id, idHex, partition } = placeMetric(key, partitions);
   const known = byId.find(id);
   if (known >= 0) return { ok: true, metric: metrics[known]! };
   const sid = byId.add(id);
-  if (canonicals.add(parsed.value.canonical) !== sid) throw new Error('BUG: a worker\'s canonical names and storage ids are numbered apart');
+  if (canonicals.add(canonical) !== sid) throw new Error('BUG: a worker\'s canonical names and storage ids are numbered apart');
   const m = new WorkerMetric(sid, canonicals, checks.of(accountId, uuid, checkName), partition);
   metrics.push(m);
-  fresh.push({ sid: m.sid, key, accountId, uuid, checkName, name: parsed.value, idHex, partition });
+  fresh.push({ sid: m.sid, accountId, uuid, checkName, canonical, idHex, partition });
   return { ok: true, metric: m };
 }
 
@@ -209,7 +213,7 @@ function parse(job: ParseJob): ParseResult {
   screening = limits === undefined ? null : { generation: limits.generation, refuse: limits.refuse === undefined ? null : new Map(limits.refuse), stamp: job.id, candidates: [], limited: [] };
   const screen = { candidates: screening?.candidates ?? [], limited: screening?.limited ?? [] };
   if (job.format === 'forget') return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts: [], errors: [], submitted: 0, body: job.body, ...screen };
-  const batch = new IngestBatch<WorkerMetric>();
+  const batch = new IngestBatch<WorkerMetric>((partition) => Math.min(lastPartLengths.get(partition) ?? 64, MAX_PRESIZED_SAMPLES));
   let errors;
   let submitted;
   const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);
@@ -238,6 +242,7 @@ function parse(job: ParseJob): ParseResult {
   }
   const parts: WirePart[] = [];
   for (const [partition, p] of batch.parts) {
+    lastPartLengths.set(partition, p.length);
     const sids = new Uint32Array(p.length);
     for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!.sid;
     parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric.sid } })) });
