@@ -61,6 +61,7 @@ interface Screening {
 const MAX_METRICS = 2_000_000;
 /** Past this many check fields their parses are forgotten (they are only a shortcut). */
 const MAX_CHECK_FIELDS = 100_000;
+/** A partition's sample columns start with room for at most this many (see `lastPartLengths`). */
 const MAX_PRESIZED_SAMPLES = 1 << 16;
 
 const { partitions, shards } = workerData as { partitions: number; shards: number };

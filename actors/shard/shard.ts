@@ -588,7 +588,7 @@ type SidTable = ((sid: number) => MetricInfo) | readonly MetricInfo[];
 /** A partition's columns with each sid replaced by the shard's metric. */
 function columnsOf(p: WirePart, table: SidTable): SampleColumns<MetricInfo> {
   const of = typeof table === 'function' ? table : (sid: number) => table[sid]!;
-  const part = new SampleColumns<MetricInfo>();
+  const part = new SampleColumns<MetricInfo>(0); // its columns are the part's own
   const metrics = new Array<MetricInfo>(p.sids.length);
   for (let i = 0; i < p.sids.length; i++) metrics[i] = of(p.sids[i]!);
   part.metrics = metrics;
