@@ -79,6 +79,8 @@ let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
 let rawKeys = new Map<AccountId | null, RawKeys<WorkerMetric>>();
 /** Check fields parsed, per header account (a new name parses its line's check field; checks are few). */
 let checkFields = new Map<string, ReturnType<typeof parseCheckField>>();
+/** The check field parsed last (see `checkFieldParse`). */
+let lastCheckField: { text: string; headerAccount: AccountId | null; parse: ReturnType<typeof parseCheckField> } | null = null;
 let metrics: WorkerMetric[] = [];
 let fresh: FreshMetric[] = [];
 let screening: Screening | null = null;
@@ -94,6 +96,7 @@ function forget(): void {
   byCheck = new Map();
   rawKeys = new Map();
   checkFields = new Map();
+  lastCheckField = null;
   metrics = [];
 }
 
@@ -172,6 +175,14 @@ function tsvResolver(headerAccount: AccountId | null) {
 
 /** A TSV line's check field and name to its metric, interned; the check field's parse is kept. */
 function resolveTsv(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<WorkerMetric> {
+  const check = checkFieldParse(checkField, headerAccount);
+  return check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, name) : check;
+}
+
+/** The parse of a check field, kept; the last one asked for without building its key (a burst of new series is mostly of one check). */
+function checkFieldParse(checkField: string, headerAccount: AccountId | null): ReturnType<typeof parseCheckField> {
+  const last = lastCheckField;
+  if (last !== null && last.text === checkField && last.headerAccount === headerAccount) return last.parse;
   const key = `${headerAccount ?? ''}\u0000${checkField}`;
   let check = checkFields.get(key);
   if (check === undefined) {
@@ -179,7 +190,8 @@ function resolveTsv(checkField: string, name: string, headerAccount: AccountId |
     if (checkFields.size >= MAX_CHECK_FIELDS) checkFields = new Map();
     checkFields.set(key, check);
   }
-  return check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, name) : check;
+  lastCheckField = { text: checkField, headerAccount, parse: check };
+  return check;
 }
 
 /** The raw-key table of a header account's TSV bodies. */
