@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { parseAccountId, parseCheckField } from '../model/check-field.js';
-import { alreadyCanonical, canonicalizeMetricName, canonicalized, MAX_TAG_PAIR_LENGTH } from '../model/metric-name.js';
+import { alreadyCanonical, canonicalizeMetricName, canonicalized, compareTags, MAX_TAG_PAIR_LENGTH } from '../model/metric-name.js';
 import { parseSampleValue } from '../model/sample-value.js';
 import { formatSecMs, parseEpochSec, parseSecMs } from '../model/timestamp.js';
 import type { AccountId, EpochMs } from '../model/types.js';
@@ -100,8 +100,9 @@ test('a name canonical as submitted takes the shortcut, with the full parse\'s r
       if (quick !== null) t.deepEqual(quick, full, raw);
       // And the shortcut is taken by every plain name the full parse leaves as it is.
       else {
-        const short = full.ok && full.value.tags.every((g) => g.category.length + (g.value === null ? 0 : 1 + g.value.length) <= MAX_TAG_PAIR_LENGTH);
-        t.false(full.ok && short && full.value.canonical === raw && full.value.tags.length > 0 && !raw.includes('"'), `${raw} is canonical but missed the shortcut`);
+        // (Tags that only sort as equal, `a` and `a:`, are left to the full parse on purpose.)
+        const plain = full.ok && full.value.tags.every((g, i, all) => g.category.length + (g.value === null ? 0 : 1 + g.value.length) <= MAX_TAG_PAIR_LENGTH && (i === 0 || compareTags(all[i - 1]!, g) < 0));
+        t.false(full.ok && plain && full.value.canonical === raw && full.value.tags.length > 0 && !raw.includes('"'), `${raw} is canonical but missed the shortcut`);
       }
       t.deepEqual(canonicalizeMetricName(raw), full, raw);
     }),
