@@ -10,7 +10,8 @@ export interface Placed extends MetricIdentity {
   partition: number;
 }
 
-const INITIAL_CAPACITY = 64;
+/** Numeric samples a partition's columns have room for at first, unless the batch is told otherwise. */
+export const INITIAL_CAPACITY = 64;
 
 /** One partition's share of a batch. */
 export class SampleColumns<M extends Placed = Placed> {

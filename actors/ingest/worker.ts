@@ -3,7 +3,7 @@
 // so it runs beside the main thread on another core (actors/ingest/pool.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkNameProblem, parseCheckField } from '../../model/check-field.js';
-import { IngestBatch, type Placed } from '../../model/ingest-batch.js';
+import { INITIAL_CAPACITY, IngestBatch, type Placed } from '../../model/ingest-batch.js';
 import type { MetricResolution } from '../../model/ingest-record.js';
 import { decodeMetricList, MetricListFormatError } from '../../model/metric-list/decode.js';
 import { metricListRecords } from '../../model/metric-list/records.js';
@@ -226,7 +226,7 @@ function parse(job: ParseJob): ParseResult {
   screening = limits === undefined ? null : { generation: limits.generation, refuse: limits.refuse === undefined ? null : new Map(limits.refuse), stamp: job.id, candidates: [], limited: [] };
   const screen = { candidates: screening?.candidates ?? [], limited: screening?.limited ?? [] };
   if (job.format === 'forget') return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts: [], errors: [], submitted: 0, body: job.body, ...screen };
-  const batch = new IngestBatch<WorkerMetric>((partition) => Math.min(lastPartLengths.get(partition) ?? 64, MAX_PRESIZED_SAMPLES));
+  const batch = new IngestBatch<WorkerMetric>((partition) => Math.min(lastPartLengths.get(partition) ?? INITIAL_CAPACITY, MAX_PRESIZED_SAMPLES));
   let errors;
   let submitted;
   const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);

@@ -86,13 +86,12 @@ export async function startCluster(nodes = 3, writeCopies = 2, nodeArgs: string[
     async stop() {
       // Every member and nats-server are stopped even when one member will not: a stuck
       // shutdown must fail its test, never leave processes that keep the test run alive.
-      const stopped: PromiseSettledResult<void>[] = [];
-      for (const m of members) if (m.running) stopped.push(...(await Promise.allSettled([stopChild(m.running)])));
+      let stuck: unknown = null;
+      for (const m of members) if (m.running) await stopChild(m.running).catch((error: unknown) => (stuck ??= error));
       nats.child.kill('SIGCONT');
       await nats.stop();
       rmSync(root, { recursive: true, force: true });
-      const stuck = stopped.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (stuck) throw stuck.reason;
+      if (stuck !== null) throw stuck;
     },
   };
 }
