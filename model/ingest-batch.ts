@@ -14,7 +14,7 @@ export interface Placed extends MetricIdentity {
 export const INITIAL_CAPACITY = 64;
 
 /** One partition's share of a batch. */
-export class SampleColumns<M extends Placed = Placed> {
+export class SampleColumns<M = Placed> {
   /** The metric of each numeric sample. */
   metrics: M[] = [];
   ts: Float64Array;
@@ -54,8 +54,12 @@ export class SampleColumns<M extends Placed = Placed> {
   }
 }
 
-/** One request's accepted samples by partition. */
-export class IngestBatch<M extends Placed = Placed> {
+/**
+ * Samples by partition, whatever a metric is to the one who batches them: an `IngestBatch`
+ * holds metrics as objects that know their partition; a parse worker holds them as numbers
+ * (actors/ingest/worker-series.ts), so a million series are no million objects (issue 30).
+ */
+export abstract class PartitionedBatch<M> {
   readonly parts = new Map<number, SampleColumns<M>>();
   size = 0;
 
@@ -66,22 +70,37 @@ export class IngestBatch<M extends Placed = Placed> {
    */
   constructor(private readonly capacityOf: (partition: number) => number = () => INITIAL_CAPACITY) {}
 
+  protected abstract partitionOf(metric: M): number;
+
   add(record: IngestRecord<M>): void {
     const v = record.value;
     if (record.kind === 'numeric' && typeof v === 'number' && !record.generation) this.addNumeric(record.metric, record.ts, v);
     else {
-      this.part(record.metric.partition).others.push(record);
+      this.part(this.partitionOf(record.metric)).others.push(record);
       this.size++;
     }
   }
 
   addNumeric(metric: M, ts: number, value: number): void {
-    this.part(metric.partition).pushNumeric(metric, ts, value);
+    this.part(this.partitionOf(metric)).pushNumeric(metric, ts, value);
     this.size++;
   }
 
   *records(): Generator<IngestRecord<M>> {
     for (const part of this.parts.values()) yield* part.records();
+  }
+
+  private part(partition: number): SampleColumns<M> {
+    let p = this.parts.get(partition);
+    if (p === undefined) this.parts.set(partition, (p = new SampleColumns<M>(this.capacityOf(partition))));
+    return p;
+  }
+}
+
+/** One request's accepted samples by partition. */
+export class IngestBatch<M extends Placed = Placed> extends PartitionedBatch<M> {
+  protected partitionOf(metric: M): number {
+    return metric.partition;
   }
 
   /** Adds a whole partition's columns built elsewhere (an ingest worker's). */
@@ -95,11 +114,5 @@ export class IngestBatch<M extends Placed = Placed> {
     const batch = new IngestBatch<M>();
     for (const r of records) batch.add(r);
     return batch;
-  }
-
-  private part(partition: number): SampleColumns<M> {
-    let p = this.parts.get(partition);
-    if (p === undefined) this.parts.set(partition, (p = new SampleColumns<M>(this.capacityOf(partition))));
-    return p;
   }
 }

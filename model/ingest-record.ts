@@ -11,7 +11,7 @@ export interface MetricIdentity {
 }
 
 /** One accepted measurement, after validation; the unit of journaling and storage. */
-export type IngestRecord<M extends MetricIdentity = MetricIdentity> =
+export type IngestRecord<M = MetricIdentity> =
   /** `generation`: MetricList generation, for the `last_*` conflict resolvers (absent = 0). */
   | { kind: 'numeric'; metric: M; ts: EpochMs; value: NumericValue; generation?: number }
   | { kind: 'text'; metric: M; ts: EpochMs; value: string | null }
@@ -33,7 +33,7 @@ export interface RecordError {
   reason: string;
 }
 
-export type MetricResolution<M extends MetricIdentity> = { ok: true; metric: M } | { ok: false; reason: string };
+export type MetricResolution<M> = { ok: true; metric: M } | { ok: false; reason: string };
 
 /** Turns a check field and a submitted metric name into a metric (normally cached). */
-export type MetricResolver<M extends MetricIdentity> = (checkField: string, name: string) => MetricResolution<M>;
+export type MetricResolver<M> = (checkField: string, name: string) => MetricResolution<M>;

@@ -9,7 +9,7 @@ import type { AccountId, EpochMs } from './types.js';
 export type Item = Record<string, unknown>;
 
 /** Resolves (account, uuid, check name, metric name) to a metric. */
-export type ItemResolver<M extends MetricIdentity> = (accountId: AccountId, uuid: string, checkName: string, name: string) => MetricResolution<M>;
+export type ItemResolver<M> = (accountId: AccountId, uuid: string, checkName: string, name: string) => MetricResolution<M>;
 
 export interface ItemHead<M extends MetricIdentity> {
   metric: M;

@@ -10,24 +10,38 @@ export interface MetricCheck {
   readonly checkName: string;
 }
 
-/** Each check kept once. */
+/** Each check kept once, numbered 0, 1, … in the order first asked for. */
 export class CheckTable {
-  private readonly checks = new Map<string, MetricCheck>();
-  /** The check asked for last: metrics come check by check, and most asks need no key string. */
-  private last: MetricCheck | null = null;
+  private readonly numbers = new Map<string, number>();
+  private readonly checks: MetricCheck[] = [];
+  /** The number asked for last: metrics come check by check, and most asks need no key string. */
+  private last = -1;
 
   of(accountId: AccountId, uuid: string, checkName: string): MetricCheck {
-    const last = this.last;
-    if (last !== null && last.accountId === accountId && last.uuid === uuid && last.checkName === checkName) return last;
+    return this.checks[this.numberOf(accountId, uuid, checkName)]!;
+  }
+
+  /** The check numbered `n` (from `numberOf`). */
+  at(n: number): MetricCheck {
+    return this.checks[n]!;
+  }
+
+  numberOf(accountId: AccountId, uuid: string, checkName: string): number {
+    const last = this.last < 0 ? null : this.checks[this.last]!;
+    if (last !== null && last.accountId === accountId && last.uuid === uuid && last.checkName === checkName) return this.last;
     return (this.last = this.lookup(accountId, uuid, checkName));
   }
 
-  private lookup(accountId: AccountId, uuid: string, checkName: string): MetricCheck {
+  private lookup(accountId: AccountId, uuid: string, checkName: string): number {
     const key = `${accountId}\u0000${uuid}\u0000${checkName}`;
-    let check = this.checks.get(key);
-    // Copies of their own: texts cut from a request body would keep the body alive.
-    if (check === undefined) this.checks.set(key, (check = { accountId, uuid: ownString(uuid), checkName: ownString(checkName) }));
-    return check;
+    let n = this.numbers.get(key);
+    if (n === undefined) {
+      n = this.checks.length;
+      // Copies of their own: texts cut from a request body would keep the body alive.
+      this.checks.push({ accountId, uuid: ownString(uuid), checkName: ownString(checkName) });
+      this.numbers.set(key, n);
+    }
+    return n;
   }
 }
 

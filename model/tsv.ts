@@ -1,12 +1,12 @@
 // The /raw TSV body (interface §2.8): `M`, `H1` and `H2` (cumulative histogram) records, TAB-separated, one per line.
-import type { IngestBatch, Placed } from './ingest-batch.js';
-import type { IngestRecord, MetricIdentity, MetricResolution, MetricResolver, RecordError } from './ingest-record.js';
+import type { PartitionedBatch } from './ingest-batch.js';
+import type { IngestRecord, MetricResolution, MetricResolver, RecordError } from './ingest-record.js';
 import { histogramProblem } from './histogram-check.js';
 import { parseSampleValue } from './sample-value.js';
 import { parseSecMs } from './timestamp.js';
 import type { EpochMs } from './types.js';
 
-export interface TsvContext<M extends MetricIdentity> {
+export interface TsvContext<M> {
   resolve: MetricResolver<M>;
   /** Samples stamped later than this are rejected (max clock skew). */
   latestAllowed: EpochMs;
@@ -14,7 +14,7 @@ export interface TsvContext<M extends MetricIdentity> {
   textSizeLimit: number;
 }
 
-export interface TsvResult<M extends MetricIdentity> {
+export interface TsvResult<M> {
   records: IngestRecord<M>[];
   errors: RecordError[];
   /** Non-empty lines seen. */
@@ -34,7 +34,7 @@ export interface TsvBatchResult {
  * actors/ingest/raw-keys.ts): a known metric's line is then stored without building a string.
  * Byte-equal fields always name the metric they named before.
  */
-export interface KnownKeys<M extends MetricIdentity> {
+export interface KnownKeys<M> {
   /** The metric of the check field [from, tab) and name (tab, to), or undefined. */
   find(bytes: Buffer, from: number, tab: number, to: number): M | undefined;
   /** Resolves fields `find` did not know, and remembers them when they resolve. */
@@ -49,7 +49,7 @@ export interface KnownKeys<M extends MetricIdentity> {
  * `parseLine`, so both paths accept and reject exactly the same lines (test/tsv-fast.test.ts
  * checks this).
  */
-export function parseTsvInto<M extends Placed>(body: Buffer, ctx: TsvContext<M>, batch: IngestBatch<M>, known?: KnownKeys<M>): TsvBatchResult {
+export function parseTsvInto<M>(body: Buffer, ctx: TsvContext<M>, batch: PartitionedBatch<M>, known?: KnownKeys<M>): TsvBatchResult {
   const errors: RecordError[] = [];
   let lines = 0;
   let lineNo = 0;
@@ -85,7 +85,7 @@ export function parseTsvInto<M extends Placed>(body: Buffer, ctx: TsvContext<M>,
  * those fields may run into the next line: fields `known` finds are byte-equal to ones it took
  * from whole lines, which hold no newline; new ones are looked at here.
  */
-function knownOrResolved<M extends Placed>(body: Buffer, ctx: TsvContext<M>, known: KnownKeys<M> | undefined): M | undefined {
+function knownOrResolved<M>(body: Buffer, ctx: TsvContext<M>, known: KnownKeys<M> | undefined): M | undefined {
   const { checkStart, checkEnd, nameEnd } = line;
   const found = known?.find(body, checkStart, checkEnd, nameEnd);
   if (found !== undefined) return found;
@@ -213,7 +213,7 @@ function inRange(type: number, v: number): boolean {
   }
 }
 
-export function parseTsv<M extends MetricIdentity>(body: string, ctx: TsvContext<M>): TsvResult<M> {
+export function parseTsv<M>(body: string, ctx: TsvContext<M>): TsvResult<M> {
   const records: IngestRecord<M>[] = [];
   const errors: RecordError[] = [];
   let lines = 0;
@@ -234,7 +234,7 @@ export function parseTsv<M extends MetricIdentity>(body: string, ctx: TsvContext
 }
 
 /** Returns the record, or the reason the line was rejected. */
-function parseLine<M extends MetricIdentity>(line: string, ctx: TsvContext<M>): IngestRecord<M> | string {
+function parseLine<M>(line: string, ctx: TsvContext<M>): IngestRecord<M> | string {
   const fields = splitFields(line, 6);
   const tag = fields[0];
   if (tag === 'M') return parseM(fields, ctx);
@@ -242,7 +242,7 @@ function parseLine<M extends MetricIdentity>(line: string, ctx: TsvContext<M>): 
   return `unknown record type '${truncate(tag ?? '')}' (expected M, H1 or H2)`;
 }
 
-function parseM<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): IngestRecord<M> | string {
+function parseM<M>(f: string[], ctx: TsvContext<M>): IngestRecord<M> | string {
   if (f.length !== 6) return `M record needs 6 TAB-separated fields, got ${f.length}`;
   const head = parseHead(f, ctx);
   if (typeof head === 'string') return head;
@@ -256,7 +256,7 @@ function parseM<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): Inge
 }
 
 /** `H1` (a period's samples) or `H2` (cumulative: running totals), same fields. */
-function parseHistogram<M extends MetricIdentity>(tag: 'H1' | 'H2', f: string[], ctx: TsvContext<M>): IngestRecord<M> | string {
+function parseHistogram<M>(tag: 'H1' | 'H2', f: string[], ctx: TsvContext<M>): IngestRecord<M> | string {
   if (f.length !== 5) return `${tag} record needs 5 TAB-separated fields, got ${f.length}`;
   const head = parseHead(f, ctx);
   if (typeof head === 'string') return head;
@@ -269,7 +269,7 @@ function parseHistogram<M extends MetricIdentity>(tag: 'H1' | 'H2', f: string[],
   return record;
 }
 
-function parseHead<M extends MetricIdentity>(f: string[], ctx: TsvContext<M>): { ts: EpochMs; metric: M } | string {
+function parseHead<M>(f: string[], ctx: TsvContext<M>): { ts: EpochMs; metric: M } | string {
   const ts = parseSecMs(f[1]!);
   if (ts === null) return `TIMESTAMP '${truncate(f[1]!)}' must be <seconds>.<3 digits>`;
   if (ts > ctx.latestAllowed) return `TIMESTAMP ${f[1]} is further in the future than the allowed clock skew`;

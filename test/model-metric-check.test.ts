@@ -19,3 +19,15 @@ test('metrics of one check share one check object; other checks get their own', 
   const m = new Metric(a);
   t.deepEqual({ accountId: m.accountId, uuid: m.uuid, checkName: m.checkName }, { accountId: 1, uuid: '0b0b0b0b-0000-4000-8000-000000000001', checkName: 'web' });
 });
+
+test('checks are numbered in the order first asked for, and read back by number', (t) => {
+  const checks = new CheckTable();
+  const uuid = '0b0b0b0b-0000-4000-8000-000000000001';
+  t.is(checks.numberOf(1 as AccountId, uuid, 'web'), 0);
+  t.is(checks.numberOf(1 as AccountId, uuid, 'db'), 1);
+  t.is(checks.numberOf(1 as AccountId, uuid, 'web'), 0, 'asked again, not right after');
+  t.is(checks.numberOf(1 as AccountId, uuid, 'web'), 0, 'asked right after');
+  t.is(checks.numberOf(2 as AccountId, uuid, 'web'), 2);
+  t.deepEqual(checks.at(1), { accountId: 1, uuid, checkName: 'db' });
+  t.is(checks.at(0), checks.of(1 as AccountId, uuid, 'web'));
+});

@@ -4,7 +4,8 @@
 // cache misses per sample; here a line's fields are hashed where they lie in the body, and one
 // probe of a typed open-addressing table, checked against a copy of the name's bytes, finds
 // the metric. Check fields repeat line after line, so each is kept once, as a small number.
-import type { MetricIdentity, MetricResolution } from '../../model/ingest-record.js';
+// A metric is its number (the worker's sid, actors/ingest/worker-series.ts), kept in a column.
+import type { MetricResolution } from '../../model/ingest-record.js';
 import type { KnownKeys } from '../../model/tsv.js';
 import { placeEntry, slotsFor } from '../../model/hash-slots.js';
 import { grown } from '../../model/typed-arrays.js';
@@ -13,7 +14,7 @@ const EMPTY = -1;
 /** Slots per entry at least (load factor ≤ 1/2). */
 const SLOTS_PER_ENTRY = 2;
 
-export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
+export class RawKeys implements KnownKeys<number> {
   /** Check fields by their text (latin1 of their bytes: one string per distinct check). */
   private readonly checkIds = new Map<string, number>();
   private lastCheck: Buffer = Buffer.alloc(0);
@@ -29,18 +30,20 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
   private next = new Int32Array(1024);
   /** The entry the last `find` returned. */
   private previous = EMPTY;
-  private readonly metrics: M[] = [];
+  private entries = 0;
+  /** Each entry's metric. */
+  private metrics = new Int32Array(1024);
   /** Entry + 1 per slot (0 = empty), by hash. */
   private slots = new Int32Array(2048);
 
   /** `resolve`: a check field and name as text to a metric (uncached: this table is the cache). */
-  constructor(private readonly resolve: (checkField: string, name: string) => MetricResolution<M>) {}
+  constructor(private readonly resolve: (checkField: string, name: string) => MetricResolution<number>) {}
 
   get size(): number {
-    return this.metrics.length;
+    return this.entries;
   }
 
-  find(bytes: Buffer, from: number, tab: number, to: number): M | undefined {
+  find(bytes: Buffer, from: number, tab: number, to: number): number | undefined {
     const check = this.checkId(bytes, from, tab);
     if (check === EMPTY) return undefined;
     // Collectors send their series in the same order body after body: the entry that followed
@@ -58,17 +61,17 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
     return this.metrics[entry];
   }
 
-  resolveNew(bytes: Buffer, from: number, tab: number, to: number): MetricResolution<M> {
+  resolveNew(bytes: Buffer, from: number, tab: number, to: number): MetricResolution<number> {
     const resolved = this.resolve(bytes.toString('utf8', from, tab), bytes.toString('utf8', tab + 1, to));
     if (resolved.ok) this.add(bytes, from, tab, to, resolved.metric);
     return resolved;
   }
 
-  private add(bytes: Buffer, from: number, tab: number, to: number, metric: M): void {
+  private add(bytes: Buffer, from: number, tab: number, to: number, metric: number): void {
     const check = this.checkId(bytes, from, tab, true);
     const hash = hashName(bytes, tab + 1, to, check);
     if (this.lookup(bytes, tab + 1, to, check, hash) !== EMPTY) return;
-    const entry = this.metrics.length;
+    const entry = this.entries++;
     if (entry === this.starts.length) this.growEntries();
     if ((entry + 1) * SLOTS_PER_ENTRY > this.slots.length) this.slots = slotsFor(this.slots.length * 2, this.hashes, entry);
     const length = to - tab - 1;
@@ -79,7 +82,7 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
     this.arenaUsed += length;
     this.hashes[entry] = hash;
     this.checks[entry] = check;
-    this.metrics.push(metric);
+    this.metrics[entry] = metric;
     placeEntry(this.slots, this.hashes, entry);
     if (this.previous !== EMPTY) this.next[this.previous] = entry + 1;
     this.previous = entry;
@@ -104,6 +107,7 @@ export class RawKeys<M extends MetricIdentity> implements KnownKeys<M> {
     this.hashes = grown(this.hashes, n);
     this.checks = grown(this.checks, n);
     this.next = grown(this.next, n);
+    this.metrics = grown(this.metrics, n);
   }
 
   /** The number of the check field [from, to): the last one's when the bytes are the same; EMPTY when unknown and not `create`. */

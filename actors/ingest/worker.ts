@@ -3,49 +3,19 @@
 // so it runs beside the main thread on another core (actors/ingest/pool.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkNameProblem, parseCheckField } from '../../model/check-field.js';
-import { INITIAL_CAPACITY, IngestBatch, type Placed } from '../../model/ingest-batch.js';
+import { INITIAL_CAPACITY } from '../../model/ingest-batch.js';
 import type { MetricResolution } from '../../model/ingest-record.js';
 import { decodeMetricList, MetricListFormatError } from '../../model/metric-list/decode.js';
 import { metricListRecords } from '../../model/metric-list/records.js';
 import { metricKey, placeMetric } from '../../model/metric-key.js';
-import { canonicalizeMetricName, canonicalText, type CanonicalName } from '../../model/metric-name.js';
-import { IdTable } from '../../model/id-table.js';
-import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
-import { TextArena } from '../../model/text-arena.js';
+import { canonicalText } from '../../model/metric-name.js';
 import { SeriesScreens } from './series-screens.js';
 import { ownString } from '../../model/own-string.js';
 import { parseTsvInto } from '../../model/tsv.js';
 import { RawKeys } from './raw-keys.js';
-import type { AccountId, MetricKey } from '../../model/types.js';
+import { SidBatch, WorkerSeries, type Sid } from './worker-series.js';
+import type { AccountId } from '../../model/types.js';
 import { packDeclarations, type FreshMetric, type LaneVerdict, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
-
-/**
- * A metric this worker has named, by its sid. A worker of a million-series node holds a million
- * (issue 30), so each keeps its number, its shared check and its partition: its canonical name
- * is in the epoch's text arena (number = sid) and its key is made from it when asked (series
- * limits ask); nothing on the parse path reads the parsed name, which went to the node once in
- * `fresh`; series limits keep their state by sid in `SeriesScreens`.
- */
-class WorkerMetric extends CheckedMetric implements Placed {
-  constructor(
-    readonly sid: number,
-    private readonly canonicals: TextArena,
-    check: MetricCheck,
-    readonly partition: number,
-  ) {
-    super(check);
-  }
-
-  get key(): MetricKey {
-    return metricKey(this.uuid, this.canonicals.text(this.sid));
-  }
-
-  get name(): CanonicalName {
-    const parsed = canonicalizeMetricName(this.canonicals.text(this.sid));
-    if (!parsed.ok) throw new Error(`BUG: a metric key's name does not parse: ${parsed.reason}`);
-    return parsed.value;
-  }
-}
 
 /** Series limits in force for one parse (actors/node/series-limits.ts). */
 interface Screening {
@@ -66,22 +36,17 @@ const MAX_PRESIZED_SAMPLES = 1 << 16;
 
 const { partitions, shards } = workerData as { partitions: number; shards: number };
 let epoch = 0;
-/** Metrics by storage id; a metric's number there is its sid. */
-let byId = new IdTable();
-/** Canonical names by sid. */
-let canonicals = new TextArena();
-/** Checks, kept once: every new name parses its line's check field again. */
-let checks = new CheckTable();
+/** This epoch's metrics. */
+let series = new WorkerSeries();
 /** Series limits' state of this epoch's metrics (made when limits are first in force). */
 let screens: SeriesScreens | null = null;
-let byCheck = new Map<string, Map<string, MetricResolution<WorkerMetric>>>();
+let byCheck = new Map<string, Map<string, MetricResolution<Sid>>>();
 /** TSV metrics by their lines' check and name bytes, per header account (not while series limits screen: see `parse`). */
-let rawKeys = new Map<AccountId | null, RawKeys<WorkerMetric>>();
+let rawKeys = new Map<AccountId | null, RawKeys>();
 /** Check fields parsed, per header account (a new name parses its line's check field; checks are few). */
 let checkFields = new Map<string, ReturnType<typeof parseCheckField>>();
 /** The check field parsed last (see `checkFieldParse`). */
 let lastCheckField: { text: string; headerAccount: AccountId | null; parse: ReturnType<typeof parseCheckField> } | null = null;
-let metrics: WorkerMetric[] = [];
 let fresh: FreshMetric[] = [];
 let screening: Screening | null = null;
 /** Numeric samples the last body held per partition: the next body's columns start with that much room (up to MAX_PRESIZED_SAMPLES: one huge body must not make every later one allocate as much). */
@@ -89,18 +54,15 @@ const lastPartLengths = new Map<number, number>();
 
 function forget(): void {
   epoch++;
-  byId = new IdTable();
-  canonicals = new TextArena();
-  checks = new CheckTable();
+  series = new WorkerSeries();
   screens = null;
   byCheck = new Map();
   rawKeys = new Map();
   checkFields = new Map();
   lastCheckField = null;
-  metrics = [];
 }
 
-function intern(accountId: AccountId, uuid: string, checkName: string, raw: string): MetricResolution<WorkerMetric> {
+function intern(accountId: AccountId, uuid: string, checkName: string, raw: string): MetricResolution<Sid> {
   const tooLong = checkNameProblem(checkName);
   if (tooLong !== null) return { ok: false, reason: tooLong };
   const parsed = canonicalText(raw);
@@ -109,14 +71,11 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   const key = metricKey(uuid, canonical);
   // Raw lines new to this worker are mostly new metrics, whose id is needed anyway.
   const { id, idHex, partition } = placeMetric(key, partitions);
-  const known = byId.find(id);
-  if (known >= 0) return { ok: true, metric: metrics[known]! };
-  const sid = byId.add(id);
-  if (canonicals.add(canonical) !== sid) throw new Error('BUG: a worker\'s canonical names and storage ids are numbered apart');
-  const m = new WorkerMetric(sid, canonicals, checks.of(accountId, uuid, checkName), partition);
-  metrics.push(m);
-  fresh.push({ sid: m.sid, accountId, uuid, checkName, canonical, idHex, partition });
-  return { ok: true, metric: m };
+  const known = series.find(id);
+  if (known >= 0) return { ok: true, metric: known };
+  const sid = series.add(id, canonical, accountId, uuid, checkName, partition);
+  fresh.push({ sid, accountId, uuid, checkName, canonical, idHex, partition });
+  return { ok: true, metric: sid };
 }
 
 /**
@@ -124,21 +83,23 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
  * or for this body) is the line's error and listed in `limited`; one it has not admitted in
  * this generation is listed as a candidate. Each is listed once per body.
  */
-function screened(r: MetricResolution<WorkerMetric>): MetricResolution<WorkerMetric> {
+function screened(r: MetricResolution<Sid>): MetricResolution<Sid> {
   const s = screening;
   if (s === null || !r.ok) return r;
-  const m = r.metric;
+  const sid = r.metric;
   const screen = (screens ??= new SeriesScreens());
-  if (screen.refused(m.sid) !== s.generation) {
-    const why = s.refuse?.get(m.key);
-    if (why !== undefined) screen.refuse(m.sid, s.generation, why);
+  if (screen.refused(sid) !== s.generation) {
+    const why = s.refuse?.get(series.keyOf(sid));
+    if (why !== undefined) screen.refuse(sid, s.generation, why);
   }
-  if (screen.refused(m.sid) === s.generation) {
-    if (screen.stamp(m.sid, s.stamp)) s.limited.push(m.key);
-    return { ok: false, reason: screen.reason(m.sid) };
+  if (screen.refused(sid) === s.generation) {
+    if (screen.stamp(sid, s.stamp)) s.limited.push(series.keyOf(sid));
+    return { ok: false, reason: screen.reason(sid) };
   }
-  if (screen.admitted(m.sid) !== s.generation && screen.stamp(m.sid, s.stamp)) {
-    s.candidates.push({ sid: m.sid, key: m.key, accountId: m.accountId, uuid: m.uuid, idHex: placeMetric(m.key, partitions).idHex, partition: m.partition });
+  if (screen.admitted(sid) !== s.generation && screen.stamp(sid, s.stamp)) {
+    const key = series.keyOf(sid);
+    const { accountId, uuid } = series.checkOf(sid);
+    s.candidates.push({ sid, key, accountId, uuid, idHex: placeMetric(key, partitions).idHex, partition: series.partitionOf(sid) });
   }
   return r;
 }
@@ -147,15 +108,15 @@ function screened(r: MetricResolution<WorkerMetric>): MetricResolution<WorkerMet
 function applyVerdict(v: LaneVerdict): void {
   if (v.epoch !== epoch) return;
   const screen = (screens ??= new SeriesScreens());
-  for (const sid of v.admitted) if (metrics[sid] !== undefined) screen.admit(sid, v.generation);
-  for (const [sid, why] of v.refused) if (metrics[sid] !== undefined) screen.refuse(sid, v.generation, why);
+  for (const sid of v.admitted) if (sid < series.size) screen.admit(sid, v.generation);
+  for (const [sid, why] of v.refused) if (sid < series.size) screen.refuse(sid, v.generation, why);
 }
 
 /** The same resolution rules as the node's registry (actors/node/metric-registry.ts), cached per check then name. */
 function tsvResolver(headerAccount: AccountId | null) {
   let lastCheck: string | null = null;
-  let names = new Map<string, MetricResolution<WorkerMetric>>();
-  return (checkField: string, name: string): MetricResolution<WorkerMetric> => {
+  let names = new Map<string, MetricResolution<Sid>>();
+  return (checkField: string, name: string): MetricResolution<Sid> => {
     if (checkField !== lastCheck) {
       lastCheck = checkField;
       const key = `${headerAccount ?? ''}\u0000${checkField}`;
@@ -174,7 +135,7 @@ function tsvResolver(headerAccount: AccountId | null) {
 }
 
 /** A TSV line's check field and name to its metric, interned; the check field's parse is kept. */
-function resolveTsv(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<WorkerMetric> {
+function resolveTsv(checkField: string, name: string, headerAccount: AccountId | null): MetricResolution<Sid> {
   const check = checkFieldParse(checkField, headerAccount);
   return check.ok ? intern(check.check.accountId, check.check.uuid, check.check.checkName, name) : check;
 }
@@ -195,7 +156,7 @@ function checkFieldParse(checkField: string, headerAccount: AccountId | null): R
 }
 
 /** The raw-key table of a header account's TSV bodies. */
-function rawKeysOf(headerAccount: AccountId | null): RawKeys<WorkerMetric> {
+function rawKeysOf(headerAccount: AccountId | null): RawKeys {
   let keys = rawKeys.get(headerAccount);
   if (keys === undefined) rawKeys.set(headerAccount, (keys = new RawKeys((checkField, name) => resolveTsv(checkField, name, headerAccount))));
   return keys;
@@ -204,8 +165,8 @@ function rawKeysOf(headerAccount: AccountId | null): RawKeys<WorkerMetric> {
 /** MetricList samples: cached per envelope (account, uuid, check name), then per name. */
 function envelopeResolver() {
   let last: [AccountId, string, string] | null = null;
-  let names = new Map<string, MetricResolution<WorkerMetric>>();
-  return (account: AccountId, uuid: string, checkName: string, name: string): MetricResolution<WorkerMetric> => {
+  let names = new Map<string, MetricResolution<Sid>>();
+  return (account: AccountId, uuid: string, checkName: string, name: string): MetricResolution<Sid> => {
     if (last === null || last[0] !== account || last[1] !== uuid || last[2] !== checkName) {
       last = [account, uuid, checkName];
       const key = `${account}\u0001${uuid}\u0000${checkName}`;
@@ -220,13 +181,13 @@ function envelopeResolver() {
 }
 
 function parse(job: ParseJob): ParseResult {
-  if (metrics.length > MAX_METRICS || job.format === 'forget') forget();
+  if (series.size > MAX_METRICS || job.format === 'forget') forget();
   fresh = [];
   const limits = job.limits;
   screening = limits === undefined ? null : { generation: limits.generation, refuse: limits.refuse === undefined ? null : new Map(limits.refuse), stamp: job.id, candidates: [], limited: [] };
   const screen = { candidates: screening?.candidates ?? [], limited: screening?.limited ?? [] };
   if (job.format === 'forget') return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts: [], errors: [], submitted: 0, body: job.body, ...screen };
-  const batch = new IngestBatch<WorkerMetric>((partition) => Math.min(lastPartLengths.get(partition) ?? INITIAL_CAPACITY, MAX_PRESIZED_SAMPLES));
+  const batch = new SidBatch(series, (partition) => Math.min(lastPartLengths.get(partition) ?? INITIAL_CAPACITY, MAX_PRESIZED_SAMPLES));
   let errors;
   let submitted;
   const body = Buffer.from(job.body.buffer, job.body.byteOffset, job.body.byteLength);
@@ -257,8 +218,8 @@ function parse(job: ParseJob): ParseResult {
   for (const [partition, p] of batch.parts) {
     lastPartLengths.set(partition, p.length);
     const sids = new Uint32Array(p.length);
-    for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!.sid;
-    parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric.sid } })) });
+    for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!;
+    parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric } })) });
   }
   return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts, errors, submitted, body: job.body, ...screen };
 }

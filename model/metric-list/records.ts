@@ -1,18 +1,18 @@
 // Decoded MetricList samples → ingest records, with the same per-record rules as TSV:
 // resolvable names, clock skew, text size limit. A bad sample is that sample's error.
 import { Histogram, histogramToBase64 } from '../histogram/index.js';
-import type { IngestRecord, MetricIdentity, RecordError } from '../ingest-record.js';
+import type { IngestRecord, RecordError } from '../ingest-record.js';
 import type { ItemResolver } from '../json-items.js';
 import type { AccountId, EpochMs } from '../types.js';
 import type { DecodedMetricList, DecodedSample } from './decode.js';
 
-export interface MetricListContext<M extends MetricIdentity> {
+export interface MetricListContext<M> {
   resolve: ItemResolver<M>;
   latestAllowed: EpochMs;
   textSizeLimit: number;
 }
 
-export function metricListRecords<M extends MetricIdentity>(list: DecodedMetricList, ctx: MetricListContext<M>): { records: IngestRecord<M>[]; errors: RecordError[] } {
+export function metricListRecords<M>(list: DecodedMetricList, ctx: MetricListContext<M>): { records: IngestRecord<M>[]; errors: RecordError[] } {
   const records: IngestRecord<M>[] = [];
   const errors: RecordError[] = list.skipped.map((s) => ({ at: s.index, reason: s.reason }));
   list.samples.forEach((s, i) => {
@@ -23,7 +23,7 @@ export function metricListRecords<M extends MetricIdentity>(list: DecodedMetricL
   return { records, errors };
 }
 
-function toRecord<M extends MetricIdentity>(s: DecodedSample, ctx: MetricListContext<M>): IngestRecord<M> | string {
+function toRecord<M>(s: DecodedSample, ctx: MetricListContext<M>): IngestRecord<M> | string {
   if (s.ts > ctx.latestAllowed) return `sample of '${s.name}' at ${s.ts} ms is further in the future than the allowed clock skew`;
   // account_id is a signed int32 on the wire; account ids are non-negative (storage keys write them unsigned).
   if (s.accountId < 0) return `account_id ${s.accountId} of '${s.name}' is negative`;
