@@ -1,5 +1,5 @@
-// A check as the metrics of a large table share it: one object per check instead of an
-// account, a uuid and a check name in every metric (a worker holds a million metrics and a
+// A check as the metrics of a large table share it: one object per check, kept by number, instead
+// of an account, a uuid and a check name in every metric (a worker holds a million metrics and a
 // check has many: issue 30).
 import { ownString } from './own-string.js';
 import type { AccountId } from './types.js';
@@ -42,22 +42,5 @@ export class CheckTable {
       this.numbers.set(key, n);
     }
     return n;
-  }
-}
-
-/** A metric whose check fields are its shared check's. */
-export abstract class CheckedMetric {
-  constructor(private readonly check: MetricCheck) {}
-
-  get accountId(): AccountId {
-    return this.check.accountId;
-  }
-
-  get uuid(): string {
-    return this.check.uuid;
-  }
-
-  get checkName(): string {
-    return this.check.checkName;
   }
 }

@@ -3,28 +3,30 @@
 // open buffers) belongs to the shard alone. Reads of a metric not taken here get a description
 // that is not remembered.
 //
-// A shard holds a million of these (issue 30), so each keeps only what it cannot recompute:
-// a shared check and a few small numbers. Its storage id's bytes sit in the table's
-// IdTable, which finds it by them (`id` is a view of them and `idHex` their hex, made when
-// asked); its canonical name is the parsed one the node sent until the index holds it, then
-// the index's (one copy per series, in the index's name arena, not a string per series here).
-import { CheckedMetric, CheckTable, type MetricCheck } from '../../model/metric-check.js';
+// A shard holds a million of these (issue 30), so a `ShardMetric` is three fields: its table,
+// its row there and its name while it owns one. What changes per sample (index id, open
+// buffer, activity slice, sealed or not) and what it shares (partition, check) sit in the
+// table's typed columns by row. Its storage id's bytes sit in the table's IdTable, which finds
+// it by them (`id` is a view of them and `idHex` their hex, made when asked); its canonical name
+// is the parsed one the node sent until the index holds it, then the index's (one copy per
+// series, in the index's name arena, not a string per series here).
+import { CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { metricKey } from '../../model/metric-key.js';
 import { canonicalText, newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, splitCanonical, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
+import { grown } from '../../model/typed-arrays.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
-import type { MetricKey } from '../../model/types.js';
+import type { AccountId, MetricKey } from '../../model/types.js';
+
+/** Rows a table has room for before its columns first double. */
+const ROWS_AT_FIRST = 1024;
 
 /** The canonical name of a metric the index holds (pending or stored), by storage id; null when it holds none. */
 export type IndexedNames = (storageId: Buffer) => string | null;
 
 /** A metric as its shard keeps it (see the file comment). */
-export class ShardMetric extends CheckedMetric implements MetricInfo {
-  indexId = -1;
-  unsealed = false;
-  openHead = -1;
-  lastSlice = -1;
+export class ShardMetric implements MetricInfo {
   /**
    * The canonical name as the node sent it until the index has it (`indexed()`); null while the
    * index holds the name; the parsed name once the metric is forgotten (`detach()`), when the
@@ -34,19 +36,68 @@ export class ShardMetric extends CheckedMetric implements MetricInfo {
   private own: string | CanonicalName | null;
 
   constructor(
-    check: MetricCheck,
-    canonical: string,
-    readonly partition: number,
     private readonly table: SeriesTable,
-    private readonly slot: number,
+    private readonly row: number,
+    canonical: string,
   ) {
-    super(check);
     this.own = canonical;
+  }
+
+  get indexId(): number {
+    return this.table.indexIds[this.row]!;
+  }
+
+  set indexId(id: number) {
+    this.table.indexIds[this.row] = id;
+  }
+
+  get unsealed(): boolean {
+    return this.table.unsealed[this.row] === 1;
+  }
+
+  set unsealed(value: boolean) {
+    this.table.unsealed[this.row] = value ? 1 : 0;
+  }
+
+  get openHead(): number {
+    return this.table.openHeads[this.row]!;
+  }
+
+  set openHead(head: number) {
+    this.table.openHeads[this.row] = head;
+  }
+
+  get lastSlice(): number {
+    return this.table.lastSlices[this.row]!;
+  }
+
+  set lastSlice(slice: number) {
+    this.table.lastSlices[this.row] = slice;
+  }
+
+  get partition(): number {
+    return this.table.partitions[this.row]!;
+  }
+
+  private get check(): MetricCheck {
+    return this.table.checkOf(this.row);
+  }
+
+  get accountId(): AccountId {
+    return this.check.accountId;
+  }
+
+  get uuid(): string {
+    return this.check.uuid;
+  }
+
+  get checkName(): string {
+    return this.check.checkName;
   }
 
   /** The 16-byte storage id: a view of the table's arena (no copy, no hex decoding). */
   get id(): Buffer {
-    return this.table.idOf(this.slot);
+    return this.table.idOf(this.row);
   }
 
   get idHex(): string {
@@ -95,6 +146,21 @@ export class SeriesTable {
   private readonly checks = new CheckTable();
   /** A hex id's bytes, decoded for a lookup. */
   private readonly scratch = Buffer.alloc(METRIC_ID_BYTES);
+  /**
+   * Rows taken: one per adoption. A metric forgotten and adopted again gets a new row, so one
+   * who still holds the forgotten one reads its state as it was, not the new one's.
+   */
+  private rows = 0;
+  // ShardMetric's columns, by row (see the file comment).
+  /** The storage id's number in `ids`. */
+  private idNumbers = new Int32Array(ROWS_AT_FIRST);
+  private checkNumbers = new Uint32Array(ROWS_AT_FIRST);
+  partitions = new Uint32Array(ROWS_AT_FIRST);
+  indexIds = new Int32Array(ROWS_AT_FIRST).fill(-1);
+  openHeads = new Int32Array(ROWS_AT_FIRST).fill(-1);
+  lastSlices = new Int32Array(ROWS_AT_FIRST).fill(-1);
+  /** 1 while the metric is known to have no sealed block. */
+  unsealed = new Uint8Array(ROWS_AT_FIRST);
 
   /** `names`: the shard's index, which holds the names of the metrics once they are indexed. */
   constructor(private readonly names: IndexedNames) {}
@@ -109,11 +175,30 @@ export class SeriesTable {
     if (n < 0) n = this.ids.add(this.scratch);
     let info = this.metrics[n];
     if (info === undefined) {
-      info = new ShardMetric(this.checks.of(m.accountId, m.uuid, m.checkName), canonicalText(m), m.partition, this, n);
+      info = new ShardMetric(this, this.newRow(n, m), canonicalText(m));
       this.metrics[n] = info;
       this.adopted++;
     }
     return info;
+  }
+
+  private newRow(idNumber: number, m: WireMetric): number {
+    const row = this.rows++;
+    if (row === this.idNumbers.length) this.growRows(row * 2);
+    this.idNumbers[row] = idNumber;
+    this.checkNumbers[row] = this.checks.numberOf(m.accountId, m.uuid, m.checkName);
+    this.partitions[row] = m.partition;
+    return row;
+  }
+
+  private growRows(n: number): void {
+    this.idNumbers = grown(this.idNumbers, n);
+    this.checkNumbers = grown(this.checkNumbers, n);
+    this.partitions = grown(this.partitions, n);
+    this.indexIds = grown(this.indexIds, n, -1);
+    this.openHeads = grown(this.openHeads, n, -1);
+    this.lastSlices = grown(this.lastSlices, n, -1);
+    this.unsealed = grown(this.unsealed, n);
   }
 
   /** The metric a read or delete names: the adopted one when there is one. */
@@ -145,9 +230,13 @@ export class SeriesTable {
     this.adopted--;
   }
 
-  /** The storage id of metric `n`: a view of the table's arena. */
-  idOf(n: number): Buffer {
-    return this.ids.view(n);
+  /** The storage id of the metric in `row`: a view of the table's arena. */
+  idOf(row: number): Buffer {
+    return this.ids.view(this.idNumbers[row]!);
+  }
+
+  checkOf(row: number): MetricCheck {
+    return this.checks.at(this.checkNumbers[row]!);
   }
 
   /** The name of an indexed metric, from the index. */

@@ -89,3 +89,27 @@ test('metrics are found by their hex storage id past many growths of the table; 
   t.is(table.find(hex(7)), undefined);
   t.throws(() => table.find('xyz'), { message: /not 16 bytes of hex/ });
 });
+
+test('each metric keeps its own state (index id, open buffer, slice, sealed) past the columns\' growth; one forgotten keeps its state apart from the fresh one', (t) => {
+  const table = new SeriesTable(() => null);
+  const hex = (n: number) => createHash('sha256').update(`s${n}`).digest('hex').slice(0, 32);
+  const all = Array.from({ length: 3000 }, (_, n) => table.adopt({ ...wire(n), idHex: hex(n) }));
+  t.true(all.every((m) => m.indexId === -1 && m.openHead === -1 && m.lastSlice === -1 && !m.unsealed), 'fresh metrics start empty');
+  all.forEach((m, n) => {
+    m.indexId = n * 3;
+    m.openHead = n * 5;
+    m.lastSlice = n + 7;
+    m.unsealed = n % 2 === 0;
+  });
+  const more = Array.from({ length: 3000 }, (_, n) => table.adopt({ ...wire(n), idHex: hex(n + 3000) }));
+  t.true(more.every((m) => m.indexId === -1 && m.openHead === -1 && m.lastSlice === -1 && !m.unsealed), 'rows made after a growth start empty too');
+  t.true(all.every((m, n) => m.indexId === n * 3 && m.openHead === n * 5 && m.lastSlice === n + 7 && m.unsealed === (n % 2 === 0) && m.partition === n % 4));
+  const old = all[10]!;
+  table.forget(old.idHex);
+  const fresh = table.adopt({ ...wire(10), idHex: hex(10) });
+  t.is(fresh.indexId, -1);
+  fresh.openHead = 99;
+  t.is(old.openHead, 50, 'the forgotten metric reads its own state');
+  t.is(old.indexId, 30);
+  t.deepEqual(fresh.id, old.id);
+});
