@@ -36,8 +36,13 @@ const MAX_PRESIZED_SAMPLES = 1 << 16;
 
 const { partitions, shards } = workerData as { partitions: number; shards: number };
 let epoch = 0;
+/**
+ * Whether metrics keep their names (series limits ask their keys): from the first body parsed
+ * under limits on, which starts a new epoch so that every metric named since has its name.
+ */
+let keepNames = false;
 /** This epoch's metrics. */
-let series = new WorkerSeries();
+let series = new WorkerSeries(keepNames);
 /** Series limits' state of this epoch's metrics (made when limits are first in force). */
 let screens: SeriesScreens | null = null;
 let byCheck = new Map<string, Map<string, MetricResolution<Sid>>>();
@@ -54,7 +59,7 @@ const lastPartLengths = new Map<number, number>();
 
 function forget(): void {
   epoch++;
-  series = new WorkerSeries();
+  series = new WorkerSeries(keepNames);
   screens = null;
   byCheck = new Map();
   rawKeys = new Map();
@@ -181,7 +186,8 @@ function envelopeResolver() {
 }
 
 function parse(job: ParseJob): ParseResult {
-  if (series.size > MAX_METRICS || job.format === 'forget') forget();
+  if (job.limits !== undefined) keepNames = true;
+  if (series.size > MAX_METRICS || job.format === 'forget' || keepNames !== series.keepsNames) forget();
   fresh = [];
   const limits = job.limits;
   screening = limits === undefined ? null : { generation: limits.generation, refuse: limits.refuse === undefined ? null : new Map(limits.refuse), stamp: job.id, candidates: [], limited: [] };

@@ -8,7 +8,7 @@
 import type { DataKind } from '../../model/ingest-record.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
 import { IndexedMinHeap } from './indexed-heap.js';
-import { BufferTable, NO_BUFFER, type BufferId } from './window-buffer.js';
+import { BufferTable, NO_BUFFER, noSeriesTable, type BufferId } from './window-buffer.js';
 
 export { NO_BUFFER, type BufferId };
 
@@ -19,21 +19,30 @@ export interface SealRules {
   maxBufferAgeMs: number;
 }
 
+/** The shard's metrics as its open buffers ask for them (actors/shard/series-table.ts). */
+export interface SeriesLookup {
+  /** The MetricInfo of a metric named only by id (a MetricRef rebuilt from storage), whose `openHead` says where its buffers are. */
+  find(idHex: string): MetricInfo | undefined;
+  /** The metric of a series-table row, which a buffer keeps as its owner. */
+  metricAt(row: number): MetricInfo;
+}
+
+/** Buffers of metrics no series table holds (tests): their owners are kept as objects. */
+const NO_SERIES: SeriesLookup = { find: () => undefined, metricAt: noSeriesTable };
+
 export class OpenBuffers {
-  readonly table = new BufferTable();
+  readonly table: BufferTable;
   /** Open buffers per first journal sequence. */
   private readonly seqs = new Map<number, number>();
   private readonly schedule = new IndexedMinHeap();
   private full: BufferId[] = [];
 
-  /**
-   * `find`: the shard's MetricInfo of a metric named only by id (a MetricRef rebuilt from
-   * storage), whose `openHead` says where its buffers are.
-   */
   constructor(
     private readonly rules: SealRules,
-    private readonly find: (idHex: string) => MetricInfo | undefined = () => undefined,
-  ) {}
+    private readonly series: SeriesLookup = NO_SERIES,
+  ) {
+    this.table = new BufferTable((row) => series.metricAt(row));
+  }
 
   /** The open buffer for (kind, window) of the metric, created and scheduled when new. */
   bufferFor(metric: MetricInfo, kind: DataKind, windowStart: number, seq: number, now: number): BufferId {
@@ -122,7 +131,7 @@ export class OpenBuffers {
 
   /** The metric's open buffers, newest window first. */
   private of(metric: MetricRef): BufferId[] {
-    const info = 'openHead' in metric ? (metric as MetricInfo) : this.find(metric.idHex);
+    const info = 'openHead' in metric ? (metric as MetricInfo) : this.series.find(metric.idHex);
     const out: BufferId[] = [];
     for (let b = info?.openHead ?? NO_BUFFER; b !== NO_BUFFER; b = this.table.next(b)) out.push(b);
     return out;

@@ -15,7 +15,7 @@ import type { RawSource, RollupEngine, RollupSlots, RollupStore } from '../../st
 import type { Tombstone, Tombstones } from '../../storage/tombstones.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
-import { OpenBuffers, type BufferId } from './open-buffers.js';
+import { OpenBuffers, type BufferId, type SeriesLookup } from './open-buffers.js';
 import type { BufferTable } from './window-buffer.js';
 import { BlockMerges } from './block-merges.js';
 import { ACTIVITY_SLICE_S, activitySlice } from '../../model/activity.js';
@@ -33,8 +33,8 @@ export interface PartitionDeps {
   /** Shared by the shard's partitions (one JS thread); see storage/tombstones.ts. */
   tombstones: Tombstones;
   now: () => number;
-  /** The shard's MetricInfo of a metric id, if it has one (actors/shard/series-table.ts). */
-  series?: (idHex: string) => MetricInfo | undefined;
+  /** The shard's metrics (actors/shard/series-table.ts). */
+  series?: SeriesLookup;
 }
 
 /** Most scheduled buffers one checkpoint seals (full ones are always sealed). */

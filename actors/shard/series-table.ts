@@ -3,13 +3,14 @@
 // open buffers) belongs to the shard alone. Reads of a metric not taken here get a description
 // that is not remembered.
 //
-// A shard holds a million of these (issue 30), so a `ShardMetric` is three fields: its table,
-// its row there and its name while it owns one. What changes per sample (index id, open
-// buffer, activity slice, sealed or not) and what it shares (partition, check) sit in the
-// table's typed columns by row. Its storage id's bytes sit in the table's IdTable, which finds
-// it by them (`id` is a view of them and `idHex` their hex, made when asked); its canonical name
-// is the parsed one the node sent until the index holds it, then the index's (one copy per
-// series, in the index's name arena, not a string per series here).
+// A shard holds a million of these (issue 30), so none is kept as an object: a metric is a row
+// of the table's typed columns (index id, open buffer, activity slice, sealed or not, partition,
+// check), and a `ShardMetric` is a view of one row (its table and row number), made when asked
+// and dropped after. Whoever keeps a metric keeps its row (open buffers do). Its storage id's
+// bytes sit in the table's IdTable, which finds it by them (`id` is a view of them and `idHex`
+// their hex, made when asked); its canonical name is the text the node sent until the index
+// holds it, then the index's (one copy per series, in the index's name arena, not a string per
+// series here).
 import { CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { metricKey } from '../../model/metric-key.js';
 import { canonicalText, newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
@@ -21,27 +22,17 @@ import type { AccountId, MetricKey } from '../../model/types.js';
 
 /** Rows a table has room for before its columns first double. */
 const ROWS_AT_FIRST = 1024;
+const NOT_ADOPTED = -1;
 
 /** The canonical name of a metric the index holds (pending or stored), by storage id; null when it holds none. */
 export type IndexedNames = (storageId: Buffer) => string | null;
 
-/** A metric as its shard keeps it (see the file comment). */
+/** A view of one row of a series table (see the file comment); equal rows are the same metric. */
 export class ShardMetric implements MetricInfo {
-  /**
-   * The canonical name as the node sent it until the index has it (`indexed()`); null while the
-   * index holds the name; the parsed name once the metric is forgotten (`detach()`), when the
-   * index may not hold it. (Text, not parsed, while pending: through a backlog of a million new
-   * series the parts would be that many objects more for the GC to carry.)
-   */
-  private own: string | CanonicalName | null;
-
   constructor(
     private readonly table: SeriesTable,
-    private readonly row: number,
-    canonical: string,
-  ) {
-    this.own = canonical;
-  }
+    readonly row: number,
+  ) {}
 
   get indexId(): number {
     return this.table.indexIds[this.row]!;
@@ -105,9 +96,7 @@ export class ShardMetric implements MetricInfo {
   }
 
   get canonical(): string {
-    const own = this.own;
-    if (own === null) return this.table.canonicalOf(this);
-    return typeof own === 'string' ? own : own.canonical;
+    return this.table.canonicalOf(this.row);
   }
 
   get key(): MetricKey {
@@ -115,33 +104,33 @@ export class ShardMetric implements MetricInfo {
   }
 
   get name(): CanonicalName {
-    const own = this.own;
-    if (own !== null && typeof own !== 'string') return own;
-    // A pending name is canonical as the node sent it; one the index holds was checked when stored.
-    if (own !== null) return splitCanonical(own);
-    const canonical = this.canonical;
-    const parsed = canonicalizeMetricName(canonical);
-    if (!parsed.ok) throw new Error(`BUG: stored canonical name ${JSON.stringify(canonical)} does not parse: ${parsed.reason}`);
-    return parsed.value;
+    return this.table.nameOf(this.row);
   }
 
-  /** The index has the name: let go of the pending copy (a forgotten metric keeps its own). */
+  /** The index has the name: the table lets go of the pending copy. */
   indexed(): void {
-    if (typeof this.own === 'string') this.own = null;
-  }
-
-  /** The metric leaves the table (and then the index): it keeps its name for whoever still holds it. */
-  detach(): void {
-    this.own = this.name;
+    this.table.indexed(this.row);
   }
 }
 
 export class SeriesTable {
-  /** Storage ids; a metric's number here is its place in `metrics`. */
+  /** Storage ids, numbered. */
   private readonly ids = new IdTable();
-  /** By number: the adopted metric (undefined once forgotten). */
-  private readonly metrics: (ShardMetric | undefined)[] = [];
+  /** By storage id number: the adopted metric's row, NOT_ADOPTED before its first sample and once forgotten. */
+  private rowOf = new Int32Array(ROWS_AT_FIRST).fill(NOT_ADOPTED);
   private adopted = 0;
+  /**
+   * The canonical name as the node sent it, by row, until the index has it (`indexed`). (Text,
+   * not parsed: through a backlog of a million new series the parts would be that many objects
+   * more for the GC to carry.)
+   */
+  private readonly pending = new Map<number, string>();
+  /**
+   * The canonical names of forgotten metrics, by row: the index lets go of them, and whoever still
+   * holds such a metric may ask. (One text per full delete while the process runs, as the id table
+   * keeps one id.)
+   */
+  private readonly forgotten = new Map<number, string>();
   /** Checks, kept once (a series table holds millions of metrics, a check's many). */
   private readonly checks = new CheckTable();
   /** A hex id's bytes, decoded for a lookup. */
@@ -169,17 +158,23 @@ export class SeriesTable {
     return this.adopted;
   }
 
-  /** The shard's MetricInfo of a metric it takes samples of (made at its first sample). */
+  /** The shard's MetricInfo of a metric it takes samples of (its row made at its first sample). */
   adopt(m: WireMetric): ShardMetric {
     let n = this.numberOf(m.idHex);
     if (n < 0) n = this.ids.add(this.scratch);
-    let info = this.metrics[n];
-    if (info === undefined) {
-      info = new ShardMetric(this, this.newRow(n, m), canonicalText(m));
-      this.metrics[n] = info;
+    if (n >= this.rowOf.length) this.rowOf = grown(this.rowOf, Math.max(n + 1, this.rowOf.length * 2), NOT_ADOPTED);
+    let row = this.rowOf[n]!;
+    if (row === NOT_ADOPTED) {
+      row = this.rowOf[n] = this.newRow(n, m);
+      this.pending.set(row, canonicalText(m));
       this.adopted++;
     }
-    return info;
+    return new ShardMetric(this, row);
+  }
+
+  /** The metric of `row` (a row someone kept). */
+  metricAt(row: number): ShardMetric {
+    return new ShardMetric(this, row);
   }
 
   private newRow(idNumber: number, m: WireMetric): number {
@@ -215,19 +210,27 @@ export class SeriesTable {
   }
 
   /** The adopted metric with this storage id, if any. */
-  find(idHex: string): MetricInfo | undefined {
-    const n = this.numberOf(idHex);
-    return n < 0 ? undefined : this.metrics[n];
+  find(idHex: string): ShardMetric | undefined {
+    const row = this.adoptedRow(idHex);
+    return row === NOT_ADOPTED ? undefined : new ShardMetric(this, row);
   }
 
-  /** Forgets a fully deleted metric (before the index does): data written later starts a fresh one. */
+  /**
+   * Forgets a fully deleted metric (before the index does): data written later starts a fresh one,
+   * in a new row. The old row keeps its state and name for whoever still holds it.
+   */
   forget(idHex: string): void {
-    const n = this.numberOf(idHex);
-    const info = n < 0 ? undefined : this.metrics[n];
-    if (info === undefined) return;
-    info.detach();
-    this.metrics[n] = undefined;
+    const row = this.adoptedRow(idHex);
+    if (row === NOT_ADOPTED) return;
+    this.forgotten.set(row, this.canonicalOf(row));
+    this.pending.delete(row);
+    this.rowOf[this.idNumbers[row]!] = NOT_ADOPTED;
     this.adopted--;
+  }
+
+  /** The index has the name of the metric in `row`: the pending copy goes. */
+  indexed(row: number): void {
+    this.pending.delete(row);
   }
 
   /** The storage id of the metric in `row`: a view of the table's arena. */
@@ -239,11 +242,29 @@ export class SeriesTable {
     return this.checks.at(this.checkNumbers[row]!);
   }
 
-  /** The name of an indexed metric, from the index. */
-  canonicalOf(m: ShardMetric): string {
-    const name = this.names(m.id);
-    if (name === null) throw new Error(`BUG: metric ${m.idHex} was let go of its name but the index does not hold it`);
+  /** The canonical name of the metric in `row`: pending, forgotten, or the index's. */
+  canonicalOf(row: number): string {
+    const own = this.pending.get(row) ?? this.forgotten.get(row);
+    if (own !== undefined) return own;
+    const name = this.names(this.idOf(row));
+    if (name === null) throw new Error(`BUG: metric ${this.idOf(row).toString('hex')} was let go of its name but the index does not hold it`);
     return name;
+  }
+
+  nameOf(row: number): CanonicalName {
+    // A pending name is canonical as the node sent it; one the index holds was checked when stored.
+    const pending = this.pending.get(row);
+    if (pending !== undefined) return splitCanonical(pending);
+    const canonical = this.canonicalOf(row);
+    const parsed = canonicalizeMetricName(canonical);
+    if (!parsed.ok) throw new Error(`BUG: stored canonical name ${JSON.stringify(canonical)} does not parse: ${parsed.reason}`);
+    return parsed.value;
+  }
+
+  /** The row of the adopted metric with this storage id, or NOT_ADOPTED. */
+  private adoptedRow(idHex: string): number {
+    const n = this.numberOf(idHex);
+    return n < 0 || n >= this.rowOf.length ? NOT_ADOPTED : this.rowOf[n]!;
   }
 
   /** The number of a hex storage id (left decoded in `scratch`), or -1. */

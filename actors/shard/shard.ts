@@ -35,6 +35,7 @@ import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
 import type { Tombstones } from '../../storage/tombstones.js';
 import { SeriesTable, ShardMetric } from './series-table.js';
+import { grown } from '../../model/typed-arrays.js';
 import type { BufferValue } from './window-buffer.js';
 
 const DATA_KINDS: readonly DataKind[] = ['numeric', 'text', 'histogram'];
@@ -57,7 +58,8 @@ export interface ShardEvents {
 interface Lane {
   epoch: number;
   declared: (WireMetric | undefined)[];
-  metrics: MetricInfo[];
+  /** By sid: the adopted metric's row + 1 in the series table (0: not adopted yet). */
+  rows: Int32Array;
 }
 
 export class Shard {
@@ -82,7 +84,7 @@ export class Shard {
     this.index = storage.index;
     const hooks: PartitionHooks = { onFault: (p, e) => events.fault(p, e) };
     for (const [p, stores] of storage.partitions) {
-      this.partitions.set(p, new Partition(p, { index: p, config: setup.config, ...stores, tombstones: storage.tombstones, now: Date.now, series: (idHex) => this.series.find(idHex) }, hooks));
+      this.partitions.set(p, new Partition(p, { index: p, config: setup.config, ...stores, tombstones: storage.tombstones, now: Date.now, series: this.series }, hooks));
     }
   }
 
@@ -123,19 +125,25 @@ export class Shard {
   private declared(lane: number, epoch: number): SidTable | null {
     const l = this.lanes.get(lane);
     if (l === undefined || l.epoch !== epoch) return null;
-    return (sid) => l.metrics[sid] ?? this.adoptDeclared(l, sid);
+    return (sid) => {
+      const row = sid < l.rows.length ? l.rows[sid]! - 1 : -1;
+      return row >= 0 ? this.series.metricAt(row) : this.adoptDeclared(l, sid);
+    };
   }
 
   private adoptDeclared(l: Lane, sid: number): MetricInfo {
     const m = l.declared[sid];
     if (m === undefined) throw new Error(`BUG: sid ${sid} was never declared in this epoch`);
     l.declared[sid] = undefined;
-    return (l.metrics[sid] = this.series.adopt(m));
+    const metric = this.series.adopt(m);
+    if (sid >= l.rows.length) l.rows = grown(l.rows, Math.max(sid + 1, l.rows.length * 2));
+    l.rows[sid] = metric.row + 1;
+    return metric;
   }
 
   private lane(lane: number, epoch: number): Lane {
     let l = this.lanes.get(lane);
-    if (l === undefined || l.epoch !== epoch) this.lanes.set(lane, (l = { epoch, declared: [], metrics: [] }));
+    if (l === undefined || l.epoch !== epoch) this.lanes.set(lane, (l = { epoch, declared: [], rows: new Int32Array(1024) }));
     return l;
   }
 
@@ -623,12 +631,17 @@ function surviving(batch: IngestBatch<MetricInfo>, seq: number, stones: Tombston
   return out;
 }
 
+/** Whether two of the shard's metrics are one (views of one series-table row are made per use). */
+function sameMetric(a: MetricInfo, b: MetricInfo): boolean {
+  return a === b || (a instanceof ShardMetric && b instanceof ShardMetric && a.row === b.row);
+}
+
 function indexEntries(samples: IngestBatch<MetricInfo>): { metric: MetricInfo; kind: DataKind }[] {
   const entries: { metric: MetricInfo; kind: DataKind }[] = [];
   for (const part of samples.parts.values()) {
     let last: MetricInfo | null = null;
     for (const m of part.metrics) {
-      if (m === last || m.indexId >= 0) continue;
+      if (m.indexId >= 0 || (last !== null && sameMetric(m, last))) continue;
       last = m;
       entries.push({ metric: m, kind: 'numeric' });
     }

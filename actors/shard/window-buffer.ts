@@ -13,6 +13,7 @@ import type { BufferValue } from '../../model/types.js';
 import { CHUNK_BYTES, CHUNK_PAIRS, NO_CHUNK, SampleChunks } from './sample-chunks.js';
 import { decodeNumericBlock, encodeNumericBlock } from '../../model/codec/numeric-block.js';
 import { grown } from '../../model/typed-arrays.js';
+import { ShardMetric } from './series-table.js';
 
 export type { BufferValue };
 
@@ -43,6 +44,14 @@ interface ArraySamples {
   gens: number[] | null;
 }
 
+const FREE = -1;
+const OWNED_BY_OBJECT = -2;
+
+/** The `metricAt` of buffers given no series table (tests): every owner is kept as an object. */
+export function noSeriesTable(row: number): never {
+  throw new Error(`BUG: an open buffer is owned by series-table row ${row}, but its buffers were given no table`);
+}
+
 export class BufferTable {
   private readonly chunks = new SampleChunks();
   private rows = 0;
@@ -65,17 +74,28 @@ export class BufferTable {
   private partHeads = new Int32Array(0);
   private partTails = new Int32Array(0);
   private partBytes = new Uint32Array(0);
-  /** The metric of each open buffer; undefined for a free row. */
-  private readonly owners: (MetricInfo | undefined)[] = [];
+  /**
+   * The metric of each open buffer: its series-table row (no object kept per buffer: issue 30),
+   * OWNED_BY_OBJECT for a metric no table holds (kept in `ownerObjects`), FREE for a free row.
+   */
+  private ownerRows = new Int32Array(0);
+  private readonly ownerObjects = new Map<BufferId, MetricInfo>();
   private readonly arrays = new Map<BufferId, ArraySamples>();
   private readonly freeRows: BufferId[] = [];
   private scratchBytes = new Uint8Array(1024);
   private used = 0;
 
+  /** `metricAt`: the metric of a series-table row (actors/shard/series-table.ts). */
+  constructor(private readonly metricAt: (row: number) => MetricInfo = noSeriesTable) {}
+
   /** A new empty buffer. */
   create(owner: MetricInfo, kind: DataKind, windowStart: number, seq: number, now: number): BufferId {
     const b = this.freeRows.pop() ?? this.newRow();
-    this.owners[b] = owner;
+    if (owner instanceof ShardMetric) this.ownerRows[b] = owner.row;
+    else {
+      this.ownerRows[b] = OWNED_BY_OBJECT;
+      this.ownerObjects.set(b, owner);
+    }
     this.kinds[b] = KIND_CODE[kind];
     this.sizes[b] = 0;
     this.heads[b] = NO_CHUNK;
@@ -95,7 +115,8 @@ export class BufferTable {
   free(b: BufferId): void {
     this.releaseChunks(b);
     this.arrays.delete(b);
-    this.owners[b] = undefined;
+    this.ownerRows[b] = FREE;
+    this.ownerObjects.delete(b);
     this.freeRows.push(b);
     this.used--;
   }
@@ -291,11 +312,12 @@ export class BufferTable {
   }
 
   owner(b: BufferId): MetricInfo {
-    return this.owners[b]!;
+    const row = this.ownerRows[b]!;
+    return row >= 0 ? this.metricAt(row) : this.ownerObjects.get(b)!;
   }
 
   isOpen(b: BufferId): boolean {
-    return b >= 0 && b < this.rows && this.owners[b] !== undefined;
+    return b >= 0 && b < this.rows && this.ownerRows[b] !== FREE;
   }
 
   next(b: BufferId): BufferId {
@@ -308,7 +330,7 @@ export class BufferTable {
 
   /** Every open buffer. */
   *open(): Generator<BufferId> {
-    for (let b = 0; b < this.rows; b++) if (this.owners[b] !== undefined) yield b;
+    for (let b = 0; b < this.rows; b++) if (this.ownerRows[b] !== FREE) yield b;
   }
 
   /** Open buffers, and bytes of pooled sample memory (allocated, holding samples). */
@@ -366,5 +388,6 @@ export class BufferTable {
     this.partHeads = grown(this.partHeads, cap);
     this.partTails = grown(this.partTails, cap);
     this.partBytes = grown(this.partBytes, cap);
+    this.ownerRows = grown(this.ownerRows, cap, FREE);
   }
 }

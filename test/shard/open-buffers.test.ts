@@ -3,6 +3,8 @@
 // metric's buffers, found from its MetricInfo or from its id alone.
 import test from 'ava';
 import { NO_BUFFER, OpenBuffers } from '../../actors/shard/open-buffers.js';
+import { SeriesTable } from '../../actors/shard/series-table.js';
+import { noSeriesTable } from '../../actors/shard/window-buffer.js';
 import { newMetricInfo, type MetricInfo } from '../../model/metric-info.js';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
@@ -75,7 +77,7 @@ test('the low-water mark is the oldest journal sequence an open buffer holds', (
 
 test("a metric's buffers: one per kind and window, listed by window, found by id too, any closed", (t) => {
   const m = metric(1);
-  const buffers = new OpenBuffers(rules, (idHex) => (idHex === m.idHex ? m : undefined));
+  const buffers = new OpenBuffers(rules, { find: (idHex) => (idHex === m.idHex ? m : undefined), metricAt: noSeriesTable });
   const a = buffers.bufferFor(m, 'numeric', 0, 1, 0);
   t.is(buffers.bufferFor(m, 'numeric', 0, 2, 0), a, 'the same window is the same buffer');
   const b = buffers.bufferFor(m, 'numeric', SPAN, 3, 0);
@@ -87,4 +89,23 @@ test("a metric's buffers: one per kind and window, listed by window, found by id
   t.is(buffers.bufferFor(m, 'text', 0, 5, 0), c, 'the others are still found after one is closed');
   t.is(buffers.bufferFor(m, 'numeric', SPAN, 5, 0), b);
   t.deepEqual(buffers.all().sort(), [b, c].sort());
+});
+
+test("buffers of a series table's metrics keep their rows: the owner read back is that metric, and closing relinks its list", (t) => {
+  const table = new SeriesTable(() => null);
+  const wire = (n: number) => ({ ...metric(n), name: metric(n).name, partition: n % 2 });
+  const [m1, m2] = [table.adopt(wire(1)), table.adopt(wire(2))];
+  const buffers = new OpenBuffers(rules, table);
+  const a = open(buffers, m1, 0, 1, 0);
+  const b = open(buffers, m2, 0, 2, 0);
+  const c = open(buffers, table.adopt(wire(1)), SPAN, 3, 0);
+  t.is(table.find(m1.idHex)!.openHead, c, "the newest buffer heads the metric's list, through another view of its row");
+  for (const [buffer, m] of [[a, m1], [b, m2], [c, m1]] as const) {
+    t.is(buffers.table.owner(buffer).idHex, m.idHex);
+    t.is(buffers.table.owner(buffer).partition, m.partition);
+  }
+  buffers.close(c);
+  t.is(m1.openHead, a, 'closing the head relinks the list');
+  t.deepEqual([...buffers.table.open()].sort(), [a, b].sort());
+  t.deepEqual(buffers.overlapping({ id: m2.id, idHex: m2.idHex }, 'numeric', 0, SPAN), [b], 'found by id alone through the table');
 });
