@@ -36,8 +36,15 @@ const POOL_IDLE = 4;
  */
 const buffers = new BufferPool(POOL_MIN * 8, POOL_MAX * 8, POOL_IDLE);
 
+/**
+ * Below this many samples a series' arrays are made to measure, not pooled: a pooled buffer is
+ * at least POOL_MIN samples (16 KiB), and a read of many short series (1000 series of 11 samples
+ * just written, bench:scale) spent most of its decoding time taking two of those a series.
+ */
+const UNPOOLED_MAX = 256;
+
 const pool = {
-  take: (n: number): Float64Array => new Float64Array(buffers.take(n * 8, false), 0, n),
+  take: (n: number): Float64Array => (n <= UNPOOLED_MAX ? new Float64Array(n) : new Float64Array(buffers.take(n * 8, false), 0, n)),
   give: (a: Float64Array): void => buffers.give(a.buffer as ArrayBuffer),
 };
 

@@ -98,18 +98,23 @@ test('denseRange keeps [start, end) as views', (t) => {
   t.deepEqual([...denseRange(s, 0, 100).values], [1, 3, 4]);
 });
 
-test('decoded samples reuse released buffers, never one buffer for two series at once', (t) => {
-  const block = (from: number) => encodeNumericBlock({ ts: [from, from + 10], values: [1, 2] });
+test('decoded samples reuse released buffers, never one buffer for two series at once; short series get arrays of their own', (t) => {
+  // Longer than the series whose arrays are made to measure (256 samples).
+  const N = 300;
+  const block = (from: number) => encodeNumericBlock({ ts: Array.from({ length: N }, (_, i) => from + 10 * i), values: Array.from({ length: N }, (_, i) => i) });
   // Whatever earlier tests left idle in the pool is taken first (and held).
   const held = Array.from({ length: 20 }, () => denseOfParts([block(0)], [])!);
-  const a = denseOfParts([block(1000)], [])!;
+  const a = denseOfParts([block(10_000)], [])!;
   releaseDense(a);
   releaseDense(a); // a second release of the same series changes nothing
   releaseDense(denseOf({ ts: [1], values: [1] })); // nor does one of arrays not from the pool
-  const b = denseOfParts([block(2000)], [])!;
-  const c = denseOfParts([block(3000)], [])!;
+  const b = denseOfParts([block(20_000)], [])!;
+  const c = denseOfParts([block(30_000)], [])!;
   t.true(b.ts.buffer === a.ts.buffer || b.values.buffer === a.ts.buffer, 'a released buffer is taken again');
   for (const [x, y] of [[b.ts, c.ts], [b.values, c.values], [b.ts, c.values], [b.values, c.ts]] as const) t.not(x.buffer, y.buffer);
-  t.deepEqual([...b.ts, ...c.ts], [2000, 2010, 3000, 3010]);
+  t.deepEqual([b.ts[0], b.ts[N - 1], c.ts[0], c.ts[N - 1]], [20_000, 20_000 + 10 * (N - 1), 30_000, 30_000 + 10 * (N - 1)]);
+  const short = denseOfParts([encodeNumericBlock({ ts: [5, 15], values: [1, 2] })], [])!;
+  t.is(short.ts.buffer.byteLength, 16, 'two samples: two doubles, not a pooled 16 KiB buffer');
+  t.deepEqual([...short.ts, ...short.values], [5, 15, 1, 2]);
   t.true(held.every((h) => h.ts.buffer !== b.ts.buffer && h.ts.buffer !== c.ts.buffer));
 });
