@@ -120,9 +120,8 @@ export class SeriesTable {
   private rowOf = new Int32Array(ROWS_AT_FIRST).fill(NOT_ADOPTED);
   private adopted = 0;
   /**
-   * The canonical name as the node sent it, by row, until the index has it (`indexed`). (Text,
-   * not parsed: through a backlog of a million new series the parts would be that many objects
-   * more for the GC to carry.)
+   * The canonical name as the node sent it, by row, until the index has it (`indexed`, as soon as
+   * the shard stages the metric there: a batch's new names at most). Text, not parsed.
    */
   private readonly pending = new Map<number, string>();
   /**
