@@ -2,8 +2,9 @@
 // worker of a million-series node names a million, so none is an object: a metric is its sid,
 // and what the parse path asks of it (its partition, its check) sits in typed columns by sid;
 // its storage id is in an id table numbered by sid too. Its canonical name is kept (in a text
-// arena) only when series limits are in force, the one thing that asks a metric's key again. (A `WorkerMetric` of 56 bytes per series, plus the arrays that held them, was most of
-// the worker's live heap at 1M series: issue 30.)
+// arena) only when series limits are in force, the one thing that asks a metric's key again.
+// (A `WorkerMetric` of 56 bytes per series, plus the arrays that held them, was most of the
+// worker's live heap at 1M series: issue 30.)
 import { CheckTable, type MetricCheck } from '../../model/metric-check.js';
 import { IdTable } from '../../model/id-table.js';
 import { PartitionedBatch } from '../../model/ingest-batch.js';
