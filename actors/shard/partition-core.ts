@@ -126,8 +126,14 @@ export class PartitionCore {
     await this.activity.flush();
   }
 
+  /**
+   * Seals every open buffer (a graceful stop), SEAL_CHUNK to a batch: one batch of every buffer
+   * held each block's write and its intermediate arrays at once, and a shard worker with a small
+   * heap (`shardHeapMb`) ran out of memory stopping with a few hundred thousand open series.
+   */
   async sealAll(): Promise<void> {
-    await this.seal(this.open.all(), false);
+    const all = this.open.all();
+    for (let from = 0; from < all.length; from += SEAL_CHUNK) await this.seal(all.slice(from, from + SEAL_CHUNK), false);
     await this.deps.histograms.seal();
     await this.activity.flushAll();
   }

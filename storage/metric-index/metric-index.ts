@@ -48,6 +48,8 @@ const enum State {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** JS heap one term (or check) of an index image takes while written: its object, text and share of the arrays. */
+const IMAGE_BYTES_PER_TERM = 256;
 const NO_IDS: ReadonlySet<number> = new Set();
 /** Ranges of names one packing writes (a million new series are a thousand ranges: packed over many checkpoints). */
 const PACK_RANGES = 16;
@@ -167,6 +169,17 @@ export class MetricIndex {
     const cpu = process.cpuUsage(cpu0);
     index.loaded = { metrics: index.alive, migrated: v1.length, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 };
     return { index, report: index.loaded };
+  }
+
+  /**
+   * About how much JS heap `image()` and writing it take: each term becomes an object with its
+   * text as a string (the columns are views, off the heap). A shard with a small heap
+   * (`shardHeapMb`) skips its snapshot when this does not fit (storage/shard-storage.ts).
+   */
+  imageHeapBytes(): number {
+    let terms = 0;
+    for (const a of this.accounts.values()) for (const dict of a.categories.values()) terms += dict.size;
+    return terms * IMAGE_BYTES_PER_TERM + this.checks.length * IMAGE_BYTES_PER_TERM;
   }
 
   /**
