@@ -168,7 +168,7 @@ export class SeriesTable {
       this.pending.set(row, canonicalText(m));
       this.adopted++;
     }
-    return new ShardMetric(this, row);
+    return this.metricAt(row);
   }
 
   /** The metric of `row` (a row someone kept). */
@@ -211,7 +211,7 @@ export class SeriesTable {
   /** The adopted metric with this storage id, if any. */
   find(idHex: string): ShardMetric | undefined {
     const row = this.adoptedRow(idHex);
-    return row === NOT_ADOPTED ? undefined : new ShardMetric(this, row);
+    return row === NOT_ADOPTED ? undefined : this.metricAt(row);
   }
 
   /**
