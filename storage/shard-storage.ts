@@ -1,8 +1,8 @@
 // Everything a shard keeps on disk, in its own RocksDB store (dataDir/shards/<n>): its slice of
 // the metric index, tombstones, latest flags, and per partition its blocks, histograms, rollups
 // and activity. A shard (actors/shard/shard.ts) reaches RocksDB only through these.
-import { getHeapStatistics } from 'node:v8';
 import type { FerriteConfig } from '../model/config.js';
+import { heapRoom } from '../model/heap.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { ActivityTracker, type IndexedActivity } from './activity.js';
 import { BlockStore } from './blocks.js';
@@ -113,7 +113,7 @@ export class ShardStorage {
         // The snapshot is a cache: failing to write it, or skipping it when the heap has no room
         // for it (a worker out of memory would lose the stop's flush), costs the next start a
         // rebuild of the index from its records, nothing more.
-        const image = snapshotFits(this.index) ? this.index.image() : null;
+        const image = snapshotFits(this.index, this.config.shardHeapMb) ? this.index.image() : null;
         if (image !== null) await writeSnapshot(this.store, snapshotFile(this.dir), image).catch(() => undefined);
         await this.store.flushAll();
       }
@@ -123,10 +123,12 @@ export class ShardStorage {
   }
 }
 
-/** Whether this thread's heap has room for an image of `index`, with half of what is free to spare. */
-function snapshotFits(index: MetricIndex): boolean {
-  const h = getHeapStatistics();
-  return index.imageHeapBytes() < (h.heap_size_limit - h.used_heap_size) / 2;
+/**
+ * Whether this thread's heap has room for an image of `index`, with half of what is free to spare.
+ * `limitMb`: the shard worker's heap limit (`shardHeapMb`; V8's own figure overstates it).
+ */
+function snapshotFits(index: MetricIndex, limitMb: number): boolean {
+  return index.imageHeapBytes() < heapRoom(limitMb) / 2;
 }
 
 /** A partition's view of the shard index's activity. */
