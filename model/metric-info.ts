@@ -26,12 +26,18 @@ export interface MetricInfo extends MetricIdentity {
   openHead: number;
   /** Activity slice number of the last sample the shard noted for the metric (it notes each slice once). */
   lastSlice: number;
+  /**
+   * Start, in whole seconds, of the newest numeric window this process sealed a block of the
+   * metric in (0: none): a later window's seal is its first block unless the partition sealed it
+   * before this process started (actors/shard/block-merges.ts).
+   */
+  newestSealedS: number;
 }
 
 /** A metric not yet seen by the index; every MetricInfo is built here, so all share one shape. */
 export function newMetricInfo(identity: MetricIdentity, id: Buffer, idHex: string, partition: number): MetricInfo {
   const { key, accountId, uuid, checkName, name } = identity;
-  return { key, accountId, uuid, checkName, name, id, idHex, partition, indexId: -1, unsealed: false, openHead: -1, lastSlice: -1 };
+  return { key, accountId, uuid, checkName, name, id, idHex, partition, indexId: -1, unsealed: false, openHead: -1, lastSlice: -1, newestSealedS: 0 };
 }
 
 /** Enough of a metric to find its data: what rollup markers on disk can rebuild. */

@@ -8,7 +8,7 @@ import { decodeTextBlock, encodeTextBlock } from '../model/codec/text-block.js';
 import type { DataKind } from '../model/ingest-record.js';
 import { concatSeries, type Series } from '../model/series.js';
 import type { BufferValue, NumericValue } from '../model/types.js';
-import { blockKey, blockKeyFloor, blockWindowOf, CF, decodeU64, encodeU64, sealSeqKey, type ColumnFamilyName } from './keys.js';
+import { blockKey, blockKeyFloor, blockWindowOf, CF, decodeU64, encodeU64, sealHorizonKey, sealSeqKey, type ColumnFamilyName } from './keys.js';
 import type { Store, StoreBatch } from './rocks.js';
 
 export interface KindLayout {
@@ -43,6 +43,9 @@ export interface BlockOwner {
   unsealed?: boolean;
 }
 
+/** No window is known to be sealed (a partition that never sealed a block). */
+const NO_WINDOW = -1;
+
 /** One window's blocks, in the order they were sealed. */
 export interface SealedWindow {
   window: number;
@@ -50,16 +53,32 @@ export interface SealedWindow {
 }
 
 export class BlockStore {
+  /** The newest window start of any block staged, recorded with the seal sequence (`seal_horizon/<p>`). */
+  private horizon: number;
+
   private constructor(
     private readonly store: Store,
     private readonly partition: number,
     /** The highest seal sequence used (committed with the blocks it numbers). */
     private sealed: number,
-  ) {}
+    /**
+     * Every block sealed before this process opened the partition is of a window starting at or
+     * before this: a later window's first seal in this process is its first block (BlockMerges).
+     */
+    readonly horizonAtOpen: number,
+  ) {
+    this.horizon = horizonAtOpen;
+  }
 
-  static async open(store: Store, partition: number): Promise<BlockStore> {
-    const raw = await store.get(CF.state, sealSeqKey(partition));
-    return new BlockStore(store, partition, raw === null ? 0 : decodeU64(raw));
+  /**
+   * `unrecordedHorizon`: the horizon to assume for a data dir from before the horizon was
+   * recorded (the node passes now + its clock-skew limit, beyond which no sample was accepted);
+   * by default none is assumed (every window may hold blocks).
+   */
+  static async open(store: Store, partition: number, unrecordedHorizon = Number.MAX_SAFE_INTEGER): Promise<BlockStore> {
+    const [seq, horizon] = await store.getMany(CF.state, [sealSeqKey(partition), sealHorizonKey(partition)]);
+    if (seq == null) return new BlockStore(store, partition, 0, NO_WINDOW);
+    return new BlockStore(store, partition, decodeU64(seq), horizon == null ? unrecordedHorizon : decodeU64(horizon));
   }
 
   /** A write of several blocks (and whatever else must be atomic with them). */
@@ -187,11 +206,14 @@ export class BlockStore {
   stageBlock(batch: StoreBatch, metric: BlockOwner, kind: DataKind, windowStart: number, seq: number, samples: Series<BufferValue>): void {
     const layout = LAYOUT[kind];
     batch.put(layout.cf, blockKey(metric.id, windowStart, seq), layout.encode(samples));
+    // Raised before the write: a batch that fails leaves the horizon higher than needed, never lower.
+    this.horizon = Math.max(this.horizon, windowStart);
   }
 
-  /** Stages the partition's seal sequence, once per batch of blocks: the highest `seq` staged. */
+  /** Stages the partition's seal sequence (the highest `seq` staged) and horizon, once per batch of blocks. */
   stageSealSeq(batch: StoreBatch, seq: number): void {
     batch.put(CF.state, sealSeqKey(this.partition), encodeU64(seq));
+    batch.put(CF.state, sealHorizonKey(this.partition), encodeU64(Math.max(0, this.horizon)));
   }
 
   /** Notes that a batch staging blocks up to `seq` was written. */

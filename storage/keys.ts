@@ -111,6 +111,14 @@ export function sealSeqKey(partition: number): Buffer {
   return Buffer.from(`seal_seq/${partition}`);
 }
 
+/**
+ * `seal_horizon/<partition>`: the newest window start (ms) of any block the partition has sealed,
+ * written with the seal sequence. Absent in data dirs of releases before it.
+ */
+export function sealHorizonKey(partition: number): Buffer {
+  return Buffer.from(`seal_horizon/${partition}`);
+}
+
 /** An unsigned 64-bit big-endian integer, the encoding of every sequence we store. */
 export function encodeU64(n: number): Buffer {
   const b = Buffer.allocUnsafe(8);

@@ -61,7 +61,7 @@ export class ShardStorage {
       const merged = new MergedHistograms(config.rollupCacheBytes / 4);
       for (const p of partitions) {
         stores.set(p, {
-          blocks: await BlockStore.open(store, p),
+          blocks: await BlockStore.open(store, p, Date.now() + config.maxClockSkewMs),
           histograms: await HistogramStore.open(p, store, config, merged),
           rollups: await RollupStore.open(p, store, config, computed),
           activity: new ActivityTracker(store, indexedActivity(index)),

@@ -95,7 +95,7 @@ export class MetricRegistry {
    * A metric an ingest worker already canonicalised and placed (actors/ingest/pool.ts):
    * interned by its key without repeating that work.
    */
-  adopt(m: Omit<MetricInfo, 'id' | 'indexId' | 'unsealed' | 'openHead' | 'lastSlice'>): MetricInfo {
+  adopt(m: Omit<MetricInfo, 'id' | 'indexId' | 'unsealed' | 'openHead' | 'lastSlice' | 'newestSealedS'>): MetricInfo {
     let info = this.byKey.get(m.key);
     if (info === undefined) {
       info = newMetricInfo(m, Buffer.from(m.idHex, 'hex'), m.idHex, m.partition);

@@ -6,6 +6,7 @@
 // rollups, retention and deletes work in, so blocks are never merged across windows.
 import type { Series } from '../../model/series.js';
 import type { BufferValue } from '../../model/types.js';
+import type { MetricInfo } from '../../model/metric-info.js';
 import type { BlockOwner, BlockStore } from '../../storage/blocks.js';
 
 /** Windows merged per checkpoint at most. */
@@ -20,8 +21,17 @@ export class BlockMerges {
   /** Windows merged since the process started (`/state` → shards[].blocks_merged). */
   total = 0;
 
-  /** Notes `window` of `owner` when a block is already sealed there; call before sealing the new one. */
-  async noteSeal(blocks: BlockStore, owner: BlockOwner & { idHex: string }, window: number, spanMs: number): Promise<void> {
+  /**
+   * Notes `window` of `owner` when a block is already sealed there; call before sealing the new
+   * one. A window newer than any the partition sealed before this process started, and than any
+   * this process sealed for the metric, has none: its seal costs no look (an iterator, ≈ 60–90 µs
+   * a seal, ten times the rest of it, for every metric every window).
+   */
+  async noteSeal(blocks: BlockStore, owner: BlockOwner & Pick<MetricInfo, 'idHex' | 'newestSealedS'>, window: number, spanMs: number): Promise<void> {
+    const seconds = Math.floor(window / 1000);
+    const first = window > blocks.horizonAtOpen && seconds > owner.newestSealedS;
+    owner.newestSealedS = Math.max(owner.newestSealedS, seconds);
+    if (first) return;
     const key = `${owner.idHex}/${window}`;
     if (this.pending.has(key) || this.pending.size >= MAX_PENDING) return;
     if (await blocks.windowHasBlock(owner, 'numeric', window, spanMs)) this.pending.set(key, { owner, window });

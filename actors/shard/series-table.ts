@@ -66,6 +66,14 @@ export class ShardMetric implements MetricInfo {
     this.table.lastSlices[this.row] = slice;
   }
 
+  get newestSealedS(): number {
+    return this.table.newestSealedS[this.row]!;
+  }
+
+  set newestSealedS(seconds: number) {
+    this.table.newestSealedS[this.row] = seconds;
+  }
+
   get partition(): number {
     return this.table.partitions[this.row]!;
   }
@@ -149,6 +157,8 @@ export class SeriesTable {
   lastSlices = new Int32Array(ROWS_AT_FIRST).fill(-1);
   /** 1 while the metric is known to have no sealed block. */
   unsealed = new Uint8Array(ROWS_AT_FIRST);
+  /** MetricInfo.newestSealedS: whole seconds fit 32 bits until 2106, and windows are ≥ 1 s apart. */
+  newestSealedS = new Uint32Array(ROWS_AT_FIRST);
 
   /** `names`: the shard's index, which holds the names of the metrics once they are indexed. */
   constructor(private readonly names: IndexedNames) {}
@@ -193,6 +203,7 @@ export class SeriesTable {
     this.openHeads = grown(this.openHeads, n, -1);
     this.lastSlices = grown(this.lastSlices, n, -1);
     this.unsealed = grown(this.unsealed, n);
+    this.newestSealedS = grown(this.newestSealedS, n);
   }
 
   /** The metric a read or delete names: the adopted one when there is one. */

@@ -2,7 +2,7 @@
 // repeated texts shared between metrics; reads of other metrics are described, not kept.
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { SeriesTable } from '../../actors/shard/series-table.js';
+import { SeriesTable, type ShardMetric } from '../../actors/shard/series-table.js';
 import type { WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName } from '../../model/metric-name.js';
 import type { AccountId } from '../../model/types.js';
@@ -91,20 +91,22 @@ test('metrics are found by their hex storage id past many growths of the table; 
   t.throws(() => table.find('xyz'), { message: /not 16 bytes of hex/ });
 });
 
-test('each metric keeps its own state (index id, open buffer, slice, sealed) past the columns\' growth; one forgotten keeps its state apart from the fresh one', (t) => {
+test('each metric keeps its own state (index id, open buffer, slice, sealed, newest sealed window) past the columns\' growth; one forgotten keeps its state apart from the fresh one', (t) => {
   const table = new SeriesTable(() => null);
   const hex = (n: number) => createHash('sha256').update(`s${n}`).digest('hex').slice(0, 32);
   const all = Array.from({ length: 3000 }, (_, n) => table.adopt({ ...wire(n), idHex: hex(n) }));
-  t.true(all.every((m) => m.indexId === -1 && m.openHead === -1 && m.lastSlice === -1 && !m.unsealed), 'fresh metrics start empty');
+  const empty = (m: ShardMetric) => m.indexId === -1 && m.openHead === -1 && m.lastSlice === -1 && !m.unsealed && m.newestSealedS === 0;
+  t.true(all.every(empty), 'fresh metrics start empty');
   all.forEach((m, n) => {
     m.indexId = n * 3;
     m.openHead = n * 5;
     m.lastSlice = n + 7;
     m.unsealed = n % 2 === 0;
+    m.newestSealedS = 1_800_000_000 + n * 3600;
   });
   const more = Array.from({ length: 3000 }, (_, n) => table.adopt({ ...wire(n), idHex: hex(n + 3000) }));
-  t.true(more.every((m) => m.indexId === -1 && m.openHead === -1 && m.lastSlice === -1 && !m.unsealed), 'rows made after a growth start empty too');
-  t.true(all.every((m, n) => m.indexId === n * 3 && m.openHead === n * 5 && m.lastSlice === n + 7 && m.unsealed === (n % 2 === 0) && m.partition === n % 4));
+  t.true(more.every(empty), 'rows made after a growth start empty too');
+  t.true(all.every((m, n) => m.indexId === n * 3 && m.openHead === n * 5 && m.lastSlice === n + 7 && m.unsealed === (n % 2 === 0) && m.newestSealedS === 1_800_000_000 + n * 3600 && m.partition === n % 4));
   const old = all[10]!;
   table.forget(old.idHex);
   const fresh = table.adopt({ ...wire(10), idHex: hex(10) });
