@@ -19,6 +19,7 @@ import { IdTable } from '../../model/id-table.js';
 import { grown } from '../../model/typed-arrays.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
+import { PendingNames } from './pending-names.js';
 
 /** Rows a table has room for before its columns first double. */
 const ROWS_AT_FIRST = 1024;
@@ -131,7 +132,7 @@ export class SeriesTable {
    * The canonical name as the node sent it, by row, until the index has it (`indexed`, as soon as
    * the shard stages the metric there: a batch's new names at most). Text, not parsed.
    */
-  private readonly pending = new Map<number, string>();
+  private readonly pending = new PendingNames();
   /**
    * The canonical names of forgotten metrics, by row: the index lets go of them, and whoever still
    * holds such a metric may ask. (One text per full delete while the process runs, as the id table

@@ -36,6 +36,8 @@ export interface IndexableMetric {
 
 /** Type bits, in the order find reports types. */
 export const KIND_BITS: Readonly<Record<IndexKind, number>> = { numeric: 1, histogram: 2, text: 4 };
+/** `stagedNow`: the name record was written in this `stage` call (above every kind bit). */
+const NAMED_NOW = 0x80;
 const KIND_NAMES: readonly (readonly string[])[] = Array.from({ length: 8 }, (_, bits) => (['numeric', 'histogram', 'text'] as const).filter((k) => (bits & KIND_BITS[k]) !== 0));
 const KIND_TEXTS: readonly string[] = KIND_NAMES.map((names) => names.join(','));
 
@@ -126,8 +128,14 @@ export class MetricIndex {
   private linked = 0;
   /** Ranges of dense ids (activity-blocks.ts) in which a metric's windows changed since their block was last written. */
   private readonly activityDirty = new Set<number>();
-  /** Kind bits the name records of pending ids carry (a record rewritten by a later batch keeps them). */
-  private readonly pendingTypes = new Map<number, number>();
+  /**
+   * By id: kind bits the name records of pending ids carry (a record rewritten by a later batch
+   * keeps them). A column, not a Map: a million new series pending made a Map of a million entries
+   * that grew by doubling into fresh memory (≈ 15 µs a page fault here) and shrank again.
+   */
+  private pendingTypes = new Uint8Array(0);
+  /** By id, scratch of one `stage` call: the kind bits it staged, and NAMED_NOW once it wrote the name record. */
+  private stagedNow = new Uint8Array(0);
   /** Ranges of dense ids whose name records are packed in a block (name-blocks.ts). */
   private readonly packed = new Set<number>();
   /** Per unwritten batch, the packed metrics it removes. */
@@ -319,39 +327,39 @@ export class MetricIndex {
    */
   stage<M extends IndexableMetric>(batch: StoreBatch, records: Iterable<{ metric: M; kind: IndexKind }>): StagedIndex<M> {
     const staged: StagedIndex<M> = { fresh: [], types: [], ids: [] };
-    const named = new Set<number>();
-    const typed = new Map<number, number>();
     let last: M | null = null;
     let id = -1;
     // A metric's `id` may be computed when asked (actors/shard/series-table.ts): asked once per metric.
     let storageId: Buffer = EMPTY;
-    for (const r of records) {
-      const m = r.metric;
-      if (m !== last) {
-        last = m;
-        storageId = m.id;
-        id = this.find(storageId);
-        if (id < 0) id = this.assign(m, storageId);
-        if (this.state[id] === State.Pending && !named.has(id)) {
-          named.add(id);
-          staged.fresh.push({ id, metric: m });
-          // The record carries the kind it is named with (no type key for it), and those of
-          // earlier batches naming it that are not yet written: this record replaces theirs.
-          const recordBits = (this.pendingTypes.get(id) ?? 0) | KIND_BITS[r.kind];
-          this.pendingTypes.set(id, recordBits);
-          typed.set(id, recordBits);
-          staged.types.push(id, recordBits);
-          batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: canonicalText(m) }));
+    try {
+      for (const r of records) {
+        const m = r.metric;
+        if (m !== last) {
+          last = m;
+          storageId = m.id;
+          id = this.find(storageId);
+          if (id < 0) id = this.assign(m, storageId);
+          if (this.state[id] === State.Pending && (this.stagedNow[id]! & NAMED_NOW) === 0) {
+            staged.fresh.push({ id, metric: m });
+            // The record carries the kind it is named with (no type key for it), and those of
+            // earlier batches naming it that are not yet written: this record replaces theirs.
+            const recordBits = this.pendingTypes[id]! | KIND_BITS[r.kind];
+            this.pendingTypes[id] = recordBits;
+            this.stagedNow[id] = recordBits | NAMED_NOW;
+            staged.types.push(id, recordBits);
+            batch.put(CF.metrics, storageId, encodeNameRecord(id, recordBits, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: canonicalText(m) }));
+          }
         }
+        staged.ids.push(id);
+        const bit = KIND_BITS[r.kind];
+        if ((this.typeBits[id]! & bit) !== 0 || (this.stagedNow[id]! & bit) !== 0) continue;
+        this.stagedNow[id] |= bit;
+        batch.put(CF.index, typeKey(storageId, r.kind), EMPTY);
+        staged.types.push(id, bit);
       }
-      staged.ids.push(id);
-      const bit = KIND_BITS[r.kind];
-      if ((this.typeBits[id]! & bit) !== 0) continue;
-      const bits = typed.get(id) ?? 0;
-      if ((bits & bit) !== 0) continue;
-      typed.set(id, bits | bit);
-      batch.put(CF.index, typeKey(storageId, r.kind), EMPTY);
-      staged.types.push(id, bit);
+    } finally {
+      // Every id given a bit above was pushed to `types` with it.
+      for (let i = 0; i < staged.types.length; i += 2) this.stagedNow[staged.types[i]!] = 0;
     }
     return staged;
   }
@@ -361,7 +369,7 @@ export class MetricIndex {
     const named: M[] = [];
     for (const { id, metric } of staged.fresh) {
       if (this.state[id] !== State.Pending) continue;
-      this.pendingTypes.delete(id);
+      this.pendingTypes[id] = 0;
       const name = metric.name;
       this.post(id, metric.accountId, name.name, metric.uuid, name.tags);
       named.push(metric);
@@ -469,7 +477,7 @@ export class MetricIndex {
       this.dead++;
     }
     this.state[id] = State.Dead;
-    this.pendingTypes.delete(id);
+    this.pendingTypes[id] = 0;
     this.activity.set(id, []);
     this.activityDirty.add(activityRangeOf(id));
     this.unlink(storageId);
@@ -751,6 +759,8 @@ export class MetricIndex {
     this.storageIds32 = new Uint32Array(this.storageIds.buffer);
     this.state = copy(this.state, (n) => new Uint8Array(n));
     this.typeBits = copy(this.typeBits, (n) => new Uint8Array(n));
+    this.pendingTypes = copy(this.pendingTypes, (n) => new Uint8Array(n));
+    this.stagedNow = copy(this.stagedNow, (n) => new Uint8Array(n));
     this.accountOf = copy(this.accountOf, (n) => new Uint32Array(n));
     this.checkOfId = copy(this.checkOfId, (n) => new Uint32Array(n));
     this.nameStart = copy(this.nameStart, (n) => new Uint32Array(n));

@@ -346,6 +346,25 @@ test('a new metric\'s first kind is in its name record (no type key); a later ki
   });
 });
 
+test('one stage names each new metric once and stages each later kind once, however its records interleave', async (t) => {
+  await withStore(async (store) => {
+    const { index: ix } = await MetricIndex.load(store);
+    const [a, b] = [metric(UUIDS[0]!, 'cpu'), metric(UUIDS[0]!, 'mem')];
+    const batch = store.batch();
+    const kinds = ['numeric', 'numeric', 'text', 'numeric', 'text', 'histogram'] as const;
+    const staged = ix.stage(batch, kinds.map((kind, i) => ({ metric: i % 2 === 0 ? a : b, kind })));
+    t.deepEqual(staged.fresh.map((f) => f.metric), [a, b], 'one name record each');
+    const [ia, ib] = [staged.fresh[0]!.id, staged.fresh[1]!.id];
+    t.deepEqual(staged.types, [ia, 1, ib, 1, ia, 4, ib, 2], 'the first kind in the record, each later kind once');
+    await batch.write();
+    ix.apply(staged);
+    t.deepEqual(await typeKeys(store), [typeKey(a.id, 'text'), typeKey(b.id, 'histogram')].map((k) => k.toString('hex')).sort());
+    const again = store.batch();
+    t.deepEqual(ix.stage(again, [{ metric: a, kind: 'text' }, { metric: b, kind: 'text' }]).types, [ib, 4], 'the next call starts clean: only what is new');
+    again.discard();
+  });
+});
+
 test('a metric named again by a second batch before the first is applied keeps the first batch\'s kinds in its record', async (t) => {
   await withStore(async (store) => {
     const { index: ix } = await MetricIndex.load(store);
