@@ -130,8 +130,8 @@ export class MetricIndex {
   private readonly activityDirty = new Set<number>();
   /**
    * By id: kind bits the name records of pending ids carry (a record rewritten by a later batch
-   * keeps them). A column, not a Map: a million new series pending made a Map of a million entries
-   * that grew by doubling into fresh memory (≈ 15 µs a page fault here) and shrank again.
+   * keeps them). A column, not a Map: a burst of new series made a Map of every pending metric,
+   * which grew by doubling into fresh memory (≈ 15 µs a page fault here) and shrank again.
    */
   private pendingTypes = new Uint8Array(0);
   /** By id, scratch of one `stage` call: the kind bits it staged, and NAMED_NOW once it wrote the name record. */
