@@ -3,7 +3,7 @@
 import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
 import { Histogram, histogramToBase64 } from '../../model/histogram/index.js';
-import { launchBrowser, openPage, screenshot, waitForDrawn, waitForNumber } from '../helpers/browser.js';
+import { launchBrowser, newPage, openPage, screenshot, waitForDrawn, waitForNumber } from '../helpers/browser.js';
 import { CHECK, getJson, mLine, put, startNode, UUID, type TestNode } from '../helpers/node.js';
 
 const ACCOUNT = 123; // the account of CHECK
@@ -208,7 +208,7 @@ test('Replication on a standalone node says there is nothing to replicate', asyn
 });
 
 test('API docs: Swagger UI at /api/ lists the endpoints, loading nothing from elsewhere', async (t) => {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  const page = await newPage(browser);
   const elsewhere: string[] = [];
   page.on('request', (r) => {
     if (!r.url().startsWith(n.url) && !r.url().startsWith('data:')) elsewhere.push(r.url());

@@ -17,8 +17,19 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /** A new page at `url`; a script error on the page fails the test that reads `errors`. */
-export async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[] }> {
+/**
+ * A page whose waits (navigation, locators) last 90 s, not Playwright's 30: on a 2-core CI machine
+ * running the whole suite, loading Swagger UI's bundle once took longer than 30 s.
+ */
+export async function newPage(browser: Browser): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(90_000);
+  page.setDefaultNavigationTimeout(90_000);
+  return page;
+}
+
+export async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await newPage(browser);
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(url);
