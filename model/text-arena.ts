@@ -24,6 +24,11 @@ export class TextArena {
     return this.count;
   }
 
+  /** UTF-8 bytes of every text held. */
+  get bytesUsed(): number {
+    return this.used;
+  }
+
   /** Keeps `text`; its number. */
   add(text: string): number {
     // At most 3 bytes a UTF-16 unit: room first, then encode in place.
@@ -31,11 +36,17 @@ export class TextArena {
     return this.keep(ENCODER.encodeInto(text, this.bytes.subarray(this.used)).written);
   }
 
-  /** Keeps the first `length` of `bytes` (UTF-8) as a text; its number. */
-  addBytes(bytes: Uint8Array, length: number): number {
+  /** Keeps the `length` bytes of `bytes` from `at` (UTF-8) as a text; its number. */
+  addBytes(bytes: Uint8Array, length: number, at = 0): number {
     this.room(length);
-    this.bytes.set(bytes.subarray(0, length), this.used);
+    this.bytes.set(bytes.subarray(at, at + length), this.used);
     return this.keep(length);
+  }
+
+  /** Copies text `n`'s bytes into `target` from `at`. */
+  copyTo(n: number, target: Uint8Array, at: number): void {
+    const start = this.starts[n]!;
+    target.set(this.bytes.subarray(start, start + this.lengths[n]!), at);
   }
 
   /** Text number `n` (as added). */

@@ -34,6 +34,7 @@ import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
 import type { Tombstones } from '../../storage/tombstones.js';
+import { inLanes } from './lanes.js';
 import { SeriesTable, ShardMetric } from './series-table.js';
 import { grown } from '../../model/typed-arrays.js';
 import type { BufferValue } from './window-buffer.js';
@@ -422,12 +423,10 @@ export class Shard {
 
   /** Seals what is due and rolls up what is quiet; the lowest journal sequence still needed. */
   async checkpoint(journalCut: number): Promise<number> {
-    const lows = await Promise.all(
-      [...this.partitions.values()].map((p) =>
-        p.checkpoint(journalCut).catch((error: unknown) => {
-          throw new Error(`partition ${p.index}: ${(error as Error).message}`, { cause: error });
-        }),
-      ),
+    const lows = await inLanes([...this.partitions.values()], (p) =>
+      p.checkpoint(journalCut).catch((error: unknown) => {
+        throw new Error(`partition ${p.index}: ${(error as Error).message}`, { cause: error });
+      }),
     );
     // Tombstones below the cut can no longer meet a replayed entry.
     const batch = this.storage.batch();
@@ -444,7 +443,7 @@ export class Shard {
   }
 
   async sealAll(): Promise<number> {
-    const low = Math.min(...(await Promise.all([...this.partitions.values()].map((p) => p.sealAll()))));
+    const low = Math.min(...(await inLanes([...this.partitions.values()], (p) => p.sealAll())));
     await this.packActivity();
     return low;
   }

@@ -17,6 +17,7 @@ import { ActivityColumns } from './activity-columns.js';
 import { IdList } from './id-sets.js';
 import { decodeNameBlock, encodeNameBlock, NAME_BLOCK_IDS, nameRangeOf, type NameEntry } from './name-blocks.js';
 import { decodeNameRecord, encodeNameRecord, type NameRecordFields } from './name-record.js';
+import { TermColumnsBuilder, TermCursor } from './term-columns.js';
 import { NO_VALUE, TermDictionary } from './term-dictionary.js';
 import type { IndexImage } from './snapshot.js';
 
@@ -50,8 +51,8 @@ const enum State {
 }
 
 const EMPTY = Buffer.alloc(0);
-/** JS heap one term (or check) of an index image takes while written: its object, text and share of the arrays. */
-const IMAGE_BYTES_PER_TERM = 256;
+/** JS heap one check, account or category of an index image takes while written: its object and JSON. */
+const IMAGE_BYTES_PER_ENTRY = 256;
 const NO_IDS: ReadonlySet<number> = new Set();
 /** Ranges of names one packing writes (a million new series are a thousand ranges: packed over many checkpoints). */
 const PACK_RANGES = 16;
@@ -180,14 +181,15 @@ export class MetricIndex {
   }
 
   /**
-   * About how much JS heap `image()` and writing it take: each term becomes an object with its
-   * text as a string (the columns are views, off the heap). A shard with a small heap
-   * (`shardHeapMb`) skips its snapshot when this does not fit (storage/shard-storage.ts).
+   * About how much JS heap `image()` and writing it take: the terms are columns off the heap
+   * (storage/metric-index/term-columns.ts); checks, accounts and categories are objects and
+   * JSON. A shard with a small heap (`shardHeapMb`) skips its snapshot when this does not fit
+   * (storage/shard-storage.ts).
    */
   imageHeapBytes(): number {
-    let terms = 0;
-    for (const a of this.accounts.values()) for (const dict of a.categories.values()) terms += dict.size;
-    return terms * IMAGE_BYTES_PER_TERM + this.checks.length * IMAGE_BYTES_PER_TERM;
+    let categories = 0;
+    for (const a of this.accounts.values()) categories += a.categories.size + 1;
+    return (categories + this.checks.length) * IMAGE_BYTES_PER_ENTRY;
   }
 
   /**
@@ -202,9 +204,18 @@ export class MetricIndex {
       if (this.state[id] === State.Pending) return null;
       alive[id] = this.state[id] === State.Alive ? 1 : 0;
     }
-    // Lists hold dead ids only until they are compacted: with none, each list is taken as it is
-    // (a million `__name` terms made a million filtered copies at every clean stop).
-    const live = this.dead === 0 ? (list: IdList) => list.view() : (list: IdList) => list.view().filter((id) => alive[id] === 1);
+    // Lists hold dead ids only until they are compacted: with none, each list is taken as it is.
+    const keep = this.dead === 0 ? null : (id: number) => alive[id] === 1;
+    const terms = new TermColumnsBuilder(this.termTotals());
+    const accounts = [...this.accounts].map(([account, a]) => {
+      const all = keep === null ? a.all.view() : a.all.view().filter(keep);
+      return {
+        account,
+        allAt: terms.addList(all),
+        allLength: all.length,
+        categories: [...a.categories].map(([category, dict]) => ({ category, spelling: dict.spelling, terms: dict.writeTo(terms, keep) })),
+      };
+    });
     return {
       size: n,
       storageIds: this.storageIds.subarray(0, n * METRIC_ID_BYTES),
@@ -216,20 +227,24 @@ export class MetricIndex {
       nameLength: this.nameLength.subarray(0, n),
       names: this.names.subarray(0, this.namesUsed),
       checks: this.checks.map((c) => [c.uuid, c.checkName, c.accountId]),
-      accounts: [...this.accounts].map(([account, a]) => ({
-        account,
-        all: live(a.all),
-        categories: [...a.categories].map(([category, dict]) => ({
-          category,
-          spelling: dict.spelling,
-          terms: dict.sortedTerms().flatMap((t) => {
-            const ids = live(t.ids);
-            return ids.length === 0 ? [] : [{ text: t.text, spelling: t.spelling, ids }];
-          }),
-        })),
-      })),
+      accounts,
+      terms: terms.finish(),
       activity: this.activity.image(n),
     };
+  }
+
+  /** Terms, their text bytes and their ids (with every account's all-ids list): an image's sizes. */
+  private termTotals(): { terms: number; textBytes: number; postings: number } {
+    const totals = { terms: 0, textBytes: 0, postings: 0 };
+    for (const a of this.accounts.values()) {
+      totals.postings += a.all.size;
+      for (const dict of a.categories.values()) {
+        totals.terms += dict.size;
+        totals.textBytes += dict.textBytes;
+        totals.postings += dict.postings;
+      }
+    }
+    return totals;
   }
 
   /** The index an image describes (see `image`); its storage ids are linked and series counted anew. */
@@ -257,12 +272,11 @@ export class MetricIndex {
       index.linked++;
       index.countSeries(index.accountOf[id]!, index.checkOfId[id]!, 1);
     }
+    const terms = new TermCursor(image.terms);
     for (const a of image.accounts) {
       const categories = new Map<string, TermDictionary>();
-      for (const c of a.categories) {
-        categories.set(c.category, TermDictionary.of(c.terms, c.spelling));
-      }
-      index.accounts.set(a.account, { all: IdList.of(a.all), categories });
+      for (const c of a.categories) categories.set(c.category, TermDictionary.fromColumns(terms, c.terms, c.spelling));
+      index.accounts.set(a.account, { all: IdList.of(image.terms.postings.subarray(a.allAt, a.allAt + a.allLength)), categories });
     }
     index.activity = ActivityColumns.of(image.activity);
     const cpu = process.cpuUsage(cpu0);

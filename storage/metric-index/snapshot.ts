@@ -14,29 +14,29 @@ import { zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import type { ActivityWindow } from '../../model/activity.js';
 import { CF, STATE_KEY } from '../keys.js';
 import type { Store } from '../rocks.js';
+import type { TermColumns } from './term-columns.js';
 
 const MAGIC = Buffer.from('FXIS');
-/** 1: sections stored as they are; 2: each section one zstd frame (names and term texts shrink ~5×). */
-const VERSION = 2;
+/**
+ * 1: sections stored as they are; 2: each section one zstd frame (names and term texts shrink ~5×);
+ * 3: term text lengths in UTF-8 bytes, not UTF-16 units. Files of 1 and 2 are not read (the index
+ * is rebuilt from its records once).
+ */
+const VERSION = 3;
 const TOKEN_BYTES = 16;
-
-/** One term of a category: its search text, its spelling in canonical names (when it differs), its ids. */
-export interface TermImage {
-  text: string;
-  spelling: string | null;
-  ids: Uint32Array;
-}
 
 export interface CategoryImage {
   category: string;
   spelling: string | null;
-  /** In search text order. */
-  terms: TermImage[];
+  /** How many terms it has: the next this many of the image's terms, in byte order. */
+  terms: number;
 }
 
 export interface AccountImage {
   account: number;
-  all: Uint32Array;
+  /** Its all-ids list: where in the terms' postings, and how long. */
+  allAt: number;
+  allLength: number;
   categories: CategoryImage[];
 }
 
@@ -55,6 +55,8 @@ export interface IndexImage {
   /** [uuid, check name, account] by check id. */
   checks: [string, string, number][];
   accounts: AccountImage[];
+  /** Every category's terms, in account then category order. */
+  terms: TermColumns;
   activity: { start: Uint32Array; end: Uint32Array; more: [number, ActivityWindow[]][] };
 }
 
@@ -96,7 +98,7 @@ export async function takeSnapshot(store: Store, file: string): Promise<IndexIma
   return decode(bytes, token);
 }
 
-// ---- the file: magic, version, token, then sections (u32 LE length + bytes) ----
+// ---- the file: magic, version, token, then sections (u32 LE length + zstd frame) ----
 //
 // Per-term data is binary, not JSON: at 10M series the `__name` dictionary alone has 10M terms,
 // whose JSON would take minutes to write and approach V8's longest string. Term texts are
@@ -107,52 +109,14 @@ export async function takeSnapshot(store: Store, file: string): Promise<IndexIma
 const SECTIONS = 14;
 
 function encode(image: IndexImage, token: Buffer): Uint8Array[] {
-  const texts: string[] = [];
-  const spellings: [number, string][] = [];
-  const lists: Uint32Array[] = [];
-  let listed = 0;
-  const place = (ids: Uint32Array): number => {
-    lists.push(ids);
-    listed += ids.length;
-    return listed - ids.length;
-  };
-  const accounts = image.accounts.map((a) => [
-    a.account,
-    place(a.all),
-    a.all.length,
-    a.categories.map((c) => {
-      for (const t of c.terms) {
-        if (t.spelling !== null) spellings.push([texts.length, t.spelling]);
-        texts.push(t.text);
-      }
-      return [c.category, c.spelling, c.terms.length];
-    }),
-  ]);
-  // Each term's list after the accounts' `all` lists: (offset, length, text length) per term, in text order.
-  const spans = new Uint32Array(texts.length * 3);
-  let term = 0;
-  for (const a of image.accounts) {
-    for (const c of a.categories) {
-      for (const t of c.terms) {
-        spans[term * 3] = place(t.ids);
-        spans[term * 3 + 1] = t.ids.length;
-        spans[term * 3 + 2] = t.text.length;
-        term++;
-      }
-    }
-  }
-  const postings = new Uint32Array(listed);
-  let o = 0;
-  for (const l of lists) {
-    postings.set(l, o);
-    o += l.length;
-  }
-  const structure = { size: image.size, checks: image.checks, more: image.activity.more, accounts, spellings };
+  const accounts = image.accounts.map((a) => [a.account, a.allAt, a.allLength, a.categories.map((c) => [c.category, c.spelling, c.terms])]);
+  const structure = { size: image.size, checks: image.checks, more: image.activity.more, accounts, spellings: image.terms.spellings };
   const head = Buffer.alloc(4 + 4 + TOKEN_BYTES);
   MAGIC.copy(head, 0);
   head.writeUInt32LE(VERSION, 4);
   token.copy(head, 8);
-  const sections = [Buffer.from(JSON.stringify(structure)), image.storageIds, image.alive, image.typeBits, image.accountOf, image.checkOfId, image.nameStart, image.nameLength, image.names, image.activity.start, image.activity.end, Buffer.from(texts.join('')), spans, postings];
+  const { texts, spans, postings } = image.terms;
+  const sections = [Buffer.from(JSON.stringify(structure)), image.storageIds, image.alive, image.typeBits, image.accountOf, image.checkOfId, image.nameStart, image.nameLength, image.names, image.activity.start, image.activity.end, texts, spans, postings];
   const out: Uint8Array[] = [head];
   for (const s of sections) {
     const packed = zstdCompressSync(Buffer.from(s.buffer, s.byteOffset, s.byteLength));
@@ -165,13 +129,11 @@ function encode(image: IndexImage, token: Buffer): Uint8Array[] {
 
 function decode(bytes: Buffer, token: Buffer): IndexImage | null {
   if (bytes.length < 8 + TOKEN_BYTES || !bytes.subarray(0, 4).equals(MAGIC)) return null;
-  const version = bytes.readUInt32LE(4);
-  if ((version !== 1 && version !== VERSION) || !bytes.subarray(8, 8 + TOKEN_BYTES).equals(token)) return null;
+  if (bytes.readUInt32LE(4) !== VERSION || !bytes.subarray(8, 8 + TOKEN_BYTES).equals(token)) return null;
   const sections: Buffer[] = [];
   for (let at = 8 + TOKEN_BYTES; at < bytes.length; ) {
     const len = bytes.readUInt32LE(at);
-    const section = bytes.subarray(at + 4, at + 4 + len);
-    sections.push(version === 1 ? section : zstdDecompressSync(section));
+    sections.push(zstdDecompressSync(bytes.subarray(at + 4, at + 4 + len)));
     at += 4 + len;
   }
   if (sections.length !== SECTIONS) return null;
@@ -180,27 +142,13 @@ function decode(bytes: Buffer, token: Buffer): IndexImage | null {
   const u8 = (b: Buffer): Uint8Array => b;
   const u16 = (b: Buffer) => new Uint16Array(new Uint8Array(b).buffer);
   const u32 = (b: Buffer) => new Uint32Array(new Uint8Array(b).buffer);
-  const [json, storageIds, alive, typeBits, accountOf, checkOfId, nameStart, nameLength, names, start, end, textBytes, spanBytes, postingBytes] = sections as Buffer[];
+  const [json, storageIds, alive, typeBits, accountOf, checkOfId, nameStart, nameLength, names, start, end, texts, spans, postings] = sections as Buffer[];
   const s = JSON.parse(json!.toString('utf8')) as {
     size: number;
     checks: [string, string, number][];
     more: [number, ActivityWindow[]][];
     accounts: [number, number, number, [string, string | null, number][]][];
     spellings: [number, string][];
-  };
-  const postings = u32(postingBytes!);
-  const ids = (offset: number, length: number) => postings.subarray(offset, offset + length);
-  const texts = textBytes!.toString('utf8');
-  const spans = u32(spanBytes!);
-  const spelled = new Map(s.spellings);
-  let term = 0;
-  let textAt = 0;
-  const nextTerm = (): TermImage => {
-    const length = spans[term * 3 + 2]!;
-    const t = { text: texts.slice(textAt, textAt + length), spelling: spelled.get(term) ?? null, ids: ids(spans[term * 3]!, spans[term * 3 + 1]!) };
-    textAt += length;
-    term++;
-    return t;
   };
   return {
     size: s.size,
@@ -214,10 +162,12 @@ function decode(bytes: Buffer, token: Buffer): IndexImage | null {
     names: u8(names!),
     checks: s.checks,
     activity: { start: u32(start!), end: u32(end!), more: s.more },
-    accounts: s.accounts.map(([account, offset, length, categories]) => ({
+    accounts: s.accounts.map(([account, allAt, allLength, categories]) => ({
       account,
-      all: ids(offset, length),
-      categories: categories.map(([category, spelling, count]) => ({ category, spelling, terms: Array.from({ length: count }, nextTerm) })),
+      allAt,
+      allLength,
+      categories: categories.map(([category, spelling, terms]) => ({ category, spelling, terms })),
     })),
+    terms: { texts: u8(texts!), spans: u32(spans!), postings: u32(postings!), spellings: s.spellings },
   };
 }

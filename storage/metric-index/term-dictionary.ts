@@ -16,6 +16,7 @@ import { placeEntry, slotsFor } from '../../model/hash-slots.js';
 import { TextArena } from '../../model/text-arena.js';
 import { grown } from '../../model/typed-arrays.js';
 import { IdList } from './id-sets.js';
+import { TermColumnsBuilder, TermCursor } from './term-columns.js';
 
 /** The key of a category-only tag (`host` without a value): searches see its value as ''. */
 export const NO_VALUE = '\u0000';
@@ -44,13 +45,6 @@ export class Term extends IdList {
   get ids(): IdList {
     return this;
   }
-}
-
-/** A value as an index image carries it (storage/metric-index/snapshot.ts TermImage). */
-export interface TermSource {
-  text: string;
-  spelling: string | null;
-  ids: Uint32Array;
 }
 
 export class TermDictionary {
@@ -97,7 +91,7 @@ export class TermDictionary {
   add(key: string, id: number, spelling: string | null = null, bulk = false): void {
     let v = this.find(key);
     if (v < 0) {
-      v = this.append(this.scratch, this.scratchLength, this.hashOfScratch());
+      v = this.append(this.scratch, 0, this.scratchLength, this.hashOfScratch());
       this.single[v] = id;
       if (!bulk && this.count - this.merged > Math.max(MIN_UNSORTED, this.merged >> 3)) this.mergeUnsorted();
     } else {
@@ -149,24 +143,48 @@ export class TermDictionary {
     return out;
   }
 
-  /** A dictionary of `terms`, given in search text order (an index snapshot's). */
-  static of(terms: readonly TermSource[], spelling: string | null): TermDictionary {
+  /** UTF-8 bytes of every value held (an image's size). */
+  get textBytes(): number {
+    return this.texts.bytesUsed;
+  }
+
+  /** Appends the values, in byte order, to `out`, with their ids `keep` accepts (null: all); values left without ids are skipped. */
+  writeTo(out: TermColumnsBuilder, keep: ((id: number) => boolean) | null): number {
+    this.settle();
+    const first = out.count;
+    for (let i = 0; i < this.merged; i++) {
+      const v = this.sorted[i]!;
+      const one = this.single[v]!;
+      if (one === GONE || (one >= 0 && keep !== null && !keep(one))) continue;
+      const ids = one >= 0 ? one : keep === null ? this.lists.get(v)!.view() : this.lists.get(v)!.view().filter(keep);
+      if (typeof ids !== 'number' && ids.length === 0) continue;
+      out.addTerm(this.texts, v, ids, this.spellings.get(v) ?? null);
+    }
+    return out.count - first;
+  }
+
+  /** A dictionary of the next `count` terms of `terms`, given in byte order (an index image's). */
+  static fromColumns(terms: TermCursor, count: number, spelling: string | null): TermDictionary {
     const d = new TermDictionary();
     d.spelling = spelling;
-    for (const t of terms) {
-      d.encode(t.text);
-      const v = d.append(d.scratch, d.scratchLength, d.hashOfScratch());
-      if (t.ids.length === 1) d.single[v] = t.ids[0]!;
+    const texts = terms.columns.texts;
+    d.growValues(Math.max(64, count));
+    for (let i = 0; i < count; i++) {
+      terms.next();
+      const v = d.append(texts, terms.textAt, terms.textLength, hashBytes(texts, terms.textAt, terms.textLength));
+      const one = terms.singleId();
+      const spelled = terms.spelling();
+      if (one >= 0) d.single[v] = one;
       else {
-        const list = new Term(t.text, t.ids);
-        list.spelling = t.spelling;
+        const list = new Term(d.texts.text(v), terms.ids());
+        list.spelling = spelled;
         d.lists.set(v, list);
         d.single[v] = LISTED;
       }
-      if (t.spelling !== null) d.spellings.set(v, t.spelling);
+      if (spelled !== null) d.spellings.set(v, spelled);
     }
-    // Given in order, the sorted values are the values as numbered. An image written before
-    // byte order (JavaScript string order differs past U+E000) is sorted here instead.
+    // Given in order (as `writeTo` writes them), the sorted values are the values as numbered;
+    // values out of order (an image's bytes not as written) are sorted here rather than trusted.
     let ordered = true;
     for (let v = 1; v < d.count && ordered; v++) ordered = d.texts.compare(v - 1, v) < 0;
     if (ordered) {
@@ -223,10 +241,9 @@ export class TermDictionary {
 
   /** The dictionary anew from the values still held, in order (after compaction dropped some). */
   private rebuild(): void {
-    const again = TermDictionary.of(
-      this.sortedTerms().map((t) => ({ text: t.text, spelling: t.spelling, ids: t.ids.view() })),
-      this.spelling,
-    );
+    const out = new TermColumnsBuilder({ terms: this.size, textBytes: this.textBytes, postings: this.postings });
+    const count = this.writeTo(out, null);
+    const again = TermDictionary.fromColumns(new TermCursor(out.finish()), count, this.spelling);
     // Every field (the table, columns, lists, order) taken from the rebuilt dictionary.
     Object.assign(this, again);
   }
@@ -252,11 +269,11 @@ export class TermDictionary {
     }
   }
 
-  /** A new value of the given bytes (and hash); its number. */
-  private append(bytes: Uint8Array, length: number, hash: number): number {
+  /** A new value of the `length` bytes of `bytes` from `at` (and their hash); its number. */
+  private append(bytes: Uint8Array, at: number, length: number, hash: number): number {
     const v = this.count;
     if (v === this.hashes.length) this.growValues(v * 2);
-    if (this.texts.addBytes(bytes, length) !== v) throw new Error('BUG: a dictionary\'s texts and values are numbered apart');
+    if (this.texts.addBytes(bytes, length, at) !== v) throw new Error('BUG: a dictionary\'s texts and values are numbered apart');
     this.hashes[v] = hash;
     this.count = v + 1;
     if (this.count * 2 > this.slots.length) this.slots = slotsFor(this.slots.length * 2, this.hashes, this.count);
@@ -275,11 +292,8 @@ export class TermDictionary {
     this.scratchLength = ENCODER.encodeInto(text, this.scratch).written;
   }
 
-  /** FNV-1a over the scratch bytes. */
   private hashOfScratch(): number {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < this.scratchLength; i++) h = Math.imul(h ^ this.scratch[i]!, 0x01000193);
-    return h >>> 0;
+    return hashBytes(this.scratch, 0, this.scratchLength);
   }
 
   /** True when value `v`'s bytes start with the scratch bytes. */
@@ -314,3 +328,10 @@ export class TermDictionary {
 }
 
 const ENCODER = new TextEncoder();
+
+/** FNV-1a over `length` bytes of `bytes` from `at`. */
+function hashBytes(bytes: Uint8Array, at: number, length: number): number {
+  let h = 0x811c9dc5;
+  for (let i = at; i < at + length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
+}
