@@ -111,6 +111,27 @@ export function treePeakRss(pid: number): number {
   }, 0);
 }
 
+/**
+ * Polls the process tree's peak RSS (VmHWM) until `stop()`, which returns the highest seen: a
+ * process about to exit (a graceful stop) can no longer be asked afterwards.
+ */
+export function watchTreePeakRss(pid: number, everyMs = 100): { stop(): number } {
+  let highest = 0;
+  const poll = () => {
+    const now = treePeakRss(pid);
+    // NaN once the process has exited (a zombie's status has no VmHWM).
+    if (Number.isFinite(now)) highest = Math.max(highest, now);
+  };
+  poll();
+  const timer = setInterval(poll, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return highest;
+    },
+  };
+}
+
 /** CPU seconds (user + system, every thread) the process has used so far. */
 export function cpuSeconds(pid: number): number {
   // /proc/<pid>/stat: fields after the command's closing parenthesis; utime and stime are the 12th and 13th, in clock ticks.

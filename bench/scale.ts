@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { ferriteBodiesLazy, ferriteName, prepared, send, UUID, valueOf, vmBodiesLazy, type Bodies, type Dataset } from './dataset.js';
-import { diskBytes, requireShippedNode, startFerrite, startVictoriaMetrics, treePeakRss, victoriaMetricsAvailable, type Running } from './peers.js';
+import { diskBytes, requireShippedNode, startFerrite, startVictoriaMetrics, treePeakRss, victoriaMetricsAvailable, watchTreePeakRss, type Running } from './peers.js';
 import { keepFiguresIn, recordFigure } from './summary.js';
 import { timeRounds } from './timing.js';
 
@@ -63,6 +63,8 @@ interface Result {
   /** Requests refused with 503 and sent again after Retry-After. */
   refused: number;
   peakRssMiB: number;
+  /** Peak RSS up to the end of the graceful stop after the load (a stop that seals every buffer may need more than the load did). */
+  stopPeakRssMiB: number;
   /** Median of the timed rounds of the 1000-series read, ms. */
   readMs: number;
   diskBytes: number;
@@ -259,7 +261,9 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     if (s.heapSnapshots !== undefined && o.heapSnapshots !== undefined) console.log(`${s.label}: heap snapshots after the load: ${(await s.heapSnapshots(running.url, o.heapSnapshots)).join(', ')}`);
     // Each figure printed as soon as it exists: a restart that never reads back must not take them with it.
     console.log(`${s.label}: readable ${readableAfterS.toFixed(2)} s after the last acknowledgement; ${readSeries.length}-series read median ${ms[Math.floor((ms.length - 1) / 2)]!.toFixed(1)} ms; peak RSS ${mib(peak).toFixed(0)} MiB`);
+    const peakWatch = watchTreePeakRss(running.child.pid!);
     const stopS = await stop(running);
+    const stopPeak = Math.max(peak, peakWatch.stop());
     const disk = diskBytes(dir);
     console.log(`${s.label}: stopped in ${stopS.toFixed(1)} s; ${mib(disk).toFixed(1)} MiB on disk after the graceful stop; starting again`);
     const t0 = performance.now();
@@ -267,7 +271,7 @@ async function measure(s: System, dir: string, d: Dataset, o: Options): Promise<
     const readKnown = s.label === 'ferrite' ? () => ferriteRaw(running.url, known, d.start) : () => s.read(running.url, [known]);
     await untilExact(`${s.label} read after restart`, readKnown, [known], running);
     const restartS = (performance.now() - t0) / 1000;
-    const r: Result = { label: s.label, loadRate: (o.series * scrapes) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS, stopS };
+    const r: Result = { label: s.label, loadRate: (o.series * scrapes) / loadS, readableAfterS, refused, peakRssMiB: mib(peak), stopPeakRssMiB: mib(stopPeak), readMs: ms[Math.floor((ms.length - 1) / 2)]!, diskBytes: disk, restartS, stopS };
     // Printed as it comes: a run that fails later still leaves this system's figures.
     console.log(`${s.label}: ${JSON.stringify(r)}`);
     return r;
@@ -302,6 +306,7 @@ function report(results: Result[], o: Options): void {
   const rows: { measure: string; unit: string; of: (r: Result) => number; better: 'higher' | 'lower'; digits: number }[] = [
     { measure: 'load rate until every write acknowledged', unit: 'samples/s', of: (r) => r.loadRate, better: 'higher', digits: 0 },
     { measure: 'peak RSS, process tree', unit: 'MiB', of: (r) => r.peakRssMiB, better: 'lower', digits: 0 },
+    { measure: 'peak RSS through the graceful stop', unit: 'MiB', of: (r) => r.stopPeakRssMiB, better: 'lower', digits: 0 },
     { measure: `${Math.min(READ_SERIES, o.series)}-series read, whole range (median of ${o.rounds})`, unit: 'ms', of: (r) => r.readMs, better: 'lower', digits: 1 },
     { measure: 'bytes on disk after a graceful stop', unit: 'MiB', of: (r) => mib(r.diskBytes), better: 'lower', digits: 1 },
     { measure: 'bytes on disk per sample', unit: 'B', of: (r) => r.diskBytes / samples, better: 'lower', digits: 2 },
