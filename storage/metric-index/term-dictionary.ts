@@ -169,6 +169,10 @@ export class TermDictionary {
     d.spelling = spelling;
     const texts = terms.columns.texts;
     d.growValues(Math.max(64, count));
+    // Slots for all of them at once: no table rebuilt at each doubling.
+    let slots = d.slots.length;
+    while (slots < count * 2) slots *= 2;
+    if (slots > d.slots.length) d.slots = new Int32Array(slots);
     for (let i = 0; i < count; i++) {
       terms.next();
       const v = d.append(texts, terms.textAt, terms.textLength, hashBytes(texts, terms.textAt, terms.textLength));
