@@ -41,6 +41,13 @@ export class TermCursor {
     this.nextTextAt += this.textLength;
   }
 
+  /** UTF-8 bytes of the texts of the next `count` terms. */
+  textBytesAhead(count: number): number {
+    let bytes = 0;
+    for (let t = this.term + 1; t <= this.term + count; t++) bytes += this.columns.spans[t * SPAN + 2]!;
+    return bytes;
+  }
+
   /** The current term's ids (a view of the postings). */
   ids(): Uint32Array {
     const at = this.columns.spans[this.term * SPAN]!;

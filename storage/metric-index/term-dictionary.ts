@@ -168,8 +168,9 @@ export class TermDictionary {
     const d = new TermDictionary();
     d.spelling = spelling;
     const texts = terms.columns.texts;
+    // Room for all of them at once: no arena copied, no table rebuilt at each doubling.
+    d.texts = new TextArena(Math.max(1024, terms.textBytesAhead(count)), Math.max(64, count));
     d.growValues(Math.max(64, count));
-    // Slots for all of them at once: no table rebuilt at each doubling.
     let slots = d.slots.length;
     while (slots < count * 2) slots *= 2;
     if (slots > d.slots.length) d.slots = new Int32Array(slots);

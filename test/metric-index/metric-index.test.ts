@@ -297,12 +297,13 @@ function asPlainVersion(file: string, version: number): void {
   const parts: Buffer[] = [Buffer.from(bytes.subarray(0, 24))];
   parts[0]!.writeUInt32LE(version, 4);
   for (let at = 24; at < bytes.length; ) {
+    // Version 4 sections: frame length, uncompressed length, frame.
     const len = bytes.readUInt32LE(at);
-    const raw = zstdDecompressSync(bytes.subarray(at + 4, at + 4 + len));
+    const raw = zstdDecompressSync(bytes.subarray(at + 8, at + 8 + len));
     const head = Buffer.alloc(4);
     head.writeUInt32LE(raw.length);
     parts.push(head, raw);
-    at += 4 + len;
+    at += 8 + len;
   }
   writeFileSync(file, Buffer.concat(parts));
 }
