@@ -5,6 +5,7 @@
 // {uuid, check_name, check_tags, metric_name, category, type, account_id[, activity][, latest]}.
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import type { IdSearch } from './search.js';
+import { setImmediate as turn } from 'node:timers/promises';
 
 /** One search result: its record as JSON text (latest values may be exact bigints). */
 export interface FindRow {
@@ -22,7 +23,6 @@ export interface LatestReader {
 
 /** Rows rendered between two yields to the event loop, so a long answer lets other requests in. */
 const ROWS_PER_TURN = 4096;
-const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 export async function findRows(reader: LatestReader, s: IdSearch, activity: boolean, latest: number): Promise<FindRow[]> {
   const { index } = s;

@@ -11,6 +11,7 @@ import type { AccountId, MetricKey } from '../../model/types.js';
 import type { MetricIndex } from '../../storage/metric-index/metric-index.js';
 import { evaluate } from '../../storage/metric-index/query-plan.js';
 import type { MetricInfo } from '../../model/metric-info.js';
+import { setImmediate as turn } from 'node:timers/promises';
 
 export interface SearchOptions {
   account: AccountId;
@@ -48,7 +49,6 @@ export interface SearchContext {
 
 /** Matches looked at between two yields to the event loop, so other requests go on. */
 const CHUNK = 16_384;
-const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * The matches: with `countAll` the search goes on past the limit only to count (the total

@@ -55,7 +55,7 @@ const EMPTY = Buffer.alloc(0);
 const IMAGE_BYTES_PER_ENTRY = 256;
 const NO_IDS: ReadonlySet<number> = new Set();
 /** Ranges of names one packing writes (a million new series are a thousand ranges: packed over many checkpoints). */
-const PACK_RANGES = 16;
+export const PACK_RANGES = 16;
 /** Compact posting lists once this share of indexed ids is dead. */
 const COMPACT_DEAD_SHARE = 0.25;
 
@@ -438,9 +438,9 @@ export class MetricIndex {
    * `namesPacked` with the ranges once the batch is written. Must not run beside a `stageRemove`
    * whose batch is unwritten (the shard runs both in its index queue).
    */
-  stagePackNames(batch: StoreBatch, most = PACK_RANGES): number[] {
+  stagePackNames(batch: StoreBatch, most = PACK_RANGES, from = 0): number[] {
     const ranges: number[] = [];
-    for (let range = 0; (range + 1) * NAME_BLOCK_IDS <= this.size && ranges.length < most; range++) {
+    for (let range = from; (range + 1) * NAME_BLOCK_IDS <= this.size && ranges.length < most; range++) {
       if (this.packed.has(range) || !this.allWritten(range)) continue;
       this.stageNameBlock(batch, range, NO_IDS);
       ranges.push(range);
