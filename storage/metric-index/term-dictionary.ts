@@ -135,14 +135,6 @@ export class TermDictionary {
     for (let v = 0; v < this.count; v++) if (this.single[v] !== GONE) yield this.term(v);
   }
 
-  /** The values in byte order. */
-  sortedTerms(): Term[] {
-    this.settle();
-    const out: Term[] = [];
-    for (let i = 0; i < this.merged; i++) if (this.single[this.sorted[i]!] !== GONE) out.push(this.term(this.sorted[i]!));
-    return out;
-  }
-
   /** UTF-8 bytes of every value held (an image's size). */
   get textBytes(): number {
     return this.texts.bytesUsed;
