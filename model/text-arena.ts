@@ -4,7 +4,7 @@
 // object each, here their bytes and 8 bytes of offsets, outside the V8 heap (issue 30). Read
 // back as a string when asked; compared and matched as bytes (UTF-8 byte order is code point
 // order) without making one.
-import { grown } from './typed-arrays.js';
+import { grown, withRoom } from './typed-arrays.js';
 
 export class TextArena {
   private bytes: Uint8Array;
@@ -96,7 +96,7 @@ export class TextArena {
       this.starts = grown(this.starts, this.count * 2);
       this.lengths = grown(this.lengths, this.count * 2);
     }
-    if (this.used + bytes > this.bytes.length) this.bytes = grown(this.bytes, Math.max(this.bytes.length * 2, this.used + bytes));
+    this.bytes = withRoom(this.bytes, this.used + bytes);
   }
 
   /** Numbers the `length` bytes just written at the end. */

@@ -9,3 +9,11 @@ export function grown<T extends NumberArray>(a: T, length: number, fill = 0): T 
   out.set(a);
   return out;
 }
+
+/**
+ * `a` when it has room for `needed` values, else a copy doubled (to `needed` at least): a column
+ * filled an append at a time is copied O(log n) times.
+ */
+export function withRoom<T extends NumberArray>(a: T, needed: number, fill = 0): T {
+  return needed <= a.length ? a : grown(a, Math.max(needed, a.length * 2), fill);
+}

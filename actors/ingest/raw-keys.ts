@@ -8,7 +8,7 @@
 import type { MetricResolution } from '../../model/ingest-record.js';
 import type { KnownKeys } from '../../model/tsv.js';
 import { placeEntry, slotsFor } from '../../model/hash-slots.js';
-import { grown } from '../../model/typed-arrays.js';
+import { grown, withRoom } from '../../model/typed-arrays.js';
 
 const EMPTY = -1;
 /** Slots per entry at least (load factor ≤ 1/2). */
@@ -75,7 +75,7 @@ export class RawKeys implements KnownKeys<number> {
     if (entry === this.starts.length) this.growEntries();
     if ((entry + 1) * SLOTS_PER_ENTRY > this.slots.length) this.slots = slotsFor(this.slots.length * 2, this.hashes, entry);
     const length = to - tab - 1;
-    if (this.arenaUsed + length > this.arena.length) this.arena = grown(this.arena, Math.max(this.arena.length * 2, this.arenaUsed + length));
+    this.arena = withRoom(this.arena, this.arenaUsed + length);
     this.arena.set(bytes.subarray(tab + 1, to), this.arenaUsed);
     this.starts[entry] = this.arenaUsed;
     this.lengths[entry] = length;

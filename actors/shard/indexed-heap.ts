@@ -1,7 +1,7 @@
 // A binary min-heap of small integer ids by a number key, in typed arrays, with each id's
 // position kept so an id can be removed from the middle (a buffer sealed or deleted before its
 // due time leaves the seal schedule at once, so its row can be reused).
-import { grown } from '../../model/typed-arrays.js';
+import { grown, withRoom } from '../../model/typed-arrays.js';
 
 const NOT_IN_HEAP = -1;
 
@@ -95,6 +95,6 @@ export class IndexedMinHeap {
       this.ids = grown(this.ids, this.ids.length * 2);
       this.keys = grown(this.keys, this.keys.length * 2);
     }
-    if (id >= this.pos.length) this.pos = grown(this.pos, Math.max(id + 1, this.pos.length * 2), NOT_IN_HEAP);
+    this.pos = withRoom(this.pos, id + 1, NOT_IN_HEAP);
   }
 }

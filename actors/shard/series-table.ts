@@ -16,7 +16,7 @@ import { metricKey } from '../../model/metric-key.js';
 import { canonicalText, newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, splitCanonical, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
-import { grown } from '../../model/typed-arrays.js';
+import { grown, withRoom } from '../../model/typed-arrays.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import { PendingNames } from './pending-names.js';
@@ -172,7 +172,7 @@ export class SeriesTable {
   adopt(m: WireMetric): ShardMetric {
     let n = this.numberOf(m.idHex);
     if (n < 0) n = this.ids.add(this.scratch);
-    if (n >= this.rowOf.length) this.rowOf = grown(this.rowOf, Math.max(n + 1, this.rowOf.length * 2), NOT_ADOPTED);
+    this.rowOf = withRoom(this.rowOf, n + 1, NOT_ADOPTED);
     let row = this.rowOf[n]!;
     if (row === NOT_ADOPTED) {
       row = this.rowOf[n] = this.newRow(n, m);

@@ -36,7 +36,7 @@ import type { RollupEngine } from '../../storage/rollups.js';
 import type { Tombstones } from '../../storage/tombstones.js';
 import { inLanes } from './lanes.js';
 import { SeriesTable, ShardMetric } from './series-table.js';
-import { grown } from '../../model/typed-arrays.js';
+import { withRoom } from '../../model/typed-arrays.js';
 import type { BufferValue } from './window-buffer.js';
 import { setImmediate as turn } from 'node:timers/promises';
 
@@ -138,7 +138,7 @@ export class Shard {
     if (m === undefined) throw new Error(`BUG: sid ${sid} was never declared in this epoch`);
     l.declared[sid] = undefined;
     const metric = this.series.adopt(m);
-    if (sid >= l.rows.length) l.rows = grown(l.rows, Math.max(sid + 1, l.rows.length * 2));
+    l.rows = withRoom(l.rows, sid + 1);
     l.rows[sid] = metric.row + 1;
     return metric;
   }

@@ -5,7 +5,7 @@
 // straight from a dictionary's arena (storage/metric-index/term-dictionary.ts) and read back
 // into one without a string or object per value.
 import type { TextArena } from '../../model/text-arena.js';
-import { grown } from '../../model/typed-arrays.js';
+import { withRoom } from '../../model/typed-arrays.js';
 
 /** u32s per term in `spans`: posting list offset, its length, the text's UTF-8 length. */
 export const SPAN = 3;
@@ -93,13 +93,13 @@ export class TermColumnsBuilder {
     return at;
   }
 
-  /** Appends value `value` of `arena` as a term whose ids are `ids`, or the one id `single`. */
+  /** Appends value `value` of `arena` as a term whose ids are `ids` (or the one id, as a number). */
   addTerm(arena: TextArena, value: number, ids: Uint32Array | number, spelling: string | null): void {
     const length = arena.byteLength(value);
-    if (this.textsUsed + length > this.texts.length) this.texts = grown(this.texts, Math.max(this.texts.length * 2, this.textsUsed + length));
+    this.texts = withRoom(this.texts, this.textsUsed + length);
     arena.copyTo(value, this.texts, this.textsUsed);
     this.textsUsed += length;
-    if ((this.terms + 1) * SPAN > this.spans.length) this.spans = grown(this.spans, Math.max(this.spans.length * 2, (this.terms + 1) * SPAN));
+    this.spans = withRoom(this.spans, (this.terms + 1) * SPAN);
     const n = typeof ids === 'number' ? 1 : ids.length;
     const at = this.room(n);
     if (typeof ids === 'number') this.postings[at] = ids;
@@ -117,7 +117,7 @@ export class TermColumnsBuilder {
 
   /** Room for `n` more ids; where they go. */
   private room(n: number): number {
-    if (this.posted + n > this.postings.length) this.postings = grown(this.postings, Math.max(this.postings.length * 2, this.posted + n));
+    this.postings = withRoom(this.postings, this.posted + n);
     this.posted += n;
     return this.posted - n;
   }
