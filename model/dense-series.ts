@@ -7,6 +7,7 @@
 import { blockHeader, decodeNumericBlockInto } from './codec/numeric-block.js';
 import { lowerBound, type Series } from './series.js';
 import { BufferPool } from './buffer-pool.js';
+import { scratchFloat64 } from './scratch.js';
 import type { NumericValue } from './types.js';
 
 /** Ascending ms timestamps, one sample per stamp, non-null values as doubles (NaN and ±∞ kept). */
@@ -37,14 +38,16 @@ const POOL_IDLE = 4;
 const buffers = new BufferPool(POOL_MIN * 8, POOL_MAX * 8, POOL_IDLE);
 
 /**
- * Below this many samples a series' arrays are made to measure, not pooled: a pooled buffer is
- * at least POOL_MIN samples (16 KiB), and a read of many short series (1000 series of 11 samples
- * just written, bench:scale) spent most of its decoding time taking two of those a series.
+ * Below this many samples a series' arrays are not pooled: a pooled buffer is at least POOL_MIN
+ * samples (16 KiB), and a read of many short series (1000 series of 11 samples just written,
+ * bench:scale) spent most of its decoding time taking two of those a series.
  */
 const UNPOOLED_MAX = 256;
 
 const pool = {
-  take: (n: number): Float64Array => (n <= UNPOOLED_MAX ? new Float64Array(n) : new Float64Array(buffers.take(n * 8, false), 0, n)),
+  // Short ones are views of a scratch slab (model/scratch.ts; `give` ignores them): a series
+  // read dies with its read, and an array with memory of its own costs ≈ 1 µs to make.
+  take: (n: number): Float64Array => (n <= UNPOOLED_MAX ? scratchFloat64(n) : new Float64Array(buffers.take(n * 8, false), 0, n)),
   give: (a: Float64Array): void => buffers.give(a.buffer as ArrayBuffer),
 };
 

@@ -28,6 +28,11 @@ function carve(bytes: number): [ArrayBuffer, number] {
   return [slab, at];
 }
 
+/** `bytes` of zeros as [buffer, offset] (a multiple of 8): a slab's, or a buffer of their own when large. */
+export function scratchMemory(bytes: number): [ArrayBuffer, number] {
+  return bytes > LARGEST_BYTES ? [new ArrayBuffer(bytes), 0] : carve(bytes);
+}
+
 /** n zeros, as a view of a slab (or its own memory when large). */
 export function scratchFloat64(n: number): Float64Array {
   if (n * 8 > LARGEST_BYTES) return new Float64Array(n);

@@ -335,7 +335,8 @@ export class RollupStore {
     const level = engine === 'recalc' ? undefined : this.levelServing(spanMs, first);
     if (level === undefined) {
       if (engine === 'nnt') throw ferr('FER_ERR_BAD_PARAM', 'rollup_span', `no rollup serves ${spanMs} ms (levels: ${this.levels.map((l) => `${l.period}s`).join(', ')}); use get_engine=recalc`);
-      await this.recalc(raw, metric, slots, 0, slots.count);
+      if (valuesOnly(columns)) await this.recalcValues(raw, metric, slots);
+      else await this.recalc(raw, metric, slots, 0, slots.count);
       return slots;
     }
     // Stale windows first: a rollup finishing meanwhile is then either seen as stale or read as written.
@@ -459,6 +460,23 @@ export class RollupStore {
     const carry = await this.carryBefore(raw, metric, from);
     const got = accumulate(await raw.read(metric, from, slots.startOf(hi)), slots.spanMs, carry, slots.first).periods;
     for (let i = lo; i < hi; i++) slots.replace(i, got.get(slots.startOf(i)) ?? null);
+  }
+
+  /**
+   * `recalc` of every slot when the read needs only the value quantity (an average, a count):
+   * no rates, so no carry and no read before the first slot, and the periods go to the slots as
+   * columns instead of an accumulator per slot (the same additions in the same order).
+   */
+  private async recalcValues(raw: RawSource, metric: MetricRef, slots: RollupSlots): Promise<void> {
+    if (slots.count === 0) return;
+    const samples = await raw.read(metric, slots.first, slots.startOf(slots.count));
+    try {
+      const periods = PeriodColumns.scratchValues(slots.first, slots.spanMs, slots.count);
+      accumulateValues(samples, periods);
+      slots.addComputed(periods.compact(), slots.first, slots.spanMs);
+    } finally {
+      releaseDense(samples);
+    }
   }
 
   /**

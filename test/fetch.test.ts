@@ -82,9 +82,22 @@ test('numeric transforms', async (t) => {
     derivative_stddev: [0, 0],
   };
   names.forEach((name, i) => close(t, got[i], want[name]!));
-  // A period no rollup divides is recalculated from raw.
-  const r = await fetchJson(doc([stream('f.num', 'numeric', 'average')], undefined, { start: 10, period: 25, count: 4 }));
-  close(t, r.json.data[0], [2, 4.5, 7, 9.5]);
+  // A period no rollup divides is recalculated from raw: the value transforms from the slots'
+  // samples alone, the rates with the sample before each slot (here the one at 0 s).
+  const odd = ['average', 'sum', 'count', 'stddev', 'derivative', 'counter'];
+  const r = await fetchJson(doc(odd.map((tr) => stream('f.num', 'numeric', tr)), undefined, { start: 10, period: 25, count: 4 }));
+  const oddWant: Record<string, (number | null)[]> = {
+    average: [2, 4.5, 7, 9.5],
+    sum: [6, 9, 21, 19],
+    count: [3, 2, 3, 2],
+    stddev: [Math.sqrt(2 / 3), 0.5, Math.sqrt(2 / 3), 0.5],
+    derivative: [0.1, 0.1, 0.1, 0.1],
+    counter: [0.1, 0.1, 0.1, 0.1],
+  };
+  odd.forEach((name, i) => close(t, r.json.data[i], oddWant[name]!));
+  // Reduced on the shard (a sum of the streams' cells), the same cells are added.
+  const summed = await fetchJson(doc([stream('f.num', 'numeric', 'average'), stream('f.num', 'numeric', 'count')], [{ label: 's', method: 'sum', method_params: [] }], { start: 10, period: 25, count: 4 }));
+  close(t, summed.json.data[0], [5, 6.5, 10, 11.5]);
 });
 
 test('histogram transforms', async (t) => {

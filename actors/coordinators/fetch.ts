@@ -77,7 +77,7 @@ async function foldStreams(node: NodeApi, plan: FetchPlan, reduce: ReduceSpec): 
 }
 
 /** Streams one question to a shard reads; the next batch is asked before the last one is turned into columns. */
-const READ_BATCH = 16;
+const READ_BATCH = 64;
 
 /**
  * Every stream's column. The numeric streams this node holds are read a batch per question to
@@ -96,7 +96,7 @@ async function streamColumns(node: NodeApi, plan: FetchPlan, renderJson: boolean
     batchesOf(list, READ_BATCH).map(async (batch) => {
       const got = await ask(n, batch);
       batch.forEach((i, k) => {
-        const column = numericColumn(plan, plan.streams[i]!, metrics[i]!, got[k]!);
+        const column = numericColumn(plan, plan.streams[i]!, metrics[i]!, got.subarray(k * plan.count, (k + 1) * plan.count));
         if (renderJson) column.json = numericCellsJson(column);
         columns.set(i, column);
       });

@@ -110,8 +110,12 @@ export interface ShardMethods {
   rollupValues(metric: WireMetric, spanMs: number, start: number, end: number, engine: RollupEngine, type: RollupField): Float64Array;
   /** One numeric stream read into slots and transformed (NaN: no value); null when never stored here. */
   numericCells(metric: WireMetric, slots: SlotGeometry, transform: string): Float64Array | null;
-  /** `numericCells` of each stream, in one question (a fetch's streams on this shard). */
-  numericCellsMany(streams: NumericStream[], slots: SlotGeometry): (Float64Array | null)[];
+  /**
+   * `numericCells` of each stream, in one question (a fetch's streams on this shard), in one
+   * array: stream k's cells are [k·count, (k + 1)·count), NaN where it has no value or was never
+   * stored here (a fetch renders both as null). One buffer crosses the thread, not one a stream.
+   */
+  numericCellsMany(streams: NumericStream[], slots: SlotGeometry): Float64Array;
   /** Its streams read, transformed and folded into partial sums per group (a sum, mean or groupby reduce pushed down). */
   foldNumeric(streams: FoldStream[], slots: SlotGeometry, groups: number): WireSums;
   /** The epoch a whole-fetch answer over the metrics up to `end` is current at; null while one has an open buffer before `end`. */

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ActivityWindow } from '../../model/activity.js';
 import type { FerriteConfig } from '../../model/config.js';
-import { numericColumns, numericValues } from '../../model/fetch/numeric.js';
+import { numericColumns, numericValues, numericValuesInto } from '../../model/fetch/numeric.js';
+import type { RollupSlots } from '../../model/rollup/slots.js';
 import { CellSums } from '../../model/fetch/reduce.js';
 import { serializeHistogram } from '../../model/histogram/index.js';
 import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
@@ -227,22 +228,36 @@ export class Shard {
   }
 
   async numericCells(m: ReadMetric, g: SlotGeometry, transform: string): Promise<Float64Array | null> {
-    if (!(await this.knows(m))) return null;
-    const slots = await this.partition(m.partition).readRollups(this.series.ref(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
-    return numericValues(transform, slots);
+    const slots = await this.numericSlots(m, g, transform);
+    return slots === null ? null : numericValues(transform, slots);
   }
 
-  numericCellsMany(streams: NumericStream[], g: SlotGeometry): Promise<(Float64Array | null)[]> {
-    return Promise.all(streams.map((s) => this.numericCells(s.metric, g, s.transform)));
+  /** One stream read into slots for a transform; null when never stored here. */
+  private async numericSlots(m: ReadMetric, g: SlotGeometry, transform: string): Promise<RollupSlots | null> {
+    if (!(await this.knows(m))) return null;
+    return this.partition(m.partition).readRollups(this.series.ref(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
+  }
+
+  /**
+   * Each stream's cells written into one array as its read ends (side by side): holding every
+   * stream's slots until the last read ends would hold their periods too.
+   */
+  async numericCellsMany(streams: NumericStream[], g: SlotGeometry): Promise<Float64Array> {
+    const out = new Float64Array(streams.length * g.count).fill(NaN);
+    await Promise.all(
+      streams.map(async (s, k) => {
+        const slots = await this.numericSlots(s.metric, g, s.transform);
+        if (slots !== null) numericValuesInto(out.subarray(k * g.count, (k + 1) * g.count), s.transform, slots);
+      }),
+    );
+    return out;
   }
 
   async foldNumeric(streams: FoldStream[], g: SlotGeometry, groups: number): Promise<WireSums> {
     const sums = new CellSums(groups, g.count);
-    // Read side by side, added in stream order, so the sums are repeatable. Each stream is turned
-    // into its cells as its read ends: holding every stream's slots until the last read ends
-    // would hold their periods too (three columns a stream where the cells are one).
+    // Read side by side, added in stream order, so the sums are repeatable (NaN cells add nothing).
     const cells = await this.numericCellsMany(streams, g);
-    cells.forEach((c, i) => c !== null && sums.add(streams[i]!.group, c));
+    streams.forEach((s, k) => sums.add(s.group, cells.subarray(k * g.count, (k + 1) * g.count)));
     return { sum: sums.sum, n: sums.n };
   }
 

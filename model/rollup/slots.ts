@@ -5,13 +5,15 @@
 // need as Float64Arrays; nothing builds an object per period unless asked (`row`).
 import { emptyAccumulator, type RollupAccumulator } from './accumulator.js';
 import { columnId, PARTS, QUANTITIES, type Part, type Quantity } from './chunk.js';
-import { scratchFloat64, scratchUint8 } from '../scratch.js';
+import { scratchFloat64, scratchInt32, scratchUint8 } from '../scratch.js';
 
 /** Periods as columns aligned with their slots: a stored chunk (RollupChunk), or periods computed from raw (CompactPeriods). */
 export interface PeriodSource {
   /** Index of each period holding data, from the source's start, ascending. */
   readonly slots: Int32Array;
   column(q: Quantity, part: Part): Float64Array;
+  /** Made for one read (scratch memory): its slot map is not kept for the next. */
+  readonly transient?: boolean;
 }
 
 interface Source extends SlotMap {
@@ -88,9 +90,9 @@ export class RollupSlots {
    * dashboard asks the same range again (issue 31: a tenth of a cached 30-day read's time).
    */
   private slotsOf(chunk: PeriodSource, chunkStart: number, periodMs: number): SlotMap {
-    const kept = slotMaps.get(chunk);
+    const kept = chunk.transient === true ? undefined : slotMaps.get(chunk);
     if (kept?.first === this.first && kept.spanMs === this.spanMs && kept.count === this.count && kept.chunkStart === chunkStart && kept.periodMs === periodMs) return kept;
-    const slotOf = new Int32Array(chunk.slots.length);
+    const slotOf = chunk.transient === true ? scratchInt32(chunk.slots.length) : new Int32Array(chunk.slots.length);
     const end = this.first + this.count * this.spanMs;
     let aligned = slotOf.length === this.count;
     for (let j = 0; j < chunk.slots.length; j++) {
@@ -99,7 +101,7 @@ export class RollupSlots {
       aligned &&= slotOf[j] === j && ts === this.first + j * this.spanMs;
     }
     const map = { first: this.first, spanMs: this.spanMs, count: this.count, chunkStart, periodMs, slotOf, aligned };
-    slotMaps.set(chunk, map);
+    if (chunk.transient !== true) slotMaps.set(chunk, map);
     return map;
   }
 
