@@ -88,14 +88,44 @@ export function denseRange(s: DenseSeries, start: number, end: number): DenseSer
   return denseSlice(s, lowerBound(s.ts, start), lowerBound(s.ts, end));
 }
 
+/** An open buffer's numeric samples as `denseOfParts` takes them. */
+export interface DenseSource {
+  /** Samples it holds (at most what `into` writes). */
+  readonly count: number;
+  /**
+   * Writes its samples into ts[at..] and values[at..] as appended; returns the new end, or -1
+   * when it cannot be read densely (a null, per-sample generations): the general read then.
+   */
+  into(ts: Float64Array, values: Float64Array, at: number): number;
+}
+
+/** A series in arrays as a dense source: densely only when it holds neither a null nor generations. */
+export function seriesSource(s: Series<NumericValue>): DenseSource {
+  return {
+    count: s.ts.length,
+    into(ts, values, at) {
+      if (s.gens !== undefined) return -1;
+      for (let i = 0; i < s.ts.length; i++) {
+        const v = s.values[i];
+        // A null sharing a stamp with a number is a conflict the final check could not see.
+        if (v === null || v === undefined) return -1;
+        ts[at] = s.ts[i]!;
+        values[at++] = typeof v === 'number' ? v : Number(v);
+      }
+      return at;
+    },
+  };
+}
+
 /**
  * Encoded numeric blocks (key order) and then open buffers' samples, decoded straight into one
- * dense series (pooled buffers: `releaseDense` it when done), when together they hold no stamp twice and no per-sample generation (the usual
- * case: windows in order, one sample per stamp). Null otherwise: duplicates need the conflict
- * resolver, which the general read (concatenate, normalize) applies.
+ * dense series (pooled buffers: `releaseDense` it when done), when together they hold no stamp
+ * twice and no per-sample generation (the usual case: windows in order, one sample per stamp).
+ * Null otherwise: duplicates need the conflict resolver, which the general read (concatenate,
+ * normalize) applies.
  */
-export function denseOfParts(blocks: readonly Uint8Array[], open: readonly Series<NumericValue>[]): DenseSeries | null {
-  // Stamps must ascend across the parts, null samples' included (a null sharing a stamp with a
+export function denseOfParts(blocks: readonly Uint8Array[], open: readonly DenseSource[]): DenseSeries | null {
+  // Stamps must ascend across the blocks, null samples' included (a null sharing a stamp with a
   // number is a conflict too); a block's own stamps ascend (it was normalized when sealed).
   let capacity = 0;
   let last = -Infinity;
@@ -106,14 +136,7 @@ export function denseOfParts(blocks: readonly Uint8Array[], open: readonly Serie
     last = head.lastTs;
     capacity += head.count;
   }
-  for (const s of open) {
-    if (s.gens !== undefined) return null;
-    for (const t of s.ts) {
-      if (!(t > last)) return null;
-      last = t;
-    }
-    capacity += s.ts.length;
-  }
+  for (const s of open) capacity += s.count;
   const ts = pool.take(capacity);
   const values = pool.take(capacity);
   let at = 0;
@@ -121,14 +144,14 @@ export function denseOfParts(blocks: readonly Uint8Array[], open: readonly Serie
     at = decodeNumericBlockInto(b, ts, values, at);
     if (at < 0) return refused({ ts, values });
   }
+  // Open buffers hold no nulls when they read densely, so the check below sees all their stamps;
+  // the first must follow the blocks' last, a null's included.
+  const fromBlocks = at;
   for (const s of open) {
-    for (let i = 0; i < s.ts.length; i++) {
-      const v = s.values[i];
-      if (v === null || v === undefined) continue;
-      ts[at] = s.ts[i]!;
-      values[at++] = typeof v === 'number' ? v : Number(v);
-    }
+    at = s.into(ts, values, at);
+    if (at < 0) return refused({ ts, values });
   }
+  if (at > fromBlocks && !(ts[fromBlocks]! > last)) return refused({ ts, values });
   const out = denseSlice({ ts, values }, 0, at);
   return strictlyAscending(out.ts) ? out : refused(out);
 }

@@ -228,10 +228,10 @@ export class PartitionCore {
   private async readDense(metric: MetricRef, start: number, end: number, sealedOnly: boolean): Promise<DenseSeries> {
     if (end <= start) return emptyDense();
     const blocks = await this.deps.blocks.readEncoded(metric, 'numeric', start, end, this.span);
-    const open = sealedOnly ? [] : this.open.overlapping(metric, 'numeric', start, end).map((b) => this.open.table.series(b) as Series<NumericValue>);
-    const dense = denseOfParts(blocks, open);
+    const buffers = sealedOnly ? [] : this.open.overlapping(metric, 'numeric', start, end);
+    const dense = denseOfParts(blocks, buffers.map((b) => this.open.table.denseSource(b)));
     if (dense !== null) return denseRange(dense, start, end);
-    const parts: Series<BufferValue>[] = [...blocks.map((b) => decodeNumericBlock(b)), ...open];
+    const parts: Series<BufferValue>[] = [...blocks.map((b) => decodeNumericBlock(b)), ...buffers.map((b) => this.open.table.series(b))];
     return denseOf(sliceSeries(this.normalize('numeric', concatSeries(parts)), start, end) as Series<NumericValue>);
   }
 

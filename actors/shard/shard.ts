@@ -234,8 +234,10 @@ export class Shard {
 
   /** One stream read into slots for a transform; null when never stored here. */
   private async numericSlots(m: ReadMetric, g: SlotGeometry, transform: string): Promise<RollupSlots | null> {
-    if (!(await this.knows(m))) return null;
-    return this.partition(m.partition).readRollups(this.series.ref(m), g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
+    const ref = this.series.ref(m);
+    // A metric this process took samples of and staged in the index is known: no index lookup.
+    if (!(ref instanceof ShardMetric && ref.indexId >= 0) && !(await this.knows(m))) return null;
+    return this.partition(m.partition).readRollups(ref, g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
   }
 
   /**

@@ -9,9 +9,10 @@
 import type { DataKind } from '../../model/ingest-record.js';
 import type { MetricInfo } from '../../model/metric-info.js';
 import type { Series } from '../../model/series.js';
-import type { BufferValue } from '../../model/types.js';
+import type { BufferValue, NumericValue } from '../../model/types.js';
+import { seriesSource, type DenseSource } from '../../model/dense-series.js';
 import { CHUNK_BYTES, CHUNK_PAIRS, NO_CHUNK, SampleChunks } from './sample-chunks.js';
-import { decodeNumericBlock, encodeNumericBlock } from '../../model/codec/numeric-block.js';
+import { decodeNumericBlock, decodeNumericBlockInto, encodeNumericBlock } from '../../model/codec/numeric-block.js';
 import { grown } from '../../model/typed-arrays.js';
 import { ShardMetric } from './series-table.js';
 
@@ -142,6 +143,34 @@ export class BufferTable {
       return out;
     }
     return this.pairs(b);
+  }
+
+  /** A numeric buffer's samples as a dense read takes them: in pair form, decoded straight into its arrays. */
+  denseSource(b: BufferId): DenseSource {
+    if (this.arrays.has(b)) return seriesSource(this.series(b) as Series<NumericValue>);
+    return { count: this.sizes[b]!, into: (ts, values, at) => this.pairsInto(b, ts, values, at) };
+  }
+
+  /** `pairs` written into typed arrays from `at`: the new end, or -1 (a part that does not decode densely). */
+  private pairsInto(b: BufferId, ts: Float64Array, values: Float64Array, at: number): number {
+    const stream = this.frozen[b] === 0 ? null : this.partStream(b);
+    for (let p = 0; stream !== null && p < stream.length; ) {
+      const length = stream[p]! | (stream[p + 1]! << 8);
+      at = decodeNumericBlockInto(stream.subarray(p + 2, p + 2 + length), ts, values, at);
+      if (at < 0) return -1;
+      p += 2 + length;
+    }
+    const n = this.sizes[b]! - this.frozen[b]!;
+    let k = 0;
+    for (let c = this.heads[b]!; c !== NO_CHUNK && k < n; c = this.chunks.next(c)) {
+      const slab = this.chunks.slabOf(c);
+      const base = this.chunks.offset(c);
+      for (let j = 0; j < CHUNK_PAIRS && k < n; j++, k++) {
+        ts[at] = slab[base + 2 * j]!;
+        values[at++] = slab[base + 2 * j + 1]!;
+      }
+    }
+    return at;
   }
 
   /** A buffer's samples (in pair form: its parts, then its pairs), copied out. */

@@ -44,6 +44,7 @@ test('a null, a 64-bit integer or a generation switches to arrays without losing
   table.append(b, 7, 7, 0, 3);
   t.deepEqual(table.series(b), { ts: [0, 1, 2, 3, 4, 5, 6, 7], values: [0.5, 1.5, 2.5, 3.5, 4.5, null, 2n ** 63n, 7], gens: [0, 0, 0, 0, 0, 0, 0, 3] });
   t.is(table.figures.bytes.used, 0, 'its chunks went back to the pool');
+  t.is(table.denseSource(b).into(new Float64Array(8), new Float64Array(8), 0), -1, 'a dense read leaves it to the general read');
 });
 
 test('text is kept in arrays', (t) => {
@@ -116,6 +117,11 @@ test('any doubles, whatever their stamps, read back as appended with parts among
       const got = table.series(b);
       t.is(got.ts.length, want.ts.length);
       t.true(got.ts.every((x, i) => Object.is(x, want.ts[i])) && got.values.every((x, i) => Object.is(x, want.values[i])), 'same bits in the same order');
+      // Read densely (straight into typed arrays, after what is there already), the same.
+      const dense = table.denseSource(b);
+      const [dts, dvs] = [new Float64Array(dense.count + 1), new Float64Array(dense.count + 1)];
+      t.is(dense.into(dts, dvs, 1), want.ts.length + 1);
+      t.true(want.ts.every((x, i) => Object.is(dts[i + 1], x)) && want.values.every((x, i) => Object.is(dvs[i + 1], x)), 'dense: same bits in the same order');
       t.true(table.series(other).values.every((v) => v === 1));
       const used = table.figures.bytes.used;
       table.free(b);
