@@ -34,10 +34,12 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
   app.post('/fetch', docs, async (req, reply) => {
     const flatBuffer = DF4_FLATBUFFER.test(req.headers.accept ?? '');
     const answers = node.fetchAnswers;
-    const key = answers.enabled ? answerKey(req, flatBuffer, node.ring.topology.hash) : null;
+    // The body as text once: the answer's key and the JSON document both read it.
+    const text = documentText(req);
+    const key = answers.enabled ? answerKey(req, text, flatBuffer, node.ring.topology.hash) : null;
     const kept = key === null ? undefined : await answers.lookup(node, key);
     if (kept !== undefined) return reply.type(kept.type).send(kept.body);
-    const plan = withFieldErrors(() => planFetch(fetchDocument(req)));
+    const plan = withFieldErrors(() => planFetch(fetchDocument(req, text)));
     const end = endOf(plan);
     const keepable = key === null ? null : withFieldErrors(() => keepableStreams(node, plan));
     // Asked before the read: whatever changes the streams after this moves an epoch.
@@ -54,16 +56,23 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
  * What identifies a fetch's answer: the document as sent, how it was labelled, the answer's form,
  * and the topology (after a rebalance its streams may be read from other nodes).
  */
-function answerKey(req: FastifyRequest, flatBuffer: boolean, topology: string): string {
-  const document = req.body instanceof Buffer ? req.body.toString('latin1') : bodyText(req);
-  return `${topology}\n${flatBuffer ? 'df4-flatbuffer' : 'df4-json'}\n${mediaType(req)}\n${document}`;
+function answerKey(req: FastifyRequest, text: string, flatBuffer: boolean, topology: string): string {
+  return `${topology}\n${flatBuffer ? 'df4-flatbuffer' : 'df4-json'}\n${mediaType(req)}\n${text}`;
 }
 
-function fetchDocument(req: FastifyRequest): FetchDocument {
+/**
+ * The body as the text that identifies the document: a FlatBuffer's bytes one character each, a
+ * JSON body decoded (two bodies decoding to one text are one document).
+ */
+function documentText(req: FastifyRequest): string {
+  return FETCH_FLATBUFFER.has(mediaType(req)) && req.body instanceof Buffer ? req.body.toString('latin1') : bodyText(req);
+}
+
+function fetchDocument(req: FastifyRequest, text: string): FetchDocument {
   const type = mediaType(req);
   if (FETCH_FLATBUFFER.has(type)) return decodeFetchFlatBuffer(req.body instanceof Buffer ? req.body : Buffer.alloc(0));
   if (!JSON_TYPES.has(type)) throw ferr('FER_ERR_UNSUPPORTED_MEDIA_TYPE', `'${type}' (send application/json or x-irondb-fetch-flatbuffer)`);
-  const parsed = parseJsonBody(bodyText(req));
+  const parsed = parseJsonBody(text);
   if (!parsed.ok) throw ferr('FER_ERR_BAD_BODY', `not acceptable JSON: ${parsed.reason}`);
   return parsed.value as FetchDocument;
 }

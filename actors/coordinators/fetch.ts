@@ -141,9 +141,18 @@ export async function answerStreamRequest(node: NodeApi, payload: unknown): Prom
   return columnToWire(await localColumn(node, { ...plan, streams: [stream], reduce: [] }, stream, metric));
 }
 
+/**
+ * Streams already resolved, by their spec: a request's plan is resolved by `keepableStreams` and
+ * again by the read (two registry lookups a stream, ≈ 1.3 ms of a 1000-stream read).
+ */
+const resolved = new WeakMap<StreamSpec, MetricInfo>();
+
 function streamMetric(node: NodeApi, s: StreamSpec, path: string): MetricInfo {
+  const known = resolved.get(s);
+  if (known !== undefined) return known;
   const found = node.registry.lookup(s.uuid, s.name);
   if (!found.ok) throw new FetchRequestError(`${path}.name`, found.reason);
+  resolved.set(s, found.metric);
   return found.metric;
 }
 
