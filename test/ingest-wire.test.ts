@@ -1,8 +1,9 @@
 // actors/ingest/wire.ts: a body's new metrics travel from a parse worker to their shards as one
-// compact JSON text per shard, and arrive as the worker named them (key and parsed name derived again).
+// compact JSON text per shard, and arrive as the worker named them (key and parsed name derived again);
+// its samples as one buffer per shard.
 import test from 'ava';
 import fc from 'fast-check';
-import { packDeclarations, unpackDeclarations, type NewMetric } from '../actors/ingest/wire.js';
+import { packDeclarations, packParts, partTransfers, unpackDeclarations, type NewMetric, type SidColumns } from '../actors/ingest/wire.js';
 import { metricKey, placeMetric } from '../model/metric-key.js';
 import { canonicalizeMetricName } from '../model/metric-name.js';
 import type { AccountId } from '../model/types.js';
@@ -48,4 +49,29 @@ test('a check named by many metrics is written once in their declarations', (t) 
   const [d] = packDeclarations(fresh.map(declared), 1);
   t.is(d!.json.split(UUIDS[0]!).length - 1, 1);
   t.is(d!.json.split('c_1_1::http').length - 1, 1);
+});
+
+test('parts are packed into one buffer per shard, each column as the worker filled it', (t) => {
+  fc.assert(
+    fc.property(fc.array(fc.array(fc.tuple(fc.nat(1000), fc.double(), fc.double()), { maxLength: 40 }), { minLength: 1, maxLength: 9 }), fc.integer({ min: 1, max: 4 }), (lists, shards) => {
+      // Columns with room to spare, as a worker's are: only `length` of them is the partition's.
+      const columns: [number, SidColumns][] = lists.map((rows, partition) => {
+        const ts = new Float64Array(rows.length + 3);
+        const values = new Float64Array(rows.length + 3);
+        rows.forEach(([, x, v], i) => ((ts[i] = x), (values[i] = v)));
+        return [partition, { metrics: rows.map(([sid]) => sid), ts, values, length: rows.length, others: [] }];
+      });
+      const parts = packParts(columns, (p) => p % shards);
+      t.deepEqual(parts.map((p) => p.partition), lists.map((_, p) => p).sort((a, b) => (a % shards) - (b % shards) || a - b));
+      for (const part of parts) {
+        const rows = lists[part.partition]!;
+        t.deepEqual([...part.sids], rows.map(([sid]) => sid));
+        t.true(rows.every(([, x, v], i) => Object.is(part.ts[i], x) && Object.is(part.values[i], v)));
+        // Every part of a shard shares its buffer, no other shard's does.
+        for (const other of parts) t.is(other.ts.buffer === part.ts.buffer, other.partition % shards === part.partition % shards);
+      }
+      t.is(partTransfers(parts).length, new Set(lists.map((_, p) => p % shards)).size);
+    }),
+    { numRuns: 200 },
+  );
 });

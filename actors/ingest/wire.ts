@@ -137,6 +137,54 @@ export interface WirePart {
   others: (Omit<IngestRecord, 'metric'> & { metric: { sid: number } })[];
 }
 
+/** A partition's columns as a parse worker fills them (model/ingest-batch.ts `SampleColumns`, metrics as sids). */
+export interface SidColumns {
+  metrics: readonly number[];
+  ts: Float64Array;
+  values: Float64Array;
+  length: number;
+  others: readonly IngestRecord<number>[];
+}
+
+/**
+ * The partitions' columns as wire parts, packed into one buffer per shard (the parts' columns
+ * are views of it): a body crosses two threads as one buffer a shard, where three arrays a
+ * partition were made, sent and received (≈ 50 a body, each a backing store of its own).
+ * `shardOf`: the shard a partition belongs to, as the node routes parts.
+ */
+export function packParts(columns: Iterable<[number, SidColumns]>, shardOf: (partition: number) => number): WirePart[] {
+  const byShard = new Map<number, [number, SidColumns][]>();
+  for (const entry of columns) {
+    const n = shardOf(entry[0]);
+    let list = byShard.get(n);
+    if (list === undefined) byShard.set(n, (list = []));
+    list.push(entry);
+  }
+  const out: WirePart[] = [];
+  for (const list of byShard.values()) {
+    const total = list.reduce((n, [, c]) => n + c.length, 0);
+    // Doubles first (stamps, then values), the sids after them: every view is aligned.
+    const buffer = new ArrayBuffer(total * 20);
+    let at = 0;
+    for (const [partition, c] of list) {
+      const ts = new Float64Array(buffer, at * 8, c.length);
+      const values = new Float64Array(buffer, (total + at) * 8, c.length);
+      const sids = new Uint32Array(buffer, total * 16 + at * 4, c.length);
+      ts.set(c.ts.subarray(0, c.length));
+      values.set(c.values.subarray(0, c.length));
+      for (let i = 0; i < c.length; i++) sids[i] = c.metrics[i]!;
+      at += c.length;
+      out.push({ partition, sids, ts, values, others: c.others.map((r) => ({ ...r, metric: { sid: r.metric } })) });
+    }
+  }
+  return out;
+}
+
+/** The buffers that carry `parts` (each once: a buffer listed twice cannot be transferred). */
+export function partTransfers(parts: readonly WirePart[]): ArrayBuffer[] {
+  return [...new Set(parts.flatMap((p) => [p.sids.buffer as ArrayBuffer, p.ts.buffer as ArrayBuffer, p.values.buffer as ArrayBuffer]))];
+}
+
 export interface ParseResult {
   id: number;
   /** Sid numbering restarts when the worker forgets its metrics; sids of older epochs are stale. */

@@ -15,7 +15,7 @@ import { parseTsvInto } from '../../model/tsv.js';
 import { RawKeys } from './raw-keys.js';
 import { SidBatch, WorkerSeries, type Sid } from './worker-series.js';
 import type { AccountId } from '../../model/types.js';
-import { packDeclarations, type FreshMetric, type LaneVerdict, type ParseJob, type ParseResult, type SeriesCandidate, type WirePart } from './wire.js';
+import { packDeclarations, packParts, partTransfers, type FreshMetric, type LaneVerdict, type ParseJob, type ParseResult, type SeriesCandidate } from './wire.js';
 
 /** Series limits in force for one parse (actors/node/series-limits.ts). */
 interface Screening {
@@ -220,20 +220,13 @@ function parse(job: ParseJob): ParseResult {
     errors = r.errors;
     submitted = list.samples.length + list.skipped.length;
   }
-  const parts: WirePart[] = [];
-  for (const [partition, p] of batch.parts) {
-    lastPartLengths.set(partition, p.length);
-    const sids = new Uint32Array(p.length);
-    for (let i = 0; i < p.length; i++) sids[i] = p.metrics[i]!;
-    parts.push({ partition, sids, ts: p.ts.slice(0, p.length), values: p.values.slice(0, p.length), others: p.others.map((r) => ({ ...r, metric: { sid: r.metric } })) });
-  }
+  for (const [partition, p] of batch.parts) lastPartLengths.set(partition, p.length);
+  const parts = packParts(batch.parts, (partition) => partition % shards);
   return { id: job.id, epoch, fresh: packDeclarations(fresh, shards), parts, errors, submitted, body: job.body, ...screen };
 }
 
 parentPort!.on('message', (job: ParseJob | LaneVerdict) => {
   if ('verdict' in job) return applyVerdict(job);
   const result = parse(job);
-  const transfer: ArrayBuffer[] = [result.body.buffer as ArrayBuffer];
-  for (const p of result.parts) transfer.push(p.sids.buffer as ArrayBuffer, p.ts.buffer as ArrayBuffer, p.values.buffer as ArrayBuffer);
-  parentPort!.postMessage(result, transfer);
+  parentPort!.postMessage(result, [result.body.buffer as ArrayBuffer, ...partTransfers(result.parts)]);
 });

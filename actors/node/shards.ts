@@ -8,7 +8,7 @@ import { ferr } from '../../model/errors.js';
 import type { IngestBatch } from '../../model/ingest-batch.js';
 import type { Topology } from '../../model/topology/index.js';
 import { shardDir } from '../../storage/shard-layout.js';
-import type { Declarations, WirePart } from '../ingest/wire.js';
+import { partTransfers, type Declarations, type WirePart } from '../ingest/wire.js';
 import { wireMetric, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import type { ShardMethod, ShardMethods, ShardNotice, ShardReply, ShardRequest, ShardSetup } from '../shard/messages.js';
 import { fromWireError } from '../shard/wire-error.js';
@@ -202,7 +202,7 @@ export class ShardSet {
   applyLane(seq: number, lane: number, epoch: number, parts: readonly WirePart[]): number {
     let sent = 0;
     for (const [n, list] of this.split(parts, (p) => p.partition)) {
-      sent += this.clients[n]!.notify({ type: 'apply', seq, names: { lane, epoch }, parts: list }, transfers(list));
+      sent += this.clients[n]!.notify({ type: 'apply', seq, names: { lane, epoch }, parts: list }, partTransfers(list));
     }
     return sent;
   }
@@ -233,7 +233,7 @@ export class ShardSet {
       s.parts.push({ partition, sids, ts: part.ts.slice(0, part.length), values: part.values.slice(0, part.length), others });
     }
     let sent = 0;
-    for (const [n, s] of byShard) sent += this.clients[n]!.notify({ type: 'apply', seq, names: { list: s.list }, parts: s.parts }, transfers(s.parts));
+    for (const [n, s] of byShard) sent += this.clients[n]!.notify({ type: 'apply', seq, names: { list: s.list }, parts: s.parts }, partTransfers(s.parts));
     return sent;
   }
 
@@ -278,6 +278,3 @@ export class ShardSet {
   }
 }
 
-function transfers(parts: readonly WirePart[]): ArrayBuffer[] {
-  return parts.flatMap((p) => [p.sids.buffer as ArrayBuffer, p.ts.buffer as ArrayBuffer, p.values.buffer as ArrayBuffer]);
-}
