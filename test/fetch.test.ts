@@ -7,6 +7,7 @@ import { ReduceRequest } from '../model/fetch/generated/fetch/reduce-request.js'
 import { StreamRequest } from '../model/fetch/generated/fetch/stream-request.js';
 import { DF4, HistSeries, Kind, NumericSeries, Series, TextSeries } from '../model/fetch/generated/df4_generated.js';
 import { Histogram, histogramToBase64 } from '../model/histogram/index.js';
+import { metricKey, placeMetric } from '../model/metric-key.js';
 import { CHECK, mLine, put, startNode, UUID, type TestNode } from './helpers/node.js';
 
 let n: TestNode;
@@ -182,6 +183,12 @@ test('streams mixing kinds, unknown metrics as gaps', async (t) => {
   t.is(r.status, 200);
   t.deepEqual(r.json.meta.map((m: { kind: string }) => m.kind), ['numeric', 'histogram', 'text', 'numeric', 'text']);
   t.deepEqual(r.json.data.slice(3), [[null, null], [[], []]]);
+  // A partition reads its streams of one transform together: an unknown metric among them (same
+  // partition, placed between known ones) is a gap in its own place, and every other stream keeps its cells.
+  const partitionOf = (name: string) => placeMetric(metricKey(UUID, name), 4).partition;
+  const unknown = Array.from({ length: 64 }, (_, i) => `never.${i}`).find((name) => partitionOf(name) === partitionOf('f.num'))!;
+  const mixed = await fetchJson(doc([stream('f.num', 'numeric', 'average'), stream(unknown, 'numeric', 'average'), stream('f.num', 'numeric', 'count'), stream('f.num', 'numeric', 'average')]));
+  t.deepEqual(mixed.json.data, [[2.5, 8.5], [null, null], [6, 6], [2.5, 8.5]]);
 });
 
 test('validation errors name the field', async (t) => {

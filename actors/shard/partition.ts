@@ -14,6 +14,7 @@ import type { HistogramRow } from '../../storage/histograms.js';
 import { PartitionCore, type PartitionDeps } from './partition-core.js';
 import type { RollupEngine, RollupSlots } from '../../storage/rollups.js';
 import { SerialQueue } from './serial-queue.js';
+import { inLanes } from './lanes.js';
 import type { BufferValue } from './window-buffer.js';
 
 /** Up to the two most recent samples per data type, oldest first: [epoch ms, value]. */
@@ -29,6 +30,9 @@ export interface PartitionHooks {
 
 /** Reads back from the newest data (far past any real timestamp) until two samples are in hand. */
 const LATEST_HORIZON = 2 ** 52;
+
+/** A partition's rollup reads of one question that run side by side (`readRollupsEach`). */
+const READS_SIDE_BY_SIDE = 8;
 
 export class Partition {
   private readonly core: PartitionCore;
@@ -130,6 +134,19 @@ export class Partition {
 
   readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
     return this.queue.run(() => this.core.readRollups(metric, spanMs, start, end, engine, columns));
+  }
+
+  /**
+   * Rollup reads of several metrics over one span in one turn of the mailbox, up to
+   * READS_SIDE_BY_SIDE at once: their RocksDB iterators overlap instead of each waiting for the
+   * last (a hundred iterators one after another took 22–25 ms, side by side 9). `each` gets a
+   * read's slots as it ends, so a read holds a few metrics' periods at a time, not all of them.
+   */
+  readRollupsEach(metrics: readonly MetricRef[], spanMs: number, start: number, end: number, columns: readonly number[], each: (slots: RollupSlots, i: number) => void): Promise<void> {
+    const indexes = metrics.map((_, i) => i);
+    return this.queue.run(async () => {
+      await inLanes(indexes, async (i) => each(await this.core.readRollups(metrics[i]!, spanMs, start, end, 'dispatch', columns), i), READS_SIDE_BY_SIDE);
+    });
   }
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {

@@ -234,24 +234,42 @@ export class Shard {
 
   /** One stream read into slots for a transform; null when never stored here. */
   private async numericSlots(m: ReadMetric, g: SlotGeometry, transform: string): Promise<RollupSlots | null> {
-    const ref = this.series.ref(m);
-    // A metric this process took samples of and staged in the index is known: no index lookup.
-    if (!(ref instanceof ShardMetric && ref.indexId >= 0) && !(await this.knows(m))) return null;
+    const ref = await this.knownRef(m);
+    if (ref === null) return null;
     return this.partition(m.partition).readRollups(ref, g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
   }
 
+  /** What a read finds the metric by; null when the index never held it. */
+  private async knownRef(m: ReadMetric): Promise<MetricRef | null> {
+    const ref = this.series.ref(m);
+    // A metric this process took samples of and staged in the index is known: no index lookup.
+    if (ref instanceof ShardMetric && ref.indexId >= 0) return ref;
+    return (await this.knows(m)) ? ref : null;
+  }
+
   /**
-   * Each stream's cells written into one array as its read ends (side by side): holding every
-   * stream's slots until the last read ends would hold their periods too.
+   * Each stream's cells written into one array as its read ends. A partition reads its streams
+   * of one transform in one turn of its mailbox, several side by side (partition.ts
+   * `readRollupsEach`); a stream's slots are gone once its cells are written.
    */
   async numericCellsMany(streams: NumericStream[], g: SlotGeometry): Promise<Float64Array> {
     const out = new Float64Array(streams.length * g.count).fill(NaN);
-    await Promise.all(
-      streams.map(async (s, k) => {
-        const slots = await this.numericSlots(s.metric, g, s.transform);
-        if (slots !== null) numericValuesInto(out.subarray(k * g.count, (k + 1) * g.count), s.transform, slots);
-      }),
-    );
+    const groups = new Map<string, number[]>();
+    streams.forEach((s, k) => {
+      const key = `${s.metric.partition}\u0000${s.transform}`;
+      const group = groups.get(key);
+      if (group === undefined) groups.set(key, [k]);
+      else group.push(k);
+    });
+    const end = g.startMs + g.count * g.periodMs;
+    const readGroup = async (ks: number[]): Promise<void> => {
+      const { metric, transform } = streams[ks[0]!]!;
+      const refs = await Promise.all(ks.map((k) => this.knownRef(streams[k]!.metric)));
+      const known = ks.filter((_, i) => refs[i] !== null);
+      const cellsOf = (i: number) => out.subarray(known[i]! * g.count, (known[i]! + 1) * g.count);
+      await this.partition(metric.partition).readRollupsEach(refs.filter((r) => r !== null), g.periodMs, g.startMs, end, numericColumns(transform), (slots, i) => numericValuesInto(cellsOf(i), transform, slots));
+    };
+    await Promise.all([...groups.values()].map(readGroup));
     return out;
   }
 
