@@ -153,24 +153,11 @@ export class BufferTable {
 
   /** `pairs` written into typed arrays from `at`: the new end, or -1 (a part that does not decode densely). */
   private pairsInto(b: BufferId, ts: Float64Array, values: Float64Array, at: number): number {
-    const stream = this.frozen[b] === 0 ? null : this.partStream(b);
-    for (let p = 0; stream !== null && p < stream.length; ) {
-      const length = stream[p]! | (stream[p + 1]! << 8);
-      at = decodeNumericBlockInto(stream.subarray(p + 2, p + 2 + length), ts, values, at);
+    for (const part of this.parts(b)) {
+      at = decodeNumericBlockInto(part, ts, values, at);
       if (at < 0) return -1;
-      p += 2 + length;
     }
-    const n = this.sizes[b]! - this.frozen[b]!;
-    let k = 0;
-    for (let c = this.heads[b]!; c !== NO_CHUNK && k < n; c = this.chunks.next(c)) {
-      const slab = this.chunks.slabOf(c);
-      const base = this.chunks.offset(c);
-      for (let j = 0; j < CHUNK_PAIRS && k < n; j++, k++) {
-        ts[at] = slab[base + 2 * j]!;
-        values[at++] = slab[base + 2 * j + 1]!;
-      }
-    }
-    return at;
+    return this.rawPairsInto(b, this.sizes[b]! - this.frozen[b]!, ts, values, at);
   }
 
   /** A buffer's samples (in pair form: its parts, then its pairs), copied out. */
@@ -179,31 +166,40 @@ export class BufferTable {
     const ts = new Array<number>(n);
     const values = new Array<BufferValue>(n);
     let i = 0;
-    const stream = this.frozen[b] === 0 ? null : this.partStream(b);
-    for (let at = 0; stream !== null && at < stream.length; ) {
-      const length = stream[at]! | (stream[at + 1]! << 8);
-      const part = decodeNumericBlock(stream.subarray(at + 2, at + 2 + length));
+    for (const bytes of this.parts(b)) {
+      const part = decodeNumericBlock(bytes);
       for (let k = 0; k < part.ts.length; k++, i++) {
         ts[i] = part.ts[k]!;
         values[i] = part.values[k]!;
       }
-      at += 2 + length;
     }
-    this.rawPairsInto(b, ts, values, i);
+    this.rawPairsInto(b, n - i, ts, values, i);
     return { ts, values };
   }
 
-  /** The buffer's pairs not encoded yet, written from index `i` of `ts` and `values` (sized to the buffer). */
-  private rawPairsInto(b: BufferId, ts: number[], values: BufferValue[], i: number): void {
-    const n = this.sizes[b]!;
-    for (let c = this.heads[b]!; c !== NO_CHUNK; c = this.chunks.next(c)) {
+  /** The buffer's encoded parts in order: views of the table's scratch, read before the next call. */
+  private *parts(b: BufferId): Generator<Uint8Array> {
+    if (this.frozen[b] === 0) return;
+    const stream = this.partStream(b);
+    for (let at = 0; at < stream.length; ) {
+      const length = stream[at]! | (stream[at + 1]! << 8);
+      yield stream.subarray(at + 2, at + 2 + length);
+      at += 2 + length;
+    }
+  }
+
+  /** The first `count` of the buffer's pairs not encoded yet, written from index `at` of `ts` and `values`; the index after them. */
+  private rawPairsInto(b: BufferId, count: number, ts: number[] | Float64Array, values: BufferValue[] | Float64Array, at: number): number {
+    let k = 0;
+    for (let c = this.heads[b]!; c !== NO_CHUNK && k < count; c = this.chunks.next(c)) {
       const slab = this.chunks.slabOf(c);
       const base = this.chunks.offset(c);
-      for (let k = 0; k < CHUNK_PAIRS && i < n; k++, i++) {
-        ts[i] = slab[base + 2 * k]!;
-        values[i] = slab[base + 2 * k + 1]!;
+      for (let j = 0; j < CHUNK_PAIRS && k < count; j++, k++) {
+        ts[at] = slab[base + 2 * j]!;
+        values[at++] = slab[base + 2 * j + 1]!;
       }
     }
+    return at;
   }
 
   /**
@@ -215,7 +211,7 @@ export class BufferTable {
   private freeze(b: BufferId, count: number): boolean {
     const ts = new Array<number>(count);
     const values = new Array<BufferValue>(count);
-    this.rawPairsInto(b, ts, values, 0);
+    this.rawPairsInto(b, count, ts, values, 0);
     for (let i = 0; i < count; i++) if (!Number.isSafeInteger(ts[i]) || ts[i]! < (i === 0 ? 0 : ts[i - 1]!)) return false;
     const part = encodeNumericBlock({ ts, values: values as number[] });
     if (part.length > 0xffff) return false;
