@@ -12,7 +12,10 @@ export class PendingNames {
   private count = 0;
 
   get(row: number): string | undefined {
-    return this.names[row - this.base]; // undefined below the run, as past its end
+    // Below the run is undefined, as past its end; a negative index would be looked up as a
+    // property name (a string made and hashed per call).
+    const i = row - this.base;
+    return i >= 0 ? this.names[i] : undefined;
   }
 
   /** `row`: at least every row set before (rows are taken in order). */
