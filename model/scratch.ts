@@ -35,19 +35,16 @@ export function scratchMemory(bytes: number): [ArrayBuffer, number] {
 
 /** n zeros, as a view of a slab (or its own memory when large). */
 export function scratchFloat64(n: number): Float64Array {
-  if (n * 8 > LARGEST_BYTES) return new Float64Array(n);
-  const [buffer, at] = carve(n * 8);
+  const [buffer, at] = scratchMemory(n * 8);
   return new Float64Array(buffer, at, n);
 }
 
 export function scratchUint8(n: number): Uint8Array {
-  if (n > LARGEST_BYTES) return new Uint8Array(n);
-  const [buffer, at] = carve(n);
+  const [buffer, at] = scratchMemory(n);
   return new Uint8Array(buffer, at, n);
 }
 
 export function scratchInt32(n: number): Int32Array {
-  if (n * 4 > LARGEST_BYTES) return new Int32Array(n);
-  const [buffer, at] = carve(n * 4);
+  const [buffer, at] = scratchMemory(n * 4);
   return new Int32Array(buffer, at, n);
 }
