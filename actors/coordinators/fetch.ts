@@ -96,8 +96,9 @@ async function streamColumns(node: NodeApi, plan: FetchPlan, renderJson: boolean
     batchesOf(list, READ_BATCH).map(async (batch) => {
       const got = await ask(n, batch);
       batch.forEach((i, k) => {
-        const column = numericColumn(plan, plan.streams[i]!, metrics[i]!, got.subarray(k * plan.count, (k + 1) * plan.count));
-        if (renderJson) column.json = numericCellsJson(column);
+        const cells = got.subarray(k * plan.count, (k + 1) * plan.count);
+        const column = numericColumn(plan, plan.streams[i]!, metrics[i]!, cells);
+        if (renderJson) column.json = numericCellsJson(cells);
         columns.set(i, column);
       });
     }),
@@ -115,11 +116,23 @@ function numericSlots(node: NodeApi, plan: FetchPlan, s: StreamSpec, metric: Met
   return node.shards.about(metric, 'numericCells', { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count }, s.transform.name);
 }
 
-/** A numeric stream's column from its cells (null: never stored here). */
+/**
+ * A numeric stream's column from its cells (null: never stored here). Its values are made when
+ * first asked for: a JSON answer of passed streams renders the cells and never asks.
+ */
 function numericColumn(plan: FetchPlan, s: StreamSpec, metric: MetricInfo, cells: Float64Array | null): NumericColumn {
-  const values = new Array<number | null>(plan.count).fill(null);
-  if (cells !== null) for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
-  return { ...headOf(s, metric), kind: 'numeric', values };
+  let values: (number | null)[] | null = null;
+  return {
+    ...headOf(s, metric),
+    kind: 'numeric',
+    get values() {
+      if (values === null) {
+        values = new Array<number | null>(plan.count).fill(null);
+        if (cells !== null) for (let i = 0; i < plan.count; i++) if (!Number.isNaN(cells[i]!)) values[i] = cells[i]!;
+      }
+      return values;
+    },
+  };
 }
 
 const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });

@@ -3,7 +3,7 @@
 // numeric gap is NaN and a histogram gap an empty histogram, as DF4 readers expect.
 import { Builder } from 'flatbuffers';
 import type { Histogram as Hist } from '../histogram/index.js';
-import type { Column, NumericColumn } from './column.js';
+import type { Column } from './column.js';
 import { HistogramBucket } from './generated/fetch/histogram-bucket.js';
 import { ColumnMetaData, DF4, GlobalMetaData, HistSeries, Histogram, KVPair, Kind, NumericSeries, Series, SeriesContainer, TextEntry, TextMultiValue, TextSeries } from './generated/df4_generated.js';
 
@@ -46,10 +46,22 @@ export function df4Json(head: Df4Head, columns: readonly Column[]): Buffer {
 const COMMA = Buffer.from(',');
 const END = Buffer.from(']}');
 
-/** A numeric column's cells as df4Json writes them (non-finite numbers as null): ASCII, so latin1 is their UTF-8. */
-export function numericCellsJson(c: NumericColumn): Buffer {
-  return Buffer.from(JSON.stringify(jsonCells(c)), 'latin1');
+/**
+ * Numeric cells (NaN: no value) as df4Json writes a column of them: JSON.stringify writes a
+ * non-finite number as null, as `jsonCells` does. They are copied into one array of unboxed
+ * doubles first: a column of `number | null` and its `jsonCells` copy were two arrays and a
+ * boxed number per cell, most of a 100-stream read's garbage on the node's thread (issue 31).
+ * ASCII, so latin1 is their UTF-8.
+ */
+export function numericCellsJson(cells: Float64Array): Buffer {
+  const plain = doublesScratch;
+  plain.length = cells.length;
+  for (let i = 0; i < cells.length; i++) plain[i] = cells[i]!;
+  return Buffer.from(JSON.stringify(plain), 'latin1');
 }
+
+/** Holds only doubles, so its elements stay unboxed (one array, reused: this thread renders one column at a time). */
+const doublesScratch: number[] = [0.5];
 
 function jsonCells(c: Column): unknown[] {
   switch (c.kind) {

@@ -8,7 +8,7 @@ const head = { startMs: 1_700_000_000_000, periodMs: 60_000, count: 4, errors: [
 
 test('the bytes are JSON.stringify of the answer, cells rendered ahead of time or not', (t) => {
   const rendered: NumericColumn = { kind: 'numeric', label: 'température', tags: ['__name:température', 'host:h☃'], values: [1.5, null, NaN, 1e21] };
-  rendered.json = numericCellsJson(rendered);
+  rendered.json = numericCellsJson(Float64Array.of(1.5, NaN, -Infinity, 1e21));
   const plain: NumericColumn = { kind: 'numeric', label: 'b', tags: [], values: [-0, Infinity, 0.1 + 0.2, 42] };
   const text: Column = { kind: 'text', label: '日本', tags: ['k:v'], values: [[], [[5, 'naïve ✓']], [], []] };
   const columns = [rendered, plain, text];
@@ -26,4 +26,16 @@ test('the bytes are JSON.stringify of the answer, cells rendered ahead of time o
   t.is(bytes.toString('utf8'), expected);
   t.deepEqual(bytes, Buffer.from(expected, 'utf8'));
   t.is(df4Json(head, []).toString(), '{"version":"DF4","head":{"count":4,"start":1700000000,"period":60,"warning":["sé"]},"meta":[],"data":[]}');
+});
+
+test('cells rendered ahead of time read as JSON.stringify writes them, NaN and infinities as null, whatever was rendered before', (t) => {
+  const cells = (values: number[]) => ({ cells: Float64Array.from(values), json: JSON.stringify(values.map((v) => (Number.isFinite(v) ? v : null))) });
+  const columns = [
+    cells([-0, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, -1e-7, 123456789012345680000, NaN, Infinity, -Infinity, 42]),
+    cells([3]), // shorter than the one before: nothing of it is left over
+    cells([]),
+    cells(Array.from({ length: 1440 }, (_, i) => (i % 7 === 0 ? NaN : Math.sin(i) * 1e3))),
+    cells([NaN, 1]),
+  ];
+  for (const c of columns) t.is(numericCellsJson(c.cells).toString('latin1'), c.json);
 });
