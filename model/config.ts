@@ -61,10 +61,16 @@ export interface FerriteConfig {
   writeQueueMs: number;
   /**
    * Writes are refused (503, Retry-After) while a shard worker's or the main thread's V8 heap is
-   * above this share of its limit: a node holding more series than its memory allows sheds writes
+   * above this share of its limit, or the process's resident memory above this share of
+   * `memoryLimitMb`: a node holding more series than its memory allows sheds writes
    * instead of ending out of memory (issue 30). 0 = off.
    */
   memoryPressureShare: number;
+  /**
+   * The memory the node's process may use, in MiB, against which its resident set is judged for
+   * memory pressure (0 = the container's cgroup limit, else the machine's memory).
+   */
+  memoryLimitMb: number;
   /** A shard worker's V8 heap limit in MiB (0 = V8's default for the machine, ≈ 4 GiB at 16 GiB and more). */
   shardHeapMb: number;
   /**
@@ -176,6 +182,7 @@ export function defaultConfig(): FerriteConfig {
     maxPendingRecords: 250_000,
     writeQueueMs: 10_000,
     memoryPressureShare: 0.85,
+    memoryLimitMb: 0,
     shardHeapMb: 0,
     writeLatencyBudgetMs: 1000,
     logLevel: 'info',
@@ -262,6 +269,7 @@ export function resolveConfig(overrides: Partial<Record<keyof FerriteConfig, unk
   requireInt(c, 'maxPendingRecords', 1, 2 ** 40);
   requireInt(c, 'writeQueueMs', 0, 3600 * 1000);
   if (typeof c.memoryPressureShare !== 'number' || !(c.memoryPressureShare >= 0 && c.memoryPressureShare < 1)) throw new ConfigError('memoryPressureShare', 'must be a number in [0, 1) (0 = off)');
+  requireInt(c, 'memoryLimitMb', 0, 1 << 30);
   requireInt(c, 'shardHeapMb', 0, 1 << 20);
   requireInt(c, 'writeLatencyBudgetMs', 0, 3600 * 1000);
   requireRollupLevels(c, 'histogramRollups');

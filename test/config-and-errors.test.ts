@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import test from 'ava';
 import { envName, fromEnv, loadConfig } from '../bin/config-sources.js';
 import { ConfigError, defaultConfig, resolveConfig } from '../model/config.js';
 import { ERRORS } from '../model/errors.js';
+import { memoryLimitBytes } from '../model/resident-memory.js';
 
 test('every error code is documented in docs/errors.md, and nothing else is', (t) => {
   const doc = readFileSync('docs/errors.md', 'utf8');
@@ -38,4 +40,13 @@ test('peerTimeoutMs: 5 s by default, FERRITE_PEER_TIMEOUT_MS sets it, out-of-ran
   for (const peerTimeoutMs of [0, 99, 600_001, 2.5, '5000']) {
     t.throws(() => resolveConfig({ peerTimeoutMs }), { instanceOf: ConfigError, message: /peerTimeoutMs/ });
   }
+});
+
+test('memoryLimitMb: configured in MiB, else the machine (or its container) gives the limit; bad values name it', (t) => {
+  t.is(memoryLimitBytes(512), 512 * 2 ** 20);
+  const machine = memoryLimitBytes(0);
+  t.true(machine > 0 && machine <= totalmem());
+  t.is(resolveConfig({}).memoryLimitMb, 0);
+  t.throws(() => resolveConfig({ memoryLimitMb: -1 }), { instanceOf: ConfigError, message: /memoryLimitMb/ });
+  t.throws(() => resolveConfig({ memoryLimitMb: 1.5 }), { instanceOf: ConfigError, message: /memoryLimitMb/ });
 });

@@ -3,12 +3,14 @@
 // seconds for everyone (reads included) and memory with it. A write is admitted only while
 // the bytes of write bodies in flight (received, not yet answered) and the records handed
 // to partitions but not yet applied stay under their limits, acknowledged writes stay
-// within their latency budget, and no V8 heap of the node (main thread, shard workers) is
-// nearly full; otherwise it is refused with 503 and Retry-After, before its body is read.
+// within their latency budget, and neither a V8 heap of the node (main thread, shard workers) nor
+// the process's resident memory is nearly full; otherwise it is refused with 503 and Retry-After,
+// before its body is read.
 // Behind the records limit alone a write first waits (`roomToApply`, up to `maxQueueMs`): the
 // shards are busy, not the node's memory, and a refused client would leave them idle for its
 // Retry-After while a waiting one costs only its connection.
 import { heapShare } from '../../model/heap.js';
+import { mib, ResidentMemory } from '../../model/resident-memory.js';
 
 export interface AdmissionLimits {
   /** Bytes of write bodies being parsed, journaled or waiting to be answered. */
@@ -24,8 +26,13 @@ export interface AdmissionLimits {
    * clients wait out Retry-After. Default 1.
    */
   latencyFloorWrites?: number;
-  /** Share of a V8 heap's limit above which writes are refused (memory pressure); 0 or absent = off. */
+  /**
+   * Share of a V8 heap's limit, and of `memoryLimitBytes` for the process's resident memory, above
+   * which writes are refused (memory pressure); 0 or absent = off.
+   */
   memoryPressureShare?: number;
+  /** The memory the process may use (model/resident-memory.ts `memoryLimitBytes`); absent = the resident set is not judged. */
+  memoryLimitBytes?: number;
   /** How long a write waits for room under `maxPendingRecords` before it is refused; 0 or absent = refused at once. */
   maxQueueMs?: number;
 }
@@ -63,11 +70,14 @@ export class IngestAdmission {
   private readonly heaps = new Map<string, number>();
   /** Writes waiting for the shards' backlog to come under `maxPendingRecords`: each one's wake-up. */
   private readonly roomWaiters = new Set<() => void>();
+  private readonly resident: ResidentMemory;
 
   constructor(
     private readonly limits: AdmissionLimits,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.resident = new ResidentMemory(now);
+  }
 
   /** Notes an acknowledged write and how long it took, for the latency budget. */
   acknowledged(ms: number): void {
@@ -141,7 +151,7 @@ export class IngestAdmission {
   private recordLimit(): number {
     const share = this.limits.memoryPressureShare ?? 0;
     if (share <= 0) return this.limits.maxPendingRecords;
-    let highest = heapShare();
+    let highest = Math.max(heapShare(), this.residentShare());
     for (const s of this.heaps.values()) if (s > highest) highest = s;
     return highest >= share * NEAR_PRESSURE ? Math.min(this.limits.maxPendingRecords, NEAR_PRESSURE_RECORDS) : this.limits.maxPendingRecords;
   }
@@ -152,17 +162,27 @@ export class IngestAdmission {
   }
 
   /**
-   * Why writes are refused for memory, or null: a heap (a shard worker's, as last reported, or
-   * this thread's) above its share of the limit. A node holding more series than its memory
-   * allows keeps answering reads and sheds writes, rather than ending out of memory.
+   * Why writes are refused for memory, or null: the process's resident memory above its share of
+   * `memoryLimitBytes`, or a heap (a shard worker's, as last reported, or this thread's) above
+   * its share of the heap's limit. A node holding more series than its memory allows keeps
+   * answering reads and sheds writes, rather than ending out of memory.
    */
   memoryPressure(): string | null {
     const limit = this.limits.memoryPressureShare ?? 0;
     if (limit <= 0) return null;
+    const over = `over ${Math.round(limit * 100)} % (memoryPressureShare); the node holds more series than its memory allows`;
+    const resident = this.residentShare();
+    if (resident > limit) return `memory pressure: the node's resident memory is ${mib(this.resident.current)} MiB, ${Math.round(resident * 100)} % of its ${mib(this.limits.memoryLimitBytes!)} MiB (memoryLimitMb), ${over} — set series limits, add nodes, or give it more memory`;
     const main = heapShare();
     const [thread, share] = main > limit ? ['the main thread', main] : ([...this.heaps].find(([, s]) => s > limit) ?? [null, 0]);
     if (thread === null) return null;
-    return `memory pressure: ${thread}'s heap is ${Math.round(share * 100)} % of its limit, over ${Math.round(limit * 100)} % (memoryPressureShare); the node holds more series than its memory allows — raise the heap (shardHeapMb), set series limits, or add nodes`;
+    return `memory pressure: ${thread}'s heap is ${Math.round(share * 100)} % of its limit, ${over} — raise the heap (shardHeapMb), set series limits, or add nodes`;
+  }
+
+  /** The process's resident memory as a share of `memoryLimitBytes` (0 when that is not set). */
+  private residentShare(): number {
+    const limit = this.limits.memoryLimitBytes ?? 0;
+    return limit > 0 ? this.resident.current / limit : 0;
   }
 
   release(bytes: number): void {
@@ -179,7 +199,7 @@ export class IngestAdmission {
     if (this.roomWaiters.size > 0 && !this.backlogged()) for (const wake of [...this.roomWaiters]) wake();
   }
 
-  report(): { bytes_in_flight: number; records_pending_apply: number; writes_queued: number; refused: number; write_p99_ms: number; write_latency_budget_ms: number; heap_shares: Record<string, number>; memory_pressure: string | null } {
+  report(): { bytes_in_flight: number; records_pending_apply: number; writes_queued: number; refused: number; write_p99_ms: number; write_latency_budget_ms: number; heap_shares: Record<string, number>; resident_mb: number; memory_limit_mb: number; memory_pressure: string | null } {
     return {
       bytes_in_flight: this.bytes,
       records_pending_apply: this.pendingRecords,
@@ -188,6 +208,8 @@ export class IngestAdmission {
       write_p99_ms: this.recentP99(),
       write_latency_budget_ms: this.limits.latencyBudgetMs,
       heap_shares: { main: heapShare(), ...Object.fromEntries(this.heaps) },
+      resident_mb: mib(this.resident.current),
+      memory_limit_mb: mib(this.limits.memoryLimitBytes ?? 0),
       memory_pressure: this.memoryPressure(),
     };
   }

@@ -39,6 +39,7 @@ import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { AppliedUpdate, JournaledCheckTags, JournaledDelete, JournaledRollups, Outgoing, Replication } from '../cluster/replication.js';
 import { MetricRegistry } from './metric-registry.js';
 import { SeriesLimits, type Admission } from './series-limits.js';
+import { memoryLimitBytes } from '../../model/resident-memory.js';
 import type { ShardSet } from './shards.js';
 import type { NodeApi } from '../api.js';
 
@@ -204,7 +205,7 @@ export class FerriteNode implements NodeApi {
     this.gossip = new Gossip(nats, identity, ring.topology, this.clock);
     this.gossip.rebuilding = rebuild.active;
     this.checkpoints = new CheckpointHealth(log);
-    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords, maxQueueMs: config.writeQueueMs, latencyBudgetMs: config.writeLatencyBudgetMs, latencyFloorWrites: 2 * config.ingestWorkers + 2, memoryPressureShare: config.memoryPressureShare });
+    this.admission = new IngestAdmission({ maxBytes: config.maxWriteBytesInFlight, maxPendingRecords: config.maxPendingRecords, maxQueueMs: config.writeQueueMs, latencyBudgetMs: config.writeLatencyBudgetMs, latencyFloorWrites: 2 * config.ingestWorkers + 2, memoryPressureShare: config.memoryPressureShare, memoryLimitBytes: memoryLimitBytes(config.memoryLimitMb) });
     this.checkTags = storage.checkTags;
     this.registry = new MetricRegistry(config.partitions);
     this.limits = new SeriesLimits(config.maxSeriesPerAccount, config.maxSeriesPerCheck, shards);

@@ -96,3 +96,16 @@ test('near a heap\'s pressure share the shards may hold only a short backlog: wr
   t.true(await waiting, 'under 10 000 left: room');
   t.is(a.admit(1), null, 'and no refusal: 0.4 is not yet pressure');
 });
+
+test('the process\'s resident memory over its share of memoryLimitBytes refuses writes, naming both figures; below it, writes pass', (t) => {
+  const rss = process.memoryUsage.rss();
+  const tight = new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 1_000_000, latencyBudgetMs: 0, memoryPressureShare: 0.85, memoryLimitBytes: rss });
+  const why = tight.admit(1);
+  t.regex(why ?? '', /^memory pressure: the node's resident memory is \d+ MiB, \d+ % of its \d+ MiB \(memoryLimitMb\), over 85 % \(memoryPressureShare\)/);
+  t.is(tight.report().memory_limit_mb, Math.round(rss / 2 ** 20));
+  t.is(tight.report().memory_pressure, why);
+  const roomy = new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 1_000_000, latencyBudgetMs: 0, memoryPressureShare: 0.85, memoryLimitBytes: rss * 100 });
+  t.is(roomy.admit(1), null);
+  const off = new IngestAdmission({ maxBytes: 1 << 30, maxPendingRecords: 1_000_000, latencyBudgetMs: 0, memoryPressureShare: 0, memoryLimitBytes: rss });
+  t.is(off.admit(1), null, 'memoryPressureShare 0 turns the resident check off too');
+});
