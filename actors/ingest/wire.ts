@@ -6,6 +6,7 @@ import type { IngestRecord, RecordError } from '../../model/ingest-record.js';
 import type { WireMetric } from '../../model/metric-info.js';
 import { metricKey } from '../../model/metric-key.js';
 import { splitCanonical, type CanonicalName } from '../../model/metric-name.js';
+import { withRoom } from '../../model/typed-arrays.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 
 export interface ParseJob {
@@ -47,32 +48,41 @@ export interface NewMetric extends WireMetric {
 }
 
 /** What a declaration carries of a new metric (the shard derives its key and name parts again). */
-export type FreshMetric = Pick<NewMetric, 'sid' | 'accountId' | 'uuid' | 'checkName' | 'idHex' | 'partition'> & { canonical: string };
+export type FreshMetric = Pick<NewMetric, 'sid' | 'accountId' | 'uuid' | 'checkName' | 'partition'> & {
+  canonical: string;
+  /** Its 16-byte storage id. */
+  id: Uint8Array;
+};
 
 /**
- * A body's new metrics for one shard, as one JSON text. A burst of new series names thousands a
- * body; as objects each would be copied field by field twice (worker → main → shard) and the
- * main thread would do it (issue 30); one string is copied whole. The text is
- * `[checks, rows]`: each distinct check once as `[account, uuid, check name]`, then five entries
- * a metric — sid, its check's number, canonical name, storage id (hex), partition — from which
- * the shard derives the key and the name's parts again (cheaper than sending them: the
- * canonical name would travel three times).
+ * A body's new metrics for one shard. A burst of new series names thousands a body; as objects
+ * each would be copied field by field twice (worker → main → shard) and the main thread would
+ * do it (issue 30). Each distinct check is sent once; the metrics are one buffer, transferred:
+ * DECLARATION_WORDS 32-bit words a metric (sid, its check's number, partition, the byte length
+ * of its canonical name), then every metric's 16-byte storage id, then the canonical names'
+ * UTF-8 bytes back to back. The shard derives the key and the name's parts again (cheaper than
+ * sending them). As one JSON text with hex ids, writing it was ≈ 1.2 µs a new series on the
+ * lane and reading it, and turning the hex back into bytes, ≈ 1 µs on the shard.
  */
 export interface Declarations {
   shard: number;
-  json: string;
+  /** [account, uuid, check name] by check number. */
+  checks: Check[];
+  count: number;
+  bytes: Uint8Array;
 }
 
 type Check = [accountId: number, uuid: string, checkName: string];
-const ROW = 5;
+const DECLARATION_WORDS = 4;
+const ID_BYTES = 16;
 
-/** `fresh` by shard (a partition's shard is its number modulo the shard count), as JSON. */
+/** `fresh` by shard (a partition's shard is its number modulo the shard count). */
 export function packDeclarations(fresh: readonly FreshMetric[], shards: number): Declarations[] {
-  const byShard = new Map<number, { checks: Check[]; numbers: Map<string, number>; rows: (number | string)[]; last: FreshMetric | null; lastCheck: number }>();
+  const byShard = new Map<number, { checks: Check[]; numbers: Map<string, number>; metrics: FreshMetric[]; checkOf: number[]; last: FreshMetric | null; lastCheck: number }>();
   for (const m of fresh) {
     const n = m.partition % shards;
     let packed = byShard.get(n);
-    if (packed === undefined) byShard.set(n, (packed = { checks: [], numbers: new Map(), rows: [], last: null, lastCheck: -1 }));
+    if (packed === undefined) byShard.set(n, (packed = { checks: [], numbers: new Map(), metrics: [], checkOf: [], last: null, lastCheck: -1 }));
     // A body's new series are mostly of one check: the last one's number, without building its key.
     const last = packed.last;
     let check = last !== null && last.accountId === m.accountId && last.uuid === m.uuid && last.checkName === m.checkName ? packed.lastCheck : undefined;
@@ -87,9 +97,45 @@ export function packDeclarations(fresh: readonly FreshMetric[], shards: number):
     }
     packed.last = m;
     packed.lastCheck = check;
-    packed.rows.push(m.sid, check, m.canonical, m.idHex, m.partition);
+    packed.metrics.push(m);
+    packed.checkOf.push(check);
   }
-  return [...byShard].map(([shard, { checks, rows }]) => ({ shard, json: JSON.stringify([checks, rows]) }));
+  return [...byShard].map(([shard, { checks, metrics, checkOf }]) => ({ shard, checks, count: metrics.length, bytes: declarationBytes(metrics, checkOf) }));
+}
+
+/** The buffer of `metrics` (see Declarations), sized to fit. */
+function declarationBytes(metrics: readonly FreshMetric[], checkOf: readonly number[]): Uint8Array {
+  const n = metrics.length;
+  const words = new Uint32Array(n * DECLARATION_WORDS);
+  let names = nameScratch;
+  let used = 0;
+  metrics.forEach((m, i) => {
+    // At most 3 bytes a UTF-16 unit: room first, then encode in place.
+    names = withRoom(names, used + m.canonical.length * 3);
+    const length = ENCODER.encodeInto(m.canonical, names.subarray(used)).written;
+    const w = i * DECLARATION_WORDS;
+    words[w] = m.sid;
+    words[w + 1] = checkOf[i]!;
+    words[w + 2] = m.partition;
+    words[w + 3] = length;
+    used += length;
+  });
+  nameScratch = names;
+  const idsAt = n * DECLARATION_WORDS * 4;
+  const bytes = new Uint8Array(idsAt + n * ID_BYTES + used);
+  bytes.set(new Uint8Array(words.buffer), 0);
+  metrics.forEach((m, i) => bytes.set(m.id, idsAt + i * ID_BYTES));
+  bytes.set(names.subarray(0, used), idsAt + n * ID_BYTES);
+  return bytes;
+}
+
+/** Where declarations' names are encoded before they are copied into their buffer (grows; kept between bodies). */
+let nameScratch = new Uint8Array(1 << 16);
+const ENCODER = new TextEncoder();
+
+/** The buffers to transfer with declarations (each its own). */
+export function declarationTransfers(fresh: readonly Declarations[]): ArrayBuffer[] {
+  return fresh.map((d) => d.bytes.buffer as ArrayBuffer);
 }
 
 /**
@@ -105,9 +151,14 @@ export class DeclaredMetric implements NewMetric {
     readonly uuid: string,
     readonly checkName: string,
     readonly canonical: string,
-    readonly idHex: string,
+    /** A view of the declarations' buffer. */
+    readonly id: Buffer,
     readonly partition: number,
   ) {}
+
+  get idHex(): string {
+    return this.id.toString('hex');
+  }
 
   get key(): MetricKey {
     return metricKey(this.uuid, this.canonical);
@@ -119,11 +170,19 @@ export class DeclaredMetric implements NewMetric {
 }
 
 export function unpackDeclarations(d: Declarations): DeclaredMetric[] {
-  const [checks, rows] = JSON.parse(d.json) as [Check[], (number | string)[]];
-  const out: DeclaredMetric[] = [];
-  for (let i = 0; i < rows.length; i += ROW) {
-    const [accountId, uuid, checkName] = checks[rows[i + 1] as number]!;
-    out.push(new DeclaredMetric(rows[i] as number, accountId as AccountId, uuid, checkName, rows[i + 2] as string, rows[i + 3] as string, rows[i + 4] as number));
+  const n = d.count;
+  const bytes = Buffer.from(d.bytes.buffer, d.bytes.byteOffset, d.bytes.byteLength);
+  // The words are read one by one: a clone of a view need not keep it 4-byte aligned.
+  const word = (i: number, k: number) => bytes.readUInt32LE((i * DECLARATION_WORDS + k) * 4);
+  const idsAt = n * DECLARATION_WORDS * 4;
+  let at = idsAt + n * ID_BYTES;
+  const out = new Array<DeclaredMetric>(n);
+  for (let i = 0; i < n; i++) {
+    const [accountId, uuid, checkName] = d.checks[word(i, 1)]!;
+    const length = word(i, 3);
+    const canonical = bytes.toString('utf8', at, at + length);
+    at += length;
+    out[i] = new DeclaredMetric(word(i, 0), accountId as AccountId, uuid, checkName, canonical, bytes.subarray(idsAt + i * ID_BYTES, idsAt + (i + 1) * ID_BYTES), word(i, 2));
   }
   return out;
 }

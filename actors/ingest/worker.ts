@@ -15,7 +15,7 @@ import { parseTsvInto } from '../../model/tsv.js';
 import { RawKeys } from './raw-keys.js';
 import { SidBatch, WorkerSeries, type Sid } from './worker-series.js';
 import type { AccountId } from '../../model/types.js';
-import { packDeclarations, packParts, partTransfers, type FreshMetric, type LaneVerdict, type ParseJob, type ParseResult, type SeriesCandidate } from './wire.js';
+import { declarationTransfers, packDeclarations, packParts, partTransfers, type FreshMetric, type LaneVerdict, type ParseJob, type ParseResult, type SeriesCandidate } from './wire.js';
 
 /** Series limits in force for one parse (actors/node/series-limits.ts). */
 interface Screening {
@@ -75,11 +75,11 @@ function intern(accountId: AccountId, uuid: string, checkName: string, raw: stri
   const { canonical } = parsed;
   const key = metricKey(uuid, canonical);
   // Raw lines new to this worker are mostly new metrics, whose id is needed anyway.
-  const { id, idHex, partition } = placeMetric(key, partitions);
+  const { id, partition } = placeMetric(key, partitions);
   const known = series.find(id);
   if (known >= 0) return { ok: true, metric: known };
   const sid = series.add(id, canonical, accountId, uuid, checkName, partition);
-  fresh.push({ sid, accountId, uuid, checkName, canonical, idHex, partition });
+  fresh.push({ sid, accountId, uuid, checkName, canonical, id, partition });
   return { ok: true, metric: sid };
 }
 
@@ -228,5 +228,5 @@ function parse(job: ParseJob): ParseResult {
 parentPort!.on('message', (job: ParseJob | LaneVerdict) => {
   if ('verdict' in job) return applyVerdict(job);
   const result = parse(job);
-  parentPort!.postMessage(result, [result.body.buffer as ArrayBuffer, ...partTransfers(result.parts)]);
+  parentPort!.postMessage(result, [result.body.buffer as ArrayBuffer, ...partTransfers(result.parts), ...declarationTransfers(result.fresh)]);
 });

@@ -8,7 +8,7 @@ import { ferr } from '../../model/errors.js';
 import type { IngestBatch } from '../../model/ingest-batch.js';
 import type { Topology } from '../../model/topology/index.js';
 import { shardDir } from '../../storage/shard-layout.js';
-import { partTransfers, type Declarations, type WirePart } from '../ingest/wire.js';
+import { declarationTransfers, partTransfers, type Declarations, type WirePart } from '../ingest/wire.js';
 import { wireMetric, type MetricInfo, type WireMetric } from '../../model/metric-info.js';
 import type { ShardMethod, ShardMethods, ShardNotice, ShardReply, ShardRequest, ShardSetup } from '../shard/messages.js';
 import { fromWireError } from '../shard/wire-error.js';
@@ -195,7 +195,7 @@ export class ShardSet {
 
   /** Metrics a parse lane names for the first time, each to its shard (before any apply that uses them). */
   declare(lane: number, epoch: number, fresh: readonly Declarations[]): void {
-    for (const d of fresh) this.clients[d.shard]!.notify({ type: 'declare', lane, epoch, fresh: d });
+    for (const d of fresh) this.clients[d.shard]!.notify({ type: 'declare', lane, epoch, fresh: d }, declarationTransfers([d]));
   }
 
   /** Journaled samples of a parse lane: each partition's columns to its shard, transferred. The records handed over. */

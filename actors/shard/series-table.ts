@@ -168,10 +168,14 @@ export class SeriesTable {
     return this.adopted;
   }
 
-  /** The shard's MetricInfo of a metric it takes samples of (its row made at its first sample). */
-  adopt(m: WireMetric): ShardMetric {
-    let n = this.numberOf(m.idHex);
-    if (n < 0) n = this.ids.add(this.scratch);
+  /**
+   * The shard's MetricInfo of a metric it takes samples of (its row made at its first sample);
+   * `id`: its storage id's bytes, when the sender has them (a parse lane's declarations).
+   */
+  adopt(m: WireMetric & { id?: Uint8Array }): ShardMetric {
+    const id = m.id ?? this.idBytes(m.idHex);
+    let n = this.ids.find(id);
+    if (n < 0) n = this.ids.add(id);
     this.rowOf = withRoom(this.rowOf, n + 1, NOT_ADOPTED);
     let row = this.rowOf[n]!;
     if (row === NOT_ADOPTED) {
@@ -278,9 +282,14 @@ export class SeriesTable {
     return n < 0 || n >= this.rowOf.length ? NOT_ADOPTED : this.rowOf[n]!;
   }
 
-  /** The number of a hex storage id (left decoded in `scratch`), or -1. */
+  /** The number of a hex storage id, or -1. */
   private numberOf(idHex: string): number {
+    return this.ids.find(this.idBytes(idHex));
+  }
+
+  /** A hex storage id's bytes, decoded into `scratch`. */
+  private idBytes(idHex: string): Buffer {
     if (this.scratch.write(idHex, 0, 'hex') !== METRIC_ID_BYTES) throw new Error(`BUG: storage id ${JSON.stringify(idHex)} is not 16 bytes of hex`);
-    return this.ids.find(this.scratch);
+    return this.scratch;
   }
 }
