@@ -170,13 +170,12 @@ export class IngestAdmission {
   memoryPressure(): string | null {
     const limit = this.limits.memoryPressureShare ?? 0;
     if (limit <= 0) return null;
-    const over = `over ${Math.round(limit * 100)} % (memoryPressureShare); the node holds more series than its memory allows`;
     const resident = this.residentShare();
-    if (resident > limit) return `memory pressure: the node's resident memory is ${mib(this.resident.current)} MiB, ${Math.round(resident * 100)} % of its ${mib(this.limits.memoryLimitBytes!)} MiB (memoryLimitMb), ${over} — set series limits, add nodes, or give it more memory`;
+    if (resident > limit) return `memory pressure: the node's resident memory is ${mib(this.resident.current)} MiB, ${Math.round(resident * 100)} % of its ${mib(this.limits.memoryLimitBytes!)} MiB (memoryLimitMb), ${overShare(limit)} — set series limits, add nodes, or give it more memory`;
     const main = heapShare();
     const [thread, share] = main > limit ? ['the main thread', main] : ([...this.heaps].find(([, s]) => s > limit) ?? [null, 0]);
     if (thread === null) return null;
-    return `memory pressure: ${thread}'s heap is ${Math.round(share * 100)} % of its limit, ${over} — raise the heap (shardHeapMb), set series limits, or add nodes`;
+    return `memory pressure: ${thread}'s heap is ${Math.round(share * 100)} % of its limit, ${overShare(limit)} — raise the heap (shardHeapMb), set series limits, or add nodes`;
   }
 
   /** The process's resident memory as a share of `memoryLimitBytes` (0 when that is not set). */
@@ -219,3 +218,6 @@ export class IngestAdmission {
     return why;
   }
 }
+
+/** The part of a memory-pressure refusal both kinds share (built only when a write is refused: `admit` asks every write). */
+const overShare = (limit: number): string => `over ${Math.round(limit * 100)} % (memoryPressureShare); the node holds more series than its memory allows`;
