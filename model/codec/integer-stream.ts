@@ -26,30 +26,54 @@ const MAX_VARINT_BYTES = 8;
 
 /** Writes `ms` (safe integers, |m| ≤ 2^51) in the smallest of the codings above. */
 export function writeIntegers(w: ByteWriter, ms: readonly number[]): void {
-  if (ms.length === 0) return;
+  const n = ms.length;
+  if (n === 0) return;
   const m0 = ms[0]!;
-  if (ms.every((m) => m === m0)) {
+  if (isConstant(ms)) {
     w.byte(Order.Constant);
     w.varint(zigzag(m0));
     return;
   }
-  const deltas = differences(ms);
-  const dods = differences(deltas);
+  // Both residual orders go into scratch columns (a block is encoded at a time, synchronously):
+  // a series' first part, sealed blocks and merges each encode one, a million series at a time.
+  const deltas = differencesInto(ms, n, scratchColumn(0, n));
+  const dods = differencesInto(deltas, n, scratchColumn(1, n));
   // The order is chosen on sizes computed without writing anything; only the winner is written.
-  const viaDelta = residualStats(deltas, 1);
-  const viaDod = dods.length > 2 && dods.every((d, i) => i < 2 || Number.isSafeInteger(d)) ? residualStats(dods, 2) : null;
+  const viaDelta = residualStats(deltas, 1, n);
+  const viaDod = n > 2 && allSafeFrom(dods, 2, n) ? residualStats(dods, 2, n) : null;
   const useDod = viaDod !== null && viaDod.bytes + varintLength(zigzag(deltas[1]!)) < viaDelta.bytes;
   const stats = useDod ? viaDod : viaDelta;
   const residuals = useDod ? dods : deltas;
-  const varints = stats.packing === Packing.Varints ? varintStream(residuals, stats.from) : null;
-  const zstd = varints === null ? null : zstdFramed(varints, residuals.length - stats.from);
+  const varints = stats.packing === Packing.Varints && n - stats.from >= ZSTD_MIN_RESIDUALS ? varintStream(residuals, stats.from, n) : null;
+  const zstd = varints === null ? null : zstdFramed(varints, n - stats.from);
   const packing = zstd !== null ? Packing.Zstd : stats.packing;
   w.byte((useDod ? Order.DeltaOfDelta : Order.Delta) + 4 * packing);
   w.varint(zigzag(m0));
   if (useDod) w.varint(zigzag(deltas[1]!));
   if (zstd !== null) w.bytes(zstd);
   else if (varints !== null) w.bytes(varints);
-  else writeBitPacked(w, residuals, stats);
+  // Too few residuals for zstd to pay: the varints go straight into the block.
+  else if (stats.packing === Packing.Varints) writeVarints(w, residuals, stats.from, n);
+  else writeBitPacked(w, residuals, stats, n);
+}
+
+function isConstant(ms: readonly number[]): boolean {
+  const m0 = ms[0]!;
+  for (let i = 1; i < ms.length; i++) if (ms[i] !== m0) return false;
+  return true;
+}
+
+function allSafeFrom(xs: Float64Array, from: number, n: number): boolean {
+  for (let i = from; i < n; i++) if (!Number.isSafeInteger(xs[i])) return false;
+  return true;
+}
+
+/** Two columns of doubles `writeIntegers` reuses (grown, never shrunk below a merged block's size). */
+const scratchColumns = [new Float64Array(1024), new Float64Array(1024)];
+
+function scratchColumn(k: 0 | 1, n: number): Float64Array {
+  if (scratchColumns[k]!.length < n) scratchColumns[k] = new Float64Array(Math.max(n, 2 * scratchColumns[k]!.length));
+  return scratchColumns[k]!;
 }
 
 export function readIntegers(r: ByteReader, n: number): number[] {
@@ -95,11 +119,10 @@ export function readIntegersInto(r: ByteReader, n: number, out: number[] | Float
   }
 }
 
-/** d[0] = xs[0], d[i] = xs[i] − xs[i−1]: index i of the result predicts from index i − 1. */
-function differences(xs: readonly number[]): number[] {
-  const out = new Array<number>(xs.length);
+/** out[0] = xs[0], out[i] = xs[i] − xs[i−1] for i < n: index i predicts from index i − 1. Returns `out`. */
+function differencesInto(xs: ArrayLike<number>, n: number, out: Float64Array): Float64Array {
   out[0] = xs[0]!;
-  for (let i = 1; i < xs.length; i++) out[i] = xs[i]! - xs[i - 1]!;
+  for (let i = 1; i < n; i++) out[i] = xs[i]! - xs[i - 1]!;
   return out;
 }
 
@@ -112,11 +135,12 @@ interface Stats {
   bytes: number;
 }
 
-function residualStats(xs: readonly number[], from: number): Stats {
+/** Of xs[from..n). */
+function residualStats(xs: Float64Array, from: number, n: number): Stats {
   let min = xs[from]!;
   let max = min;
   let varintBytes = 0;
-  for (let i = from; i < xs.length; i++) {
+  for (let i = from; i < n; i++) {
     const x = xs[i]!;
     if (x < min) min = x;
     if (x > max) max = x;
@@ -125,14 +149,18 @@ function residualStats(xs: readonly number[], from: number): Stats {
   const range = max - min;
   if (!Number.isSafeInteger(range)) return { from, min, width: 0, packing: Packing.Varints, bytes: varintBytes };
   const width = bitWidth(range);
-  const bitBytes = varintLength(zigzag(min)) + 1 + Math.ceil(((xs.length - from) * width) / 8);
+  const bitBytes = varintLength(zigzag(min)) + 1 + Math.ceil(((n - from) * width) / 8);
   return bitBytes <= varintBytes ? { from, min, width, packing: Packing.Bits, bytes: bitBytes } : { from, min, width, packing: Packing.Varints, bytes: varintBytes };
 }
 
-function varintStream(xs: readonly number[], from: number): Uint8Array {
-  const w = new ByteWriter((xs.length - from) * 3 + 8);
-  for (let i = from; i < xs.length; i++) w.varint(zigzag(xs[i]!));
+function varintStream(xs: Float64Array, from: number, n: number): Uint8Array {
+  const w = new ByteWriter((n - from) * 3 + 8);
+  writeVarints(w, xs, from, n);
   return w.finish();
+}
+
+function writeVarints(w: ByteWriter, xs: Float64Array, from: number, n: number): void {
+  for (let i = from; i < n; i++) w.varint(zigzag(xs[i]!));
 }
 
 /**
@@ -151,18 +179,18 @@ function zstdFramed(varints: Uint8Array, count: number): Uint8Array | null {
 }
 
 /** zigzag(min), the width byte, then each residual − min in `width` bits, MSB first. */
-function writeBitPacked(w: ByteWriter, xs: readonly number[], { from, min, width }: Stats): void {
+function writeBitPacked(w: ByteWriter, xs: Float64Array, { from, min, width }: Stats, n: number): void {
   w.varint(zigzag(min));
   w.byte(width);
   if (width === 0) return;
-  const bytes = Math.ceil(((xs.length - from) * width) / 8);
+  const bytes = Math.ceil(((n - from) * width) / 8);
   w.ensure(bytes);
   // Packed straight into the writer's buffer (a BitWriter of its own, then a copy, cost more
   // than the packing for the short blocks most series seal).
   const out = w.raw;
   out.fill(0, w.length, w.length + bytes);
   let bit = w.length * 8;
-  for (let i = from; i < xs.length; i++, bit += width) packBits(out, bit, xs[i]! - min, width);
+  for (let i = from; i < n; i++, bit += width) packBits(out, bit, xs[i]! - min, width);
   w.length += bytes;
 }
 

@@ -23,19 +23,23 @@ const POW10 = Array.from({ length: MAX_SCALE + 1 }, (_, k) => 10 ** k);
 
 export function encodeNumericBlock(samples: NumericSamples): Uint8Array {
   const { ts, values } = samples;
-  const defined: (number | bigint)[] = [];
+  // Most blocks are plain numbers: then they are their own defined values (no copy).
+  const plain = allNumbers(values);
+  const defined: (number | bigint)[] = plain ? (values as number[]) : [];
   let present: boolean[] | null = null;
   let anyBig = false;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]!;
-    if (v === null) {
-      present ??= values.slice(0, i).map(() => true);
-      present.push(false);
-      continue;
+  if (!plain) {
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!;
+      if (v === null) {
+        present ??= values.slice(0, i).map(() => true);
+        present.push(false);
+        continue;
+      }
+      present?.push(true);
+      defined.push(v);
+      if (typeof v === 'bigint') anyBig = true;
     }
-    present?.push(true);
-    defined.push(v);
-    if (typeof v === 'bigint') anyBig = true;
   }
   const scaled = anyBig ? null : decimalScaled(defined as number[]);
   const format = anyBig ? BlockFormat.NumericBigint : scaled ? BlockFormat.NumericPacked : BlockFormat.NumericFloat;
@@ -51,6 +55,11 @@ export function encodeNumericBlock(samples: NumericSamples): Uint8Array {
     // A merged block of many samples grows it: not kept at that size.
     if (w.raw.length > SCRATCH_KEPT_BYTES) scratch = new ByteWriter(SCRATCH_BYTES);
   }
+}
+
+function allNumbers(values: readonly NumericValue[]): values is number[] {
+  for (let i = 0; i < values.length; i++) if (typeof values[i] !== 'number') return false;
+  return true;
 }
 
 /** One writer for every block this thread encodes (blocks are encoded one at a time, synchronously). */
@@ -120,32 +129,50 @@ interface Scaled {
  * varints. Only used when every value comes back bit-identical (so never for -0, NaN or ±Inf).
  */
 function decimalScaled(values: number[]): Scaled | null {
-  let scale = 0;
-  for (const v of values) {
-    while (scale <= MAX_SCALE && !exactAt(v, scale)) scale++;
-    if (scale > MAX_SCALE) return null;
-  }
-  const p = POW10[scale]!;
+  // The scale is the least at which every value is exact (the largest of the values' own): each
+  // value is tried at the scale so far, which most pass, and raises it when it does not.
   const mantissas = new Array<number>(values.length);
+  let scale = 0;
+  let p = 1;
+  let lastRaise = 0;
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
-    if (!exactAt(v, scale)) return null;
-    mantissas[i] = Math.round(v * p);
+    if (Object.is(v, -0)) return null; // a mantissa cannot carry the sign of zero
+    let m = Math.round(v * p);
+    if (!exactMantissa(m, p, v)) {
+      do {
+        if (++scale > MAX_SCALE) return null;
+        p = POW10[scale]!;
+        m = Math.round(v * p);
+      } while (!exactMantissa(m, p, v));
+      lastRaise = i;
+    }
+    mantissas[i] = m;
+  }
+  // The values before the last raise were written at a smaller scale: again, at this one.
+  for (let i = 0; i < lastRaise; i++) {
+    const v = values[i]!;
+    const m = Math.round(v * p);
+    if (!exactMantissa(m, p, v)) return null;
+    mantissas[i] = m;
   }
   // Common trailing zeros (byte counts in KiB, round thresholds) leave the mantissas: a
   // negative scale multiplies back, exactly, since every product is an integer v.
-  while (scale > -MAX_SCALE && mantissas.length > 0 && mantissas.every((m) => m % 10 === 0)) {
-    for (let i = 0; i < mantissas.length; i++) mantissas[i] = mantissas[i]! / 10;
+  let tens = mantissas.length > 0 && mantissas.every((m) => m % 10 === 0);
+  while (tens && scale > -MAX_SCALE) {
+    for (let i = 0; i < mantissas.length; i++) {
+      const m = mantissas[i]! / 10;
+      mantissas[i] = m;
+      if (m % 10 !== 0) tens = false;
+    }
     scale--;
   }
   return { scale, mantissas };
 }
 
-function exactAt(v: number, scale: number): boolean {
-  if (Object.is(v, -0)) return false; // a mantissa cannot carry the sign of zero
-  const p = POW10[scale]!;
-  const m = Math.round(v * p);
-  return Math.abs(m) <= INT_LIMIT && Object.is(m / p, v);
+/** m = round(v · p) stands for v exactly (v is not -0; NaN and ±Infinity never do). */
+function exactMantissa(m: number, p: number, v: number): boolean {
+  return Math.abs(m) <= INT_LIMIT && m / p === v;
 }
 
 /** Format 5: zigzag(scale) (v = m / 10^scale; negative: m · 10^−scale), then the mantissas packed. */
