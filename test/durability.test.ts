@@ -179,6 +179,32 @@ test(`acknowledged records of every type survive SIGKILL, counted once (${TRIALS
   }
 });
 
+const zstdName = (m: number) => `zstd.m${m}|ST[host:h${m % 9}]`;
+
+test('a body journaled compressed replays after SIGKILL: every sample reads back once', async (t) => {
+  const dir = tempDir('ferrite-kill-zstd-');
+  const lines = 20_000;
+  try {
+    const first = await spawnNode(dir);
+    // ≈ 1.4 MB of TSV, kept in the journal as a zstd frame a twentieth of that (model/journal-entry.ts).
+    const body = Array.from({ length: lines }, (_, i) => mLine(`${1000 + (i % 50)}.000`, zstdName(Math.floor(i / 50)), 'n', String(i / 4))).join('\n');
+    t.is((await fetch(`${first.url}/raw`, { method: 'PUT', body })).status, 200);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const second = await spawnNode(dir);
+    const stats = (await getJson(`${second.url}/stats.json`)).json;
+    t.true(stats.ingest.journal_replayed._value >= 1, 'the body came back from the journal');
+    for (const m of [0, 1, 199, 399]) {
+      const back = (await getJson(`${second.url}/raw/${UUID}/${encodeURIComponent(zstdName(m))}?start_ts=0.000&end_ts=5000.000`)).json;
+      t.deepEqual(back, Array.from({ length: 50 }, (_, k) => [(1000 + k) * 1000, (m * 50 + k) / 4]), zstdName(m));
+    }
+    second.child.kill('SIGTERM');
+    t.is(await second.exited, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a stop seals tens of thousands of open buffers of one partition, and all of them read back', async (t) => {
   const dir = tempDir('ferrite-term-many-');
   // One partition: its seal at the stop is one batch of every buffer.

@@ -1,7 +1,9 @@
 import test from 'ava';
 import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import { zstdCompressSync } from 'node:zlib';
 import { conflictResolver, sampleCombiner } from '../model/conflict.js';
-import { decodeJournal, decodeJournalEntry, encodeJournalEntry, encodeRawJournalEntry, RAW_HEADROOM, type RawContext } from '../model/journal-entry.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, encodeRawJournalEntry, JOURNAL_ZSTD_MIN, journalForm, RAW_HEADROOM, type RawContext } from '../model/journal-entry.js';
 import { allocWithHeadroom, headroomOf } from '../model/headroom.js';
 import { normalizeLastWins, normalizeNumeric, sliceSeries } from '../model/series.js';
 import { selectTextRows } from '../model/text-read.js';
@@ -96,6 +98,31 @@ test('raw journal entries keep their parse context, and the keys of refused seri
   // An empty list is written as no list.
   t.is(encodeRawJournalEntry('tsv', { ...ctx, limited: [] }, body)[0], 0x01);
 });
+
+test('journal entries of a kilobyte or more are kept as zstd when smaller, and decode as they were', async (t) => {
+  const ctx: RawContext = { latestAllowed: 5000 as EpochMs, textSizeLimit: 512, headerAccount: 7 as AccountId };
+  const lines = Array.from({ length: 400 }, (_, i) => `M\t${1000 + i}.000\tbench\`c_1::bench\`1b988fd7-d1e1-48ec-848e-55709511d43f\tbench.metric.${i}|ST[host:h${i % 7}]\tn\t${i / 8}`);
+  const body = Buffer.from(lines.join('\n'));
+  for (const entry of [encodeRawJournalEntry('tsv', ctx, body), encodeRawJournalEntry('tsv', { ...ctx, limited: ['u-a'] }, body), Buffer.from(encodeJournalEntry(jsonRecords(300)))]) {
+    const kept = await journalForm(entry);
+    t.is(kept[0], 0x05);
+    t.true(kept.length * 5 < entry.length, `${entry.length} bytes kept in ${kept.length}`);
+    t.deepEqual(decodeJournal(kept), decodeJournal(entry));
+  }
+  // Small entries, and ones zstd cannot shrink, stay as they are.
+  const small = encodeRawJournalEntry('tsv', ctx, body.subarray(0, JOURNAL_ZSTD_MIN - 100));
+  t.is(await journalForm(small), small);
+  const noise = encodeRawJournalEntry('tsv', ctx, randomBytes(4096));
+  t.is(await journalForm(noise), noise);
+  // A frame inside a frame is not an entry this release writes.
+  const twice = Buffer.concat([Buffer.from([0x05]), zstdCompressSync(await journalForm(encodeRawJournalEntry('tsv', ctx, body)))]);
+  t.throws(() => decodeJournal(twice), { message: /compressed twice/ });
+});
+
+function jsonRecords(n: number): IngestRecord[] {
+  const metric = { key: 'u-json' as MetricKey, accountId: 1 as AccountId, uuid: '1b988fd7-d1e1-48ec-848e-55709511d43f', checkName: 'c', name: { name: 'json.metric', tags: [], canonical: 'json.metric' } };
+  return Array.from({ length: n }, (_, i): IngestRecord => ({ kind: 'numeric', metric, ts: (1000 + i) as EpochMs, value: i / 4 }));
+}
 
 test('a body read with headroom becomes its journal entry where it lies; one without is copied', (t) => {
   const text = Buffer.from('M\t1.000\tx\tm\tn\t1');

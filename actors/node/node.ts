@@ -11,7 +11,7 @@ import type { FerriteConfig } from '../../model/config.js';
 import { ferr, FerriteError } from '../../model/errors.js';
 import { IngestBatch } from '../../model/ingest-batch.js';
 import type { IngestRecord } from '../../model/ingest-record.js';
-import { decodeJournal, decodeJournalEntry, encodeJournalEntry, type DecodedJournal, type JournalEntry, type RawContext, type RawFormat } from '../../model/journal-entry.js';
+import { decodeJournal, decodeJournalEntry, encodeJournalEntry, journalForm, type DecodedJournal, type JournalEntry, type RawContext, type RawFormat } from '../../model/journal-entry.js';
 import { decodeAccumulator, encodeAccumulator, type RollupAccumulator } from '../../model/rollup/accumulator.js';
 import { buildRing, ownersOf, type Ring, type Topology } from '../../model/topology/index.js';
 import type { AccountId } from '../../model/types.js';
@@ -48,6 +48,11 @@ import type { NodeApi } from '../api.js';
 /** `ctx` with the keys of refused series whose samples a parse left out. */
 function limitedContext(ctx: RawContext, limited: readonly string[]): RawContext {
   return limited.length === 0 ? ctx : { ...ctx, limited };
+}
+
+/** A failure to journal a write, as the error its request answers with. */
+function asStorageError(error: unknown): FerriteError {
+  return error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
 }
 
 /** Journal entries truncated between compactions of the journal column family. */
@@ -462,18 +467,24 @@ export class FerriteNode implements NodeApi {
    * whatever `extend` adds; then the samples go to their shards, which index them.
    */
   private async commit(samples: Samples, rawEntry: Buffer | null, extend: (batch: NodeBatch) => void): Promise<void> {
+    let entry: Uint8Array | null = null;
+    try {
+      if (samples.size > 0) entry = await journalForm(rawEntry ?? encodeJournalEntry([...(samples as IngestBatch<MetricInfo>).records()]));
+    } catch (error) {
+      throw asStorageError(error);
+    }
     // Checked again here, after parsing: a shard that died meanwhile must not be handed samples it cannot place.
     this.checkWritable();
     const seq = this.nextSeq++;
     this.inflight.add(seq);
     try {
       const batch = this.storage.batch();
-      if (samples.size > 0) this.storage.stageJournalEntry(batch, seq, rawEntry ?? encodeJournalEntry([...(samples as IngestBatch<MetricInfo>).records()]));
+      if (entry !== null) this.storage.stageJournalEntry(batch, seq, entry);
       extend(batch);
       await batch.write();
       if (samples.size > 0) this.dispatch(seq, samples);
     } catch (error) {
-      throw error instanceof FerriteError ? error : new FerriteError('FER_ERR_STORAGE', [String(error)], { cause: error });
+      throw asStorageError(error);
     } finally {
       this.inflight.delete(seq);
     }
