@@ -3,7 +3,8 @@
 // wall time and each thread's CPU (from /proc) while scrape 0 names every series for the first
 // time, and while scrapes 1..P-1 send known series. Threads show as the kernel names them: the
 // main thread, `WorkerThread` (the shard and parse workers), `V8Worker` (V8's GC helpers),
-// `libuv-worker`, `rocksdb:*`.
+// `libuv-worker`, `rocksdb:*` — with the minor page faults each took (a first touch of a fresh
+// page, ≈ 14 µs each on our machines: README, Scale).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,14 +14,14 @@ import { requireShippedNode, startFerrite } from './peers.js';
 
 const CLOCK_TICKS = 100;
 
-/** CPU seconds per thread of process `pid`, by `tid:name`. */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
+/** Per thread of process `pid`, by `tid:name`: CPU seconds and minor page faults (each a first touch of a page). */
+function threadStats(pid: number): Map<string, { cpu: number; faults: number }> {
+  const out = new Map<string, { cpu: number; faults: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out.set(`${tid}:${name}`, (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS);
+    out.set(`${tid}:${name}`, { cpu: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS, faults: Number(fields[7]) });
   }
   return out;
 }
@@ -42,15 +43,19 @@ async function main(): Promise<void> {
   const server = await startFerrite(dir, [], 600_000);
   try {
     for (const [label, from, to] of [['new series (scrape 0)', 0, 1], [`known series (scrapes 1..${o.scrapes - 1})`, 1, o.scrapes]] as const) {
-      const before = threadCpu(server.child.pid!);
+      const before = threadStats(server.child.pid!);
       const t0 = performance.now();
       const refused = await send(`${server.url}/raw`, scrapes(from, to), 4, 'PUT', {}, true);
       const seconds = (performance.now() - t0) / 1000;
-      const used = [...threadCpu(server.child.pid!)].map(([k, v]): [string, number] => [k, v - (before.get(k) ?? 0)]).filter(([, v]) => v >= 0.1).sort((a, b) => b[1] - a[1]);
-      const cpu = used.reduce((n, [, v]) => n + v, 0);
+      const used = [...threadStats(server.child.pid!)]
+        .map(([k, v]): [string, { cpu: number; faults: number }] => [k, { cpu: v.cpu - (before.get(k)?.cpu ?? 0), faults: v.faults - (before.get(k)?.faults ?? 0) }])
+        .filter(([, v]) => v.cpu >= 0.1)
+        .sort((a, b) => b[1].cpu - a[1].cpu);
+      const cpu = used.reduce((n, [, v]) => n + v.cpu, 0);
+      const faults = used.reduce((n, [, v]) => n + v.faults, 0);
       const samples = (to - from) * o.series;
-      console.log(`${label}: ${samples} samples in ${seconds.toFixed(1)} s (${(samples / seconds).toFixed(0)}/s), ${refused} refused; CPU ${cpu.toFixed(1)} s = ${((cpu / samples) * 1e6).toFixed(1)} µs/sample`);
-      console.log(`  ${used.map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')}`);
+      console.log(`${label}: ${samples} samples in ${seconds.toFixed(1)} s (${(samples / seconds).toFixed(0)}/s), ${refused} refused; CPU ${cpu.toFixed(1)} s = ${((cpu / samples) * 1e6).toFixed(1)} µs/sample; ${(faults / 1000).toFixed(0)}k minor page faults`);
+      console.log(`  ${used.map(([k, v]) => `${k} ${v.cpu.toFixed(1)} s ${(v.faults / 1000).toFixed(0)}k faults`).join(', ')}`);
     }
     console.log(`load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   } finally {

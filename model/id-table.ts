@@ -4,7 +4,7 @@
 // hashing the string per lookup. Here an id's first four bytes are its hash (they are
 // uniformly spread already) and an open-addressing table of numbers points into one array of
 // the ids back to back.
-import { grown } from './typed-arrays.js';
+import { grown, roomFor } from './typed-arrays.js';
 
 const ID_BYTES = 16;
 
@@ -36,7 +36,7 @@ export class IdTable {
   /** Numbers `id`, which must not be in the table: the next number. */
   add(id: Uint8Array): number {
     const n = this.count++;
-    if (this.count * ID_BYTES > this.ids.length) this.ids = grown(this.ids, this.ids.length * 2);
+    if (this.count * ID_BYTES > this.ids.length) this.ids = grown(this.ids, roomFor(this.ids.length, this.count * ID_BYTES));
     this.ids.set(id.subarray(0, ID_BYTES), n * ID_BYTES);
     if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     else this.place(n);

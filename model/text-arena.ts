@@ -4,7 +4,7 @@
 // object each, here their bytes and 8 bytes of offsets, outside the V8 heap (issue 30). Read
 // back as a string when asked; compared and matched as bytes (UTF-8 byte order is code point
 // order) without making one.
-import { grown, withRoom } from './typed-arrays.js';
+import { grown, roomFor, withRoom } from './typed-arrays.js';
 
 export class TextArena {
   private bytes: Uint8Array;
@@ -93,8 +93,8 @@ export class TextArena {
   /** Room for `bytes` more bytes and one more text. */
   private room(bytes: number): void {
     if (this.count === this.starts.length) {
-      this.starts = grown(this.starts, this.count * 2);
-      this.lengths = grown(this.lengths, this.count * 2);
+      this.starts = grown(this.starts, roomFor(this.count, this.count + 1));
+      this.lengths = grown(this.lengths, roomFor(this.count, this.count + 1));
     }
     this.bytes = withRoom(this.bytes, this.used + bytes);
   }

@@ -8,7 +8,7 @@
 import type { MetricResolution } from '../../model/ingest-record.js';
 import type { KnownKeys } from '../../model/tsv.js';
 import { placeEntry, slotsFor } from '../../model/hash-slots.js';
-import { grown, withRoom } from '../../model/typed-arrays.js';
+import { grown, roomFor, withRoom } from '../../model/typed-arrays.js';
 
 const EMPTY = -1;
 /** Slots per entry at least (load factor ≤ 1/2). */
@@ -101,7 +101,7 @@ export class RawKeys implements KnownKeys<number> {
   }
 
   private growEntries(): void {
-    const n = this.starts.length * 2;
+    const n = roomFor(this.starts.length, this.entries + 1);
     this.starts = grown(this.starts, n);
     this.lengths = grown(this.lengths, n);
     this.hashes = grown(this.hashes, n);

@@ -10,7 +10,7 @@ import { IdTable } from '../../model/id-table.js';
 import { PartitionedBatch } from '../../model/ingest-batch.js';
 import { metricKey } from '../../model/metric-key.js';
 import { TextArena } from '../../model/text-arena.js';
-import { grown } from '../../model/typed-arrays.js';
+import { grown, roomFor } from '../../model/typed-arrays.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 
 /** A metric of the worker's current epoch, by number. */
@@ -47,8 +47,8 @@ export class WorkerSeries {
     const sid = this.ids.add(id);
     if (this.canonicals !== null && this.canonicals.add(canonical) !== sid) throw new Error("BUG: a worker's canonical names and storage ids are numbered apart");
     if (sid === this.partitions.length) {
-      this.partitions = grown(this.partitions, sid * 2);
-      this.checkNumbers = grown(this.checkNumbers, sid * 2);
+      this.partitions = grown(this.partitions, roomFor(sid, sid + 1));
+      this.checkNumbers = grown(this.checkNumbers, roomFor(sid, sid + 1));
     }
     this.partitions[sid] = partition;
     this.checkNumbers[sid] = this.checks.numberOf(accountId, uuid, checkName);

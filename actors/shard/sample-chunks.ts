@@ -5,7 +5,7 @@
 // one any buffer takes. Chunks sit in slabs of a fixed size, added as needed: one array doubled
 // and copied cost more to allocate than to copy at a million series (a large new ArrayBuffer
 // drags V8's external-memory accounting and GC with it), and held both copies until collected.
-import { grown } from '../../model/typed-arrays.js';
+import { grown, roomFor } from '../../model/typed-arrays.js';
 
 /** Pairs per chunk: small, since most open buffers hold a few samples (one per scrape so far). */
 export const CHUNK_PAIRS = 4;
@@ -86,7 +86,7 @@ export class SampleChunks {
 
   private carve(): ChunkId {
     const c = this.carved++;
-    if (c === this.nextOf.length) this.nextOf = grown(this.nextOf, this.nextOf.length * 2);
+    if (c === this.nextOf.length) this.nextOf = grown(this.nextOf, roomFor(c, c + 1));
     if (c >> SLAB_SHIFT === this.slabs.length) {
       const slab = new Float64Array(SLAB_CHUNKS * CHUNK_DOUBLES);
       this.slabs.push(slab);

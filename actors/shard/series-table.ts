@@ -16,7 +16,7 @@ import { metricKey } from '../../model/metric-key.js';
 import { canonicalText, newMetricInfo, type MetricInfo, type MetricRef, type ReadMetric, type WireMetric } from '../../model/metric-info.js';
 import { canonicalizeMetricName, splitCanonical, type CanonicalName } from '../../model/metric-name.js';
 import { IdTable } from '../../model/id-table.js';
-import { grown, withRoom } from '../../model/typed-arrays.js';
+import { grown, roomFor, withRoom } from '../../model/typed-arrays.js';
 import { METRIC_ID_BYTES } from '../../storage/keys.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
 import { PendingNames } from './pending-names.js';
@@ -193,10 +193,14 @@ export class SeriesTable {
 
   private newRow(idNumber: number, m: WireMetric): number {
     const row = this.rows++;
-    if (row === this.idNumbers.length) this.growRows(row * 2);
+    if (row === this.idNumbers.length) this.growRows(roomFor(row, row + 1));
     this.idNumbers[row] = idNumber;
     this.checkNumbers[row] = this.checks.numberOf(m.accountId, m.uuid, m.checkName);
     this.partitions[row] = m.partition;
+    // Set here, not by filling the columns' new room: room filled is room resident.
+    this.indexIds[row] = -1;
+    this.openHeads[row] = -1;
+    this.lastSlices[row] = -1;
     return row;
   }
 
@@ -204,9 +208,9 @@ export class SeriesTable {
     this.idNumbers = grown(this.idNumbers, n);
     this.checkNumbers = grown(this.checkNumbers, n);
     this.partitions = grown(this.partitions, n);
-    this.indexIds = grown(this.indexIds, n, -1);
-    this.openHeads = grown(this.openHeads, n, -1);
-    this.lastSlices = grown(this.lastSlices, n, -1);
+    this.indexIds = grown(this.indexIds, n);
+    this.openHeads = grown(this.openHeads, n);
+    this.lastSlices = grown(this.lastSlices, n);
     this.unsealed = grown(this.unsealed, n);
     this.newestSealedS = grown(this.newestSealedS, n);
   }

@@ -13,7 +13,7 @@ import type { BufferValue, NumericValue } from '../../model/types.js';
 import { seriesSource, type DenseSource } from '../../model/dense-series.js';
 import { CHUNK_BYTES, CHUNK_PAIRS, NO_CHUNK, SampleChunks } from './sample-chunks.js';
 import { decodeNumericBlock, decodeNumericBlockInto, encodeNumericBlock } from '../../model/codec/numeric-block.js';
-import { grown } from '../../model/typed-arrays.js';
+import { grown, roomFor } from '../../model/typed-arrays.js';
 import { ShardMetric } from './series-table.js';
 
 export type { BufferValue };
@@ -395,7 +395,7 @@ export class BufferTable {
 
   private newRow(): BufferId {
     const b = this.rows++;
-    if (b >= this.kinds.length) this.grow(Math.max(64, this.kinds.length * 2));
+    if (b >= this.kinds.length) this.grow(roomFor(this.kinds.length, Math.max(64, b + 1)));
     return b;
   }
 
@@ -413,6 +413,7 @@ export class BufferTable {
     this.partHeads = grown(this.partHeads, cap);
     this.partTails = grown(this.partTails, cap);
     this.partBytes = grown(this.partBytes, cap);
-    this.ownerRows = grown(this.ownerRows, cap, FREE);
+    // Rows past `rows` are never read (create sets a row's owner): the new room is left unfilled.
+    this.ownerRows = grown(this.ownerRows, cap);
   }
 }

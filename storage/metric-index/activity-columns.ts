@@ -3,7 +3,7 @@
 // slices, windows less than 8 hours apart coalesce), so a search filters and reports
 // activity without asking the partitions that persist it.
 import { ACTIVITY_COALESCE_S, ACTIVITY_SLICE_S, activitySlice, mergeActivity, sameActivity, type ActivityWindow } from '../../model/activity.js';
-import { grown } from '../../model/typed-arrays.js';
+import { grown, roomFor } from '../../model/typed-arrays.js';
 
 const NONE: readonly ActivityWindow[] = [];
 
@@ -84,8 +84,7 @@ export class ActivityColumns {
   }
 
   private grow(id: number): void {
-    let size = this.end.length;
-    while (size <= id) size *= 2;
+    const size = roomFor(this.end.length, id + 1);
     this.start = grown(this.start, size);
     this.end = grown(this.end, size);
   }

@@ -14,6 +14,7 @@ import { ACTIVITY_BLOCK_KEYS, ACTIVITY_KEYS, activityBlockKey, activityBlockRang
 import type { Store, StoreBatch } from '../rocks.js';
 import { ACTIVITY_BLOCK_IDS, activityRangeOf, decodeActivityBlock, encodeActivityBlock, type ActivityEntry } from './activity-blocks.js';
 import { ActivityColumns } from './activity-columns.js';
+import { roomFor } from '../../model/typed-arrays.js';
 import { IdList } from './id-sets.js';
 import { decodeNameBlock, encodeNameBlock, NAME_BLOCK_IDS, nameRangeOf, type NameEntry } from './name-blocks.js';
 import { decodeNameRecord, encodeNameRecord, type NameRecordFields } from './name-record.js';
@@ -111,7 +112,7 @@ export class MetricIndex {
   private nameLength = new Uint16Array(0);
   private names = Buffer.alloc(0);
   private namesUsed = 0;
-  private table = new Int32Array(0);
+  private table = new Int32Array(2048);
   private readonly checks: { uuid: string; checkName: string; accountId: number }[] = [];
   /** Series (pending or alive ids) per account and per check id: what series limits count. */
   private readonly accountSeries = new Map<number, number>();
@@ -617,7 +618,7 @@ export class MetricIndex {
 
   /** Fills the columns of `id` and links its storage id. */
   private place(id: number, storageId: Uint8Array, accountId: number, uuid: string, checkName: string, canonical: string): void {
-    if (id >= this.capacity) this.grow(Math.max(this.capacity * 2, id + 1));
+    if (id >= this.capacity) this.grow(roomFor(this.capacity, id + 1));
     // Ids restored from disk come in storage id order, not dense id order.
     if (id >= this.size) this.size = id + 1;
     this.storageIds.set(storageId.subarray(0, METRIC_ID_BYTES), id * METRIC_ID_BYTES);
@@ -695,7 +696,7 @@ export class MetricIndex {
   private appendName(id: number, canonical: string): void {
     const bytes = Buffer.byteLength(canonical, 'utf8');
     if (this.namesUsed + bytes > this.names.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.names.length * 2, this.namesUsed + bytes, 64 * 1024));
+      const next = Buffer.allocUnsafe(Math.max(roomFor(this.names.length, this.namesUsed + bytes), 64 * 1024));
       this.names.copy(next, 0, 0, this.namesUsed);
       this.names = next;
     }
@@ -782,7 +783,7 @@ export class MetricIndex {
     this.nameStart = copy(this.nameStart, (n) => new Uint32Array(n));
     this.nameLength = copy(this.nameLength, (n) => new Uint16Array(n));
     this.capacity = capacity;
-    if (this.table.length < capacity * 2) this.rehash(nextPowerOfTwo(capacity * 2));
+    // The slots grow with the ids linked (`link`), not with the room: room is not resident, slots are.
   }
 
   /** Drops dead ids from every posting list, and terms left empty. */
@@ -860,10 +861,4 @@ function dictionary(account: AccountIndex, category: string): TermDictionary {
 
 function searchText(text: string): string {
   return text.startsWith('b"') ? tagSearchText(text) : text;
-}
-
-function nextPowerOfTwo(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
 }

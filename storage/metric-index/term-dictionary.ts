@@ -14,7 +14,7 @@ import { matches, type Matcher } from '../../model/tag-query/index.js';
 import { literalPrefix } from '../../model/tag-query/index.js';
 import { placeEntry, slotsFor } from '../../model/hash-slots.js';
 import { TextArena } from '../../model/text-arena.js';
-import { grown } from '../../model/typed-arrays.js';
+import { grown, roomFor } from '../../model/typed-arrays.js';
 import { IdList } from './id-sets.js';
 import { TermColumnsBuilder, TermCursor } from './term-columns.js';
 
@@ -269,7 +269,7 @@ export class TermDictionary {
   /** A new value of the `length` bytes of `bytes` from `at` (and their hash); its number. */
   private append(bytes: Uint8Array, at: number, length: number, hash: number): number {
     const v = this.count;
-    if (v === this.hashes.length) this.growValues(v * 2);
+    if (v === this.hashes.length) this.growValues(roomFor(v, v + 1));
     if (this.texts.addBytes(bytes, length, at) !== v) throw new Error('BUG: a dictionary\'s texts and values are numbered apart');
     this.hashes[v] = hash;
     this.count = v + 1;
