@@ -255,6 +255,8 @@ export class MetricIndex {
     const index = new MetricIndex(store);
     const n = image.size;
     index.grow(Math.max(1024, n));
+    // Slots for every id at once (linked one by one they would be rehashed at each doubling).
+    index.rehash(slotCountFor(n));
     index.size = n;
     index.storageIds.set(image.storageIds);
     index.typeBits.set(image.typeBits);
@@ -857,6 +859,13 @@ function dictionary(account: AccountIndex, category: string): TermDictionary {
   let d = account.categories.get(category);
   if (d === undefined) account.categories.set(category, (d = new TermDictionary()));
   return d;
+}
+
+/** Hash slots for `ids` linked storage ids: a power of two, at most half full. */
+function slotCountFor(ids: number): number {
+  let slots = 2048;
+  while (slots < ids * 2) slots *= 2;
+  return slots;
 }
 
 function searchText(text: string): string {
