@@ -68,7 +68,7 @@ function allSafeFrom(xs: Float64Array, from: number, n: number): boolean {
   return true;
 }
 
-/** Two columns of doubles `writeIntegers` reuses (grown, never shrunk below a merged block's size). */
+/** Two columns of doubles `writeIntegers` reuses: grown to the longest block encoded (at most a merged block, 8192 samples, or `maxBlockSamples`) and kept. */
 const scratchColumns = [new Float64Array(1024), new Float64Array(1024)];
 
 function scratchColumn(k: 0 | 1, n: number): Float64Array {
