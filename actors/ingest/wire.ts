@@ -8,6 +8,7 @@ import { metricKey } from '../../model/metric-key.js';
 import { splitCanonical, type CanonicalName } from '../../model/metric-name.js';
 import { withRoom } from '../../model/typed-arrays.js';
 import type { AccountId, MetricKey } from '../../model/types.js';
+import { METRIC_ID_BYTES } from '../../storage/keys.js';
 
 export interface ParseJob {
   id: number;
@@ -74,7 +75,6 @@ export interface Declarations {
 
 type Check = [accountId: number, uuid: string, checkName: string];
 const DECLARATION_WORDS = 4;
-const ID_BYTES = 16;
 
 /** `fresh` by shard (a partition's shard is its number modulo the shard count). */
 export function packDeclarations(fresh: readonly FreshMetric[], shards: number): Declarations[] {
@@ -122,10 +122,10 @@ function declarationBytes(metrics: readonly FreshMetric[], checkOf: readonly num
   });
   nameScratch = names;
   const idsAt = n * DECLARATION_WORDS * 4;
-  const bytes = new Uint8Array(idsAt + n * ID_BYTES + used);
+  const bytes = new Uint8Array(idsAt + n * METRIC_ID_BYTES + used);
   bytes.set(new Uint8Array(words.buffer), 0);
-  metrics.forEach((m, i) => bytes.set(m.id, idsAt + i * ID_BYTES));
-  bytes.set(names.subarray(0, used), idsAt + n * ID_BYTES);
+  metrics.forEach((m, i) => bytes.set(m.id, idsAt + i * METRIC_ID_BYTES));
+  bytes.set(names.subarray(0, used), idsAt + n * METRIC_ID_BYTES);
   return bytes;
 }
 
@@ -175,14 +175,14 @@ export function unpackDeclarations(d: Declarations): DeclaredMetric[] {
   // The words are read one by one: a clone of a view need not keep it 4-byte aligned.
   const word = (i: number, k: number) => bytes.readUInt32LE((i * DECLARATION_WORDS + k) * 4);
   const idsAt = n * DECLARATION_WORDS * 4;
-  let at = idsAt + n * ID_BYTES;
+  let at = idsAt + n * METRIC_ID_BYTES;
   const out = new Array<DeclaredMetric>(n);
   for (let i = 0; i < n; i++) {
     const [accountId, uuid, checkName] = d.checks[word(i, 1)]!;
     const length = word(i, 3);
     const canonical = bytes.toString('utf8', at, at + length);
     at += length;
-    out[i] = new DeclaredMetric(word(i, 0), accountId as AccountId, uuid, checkName, canonical, bytes.subarray(idsAt + i * ID_BYTES, idsAt + (i + 1) * ID_BYTES), word(i, 2));
+    out[i] = new DeclaredMetric(word(i, 0), accountId as AccountId, uuid, checkName, canonical, bytes.subarray(idsAt + i * METRIC_ID_BYTES, idsAt + (i + 1) * METRIC_ID_BYTES), word(i, 2));
   }
   return out;
 }
