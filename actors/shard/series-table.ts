@@ -153,9 +153,9 @@ export class SeriesTable {
   private idNumbers = new Int32Array(ROWS_AT_FIRST);
   private checkNumbers = new Uint32Array(ROWS_AT_FIRST);
   partitions = new Uint32Array(ROWS_AT_FIRST);
-  indexIds = new Int32Array(ROWS_AT_FIRST).fill(-1);
-  openHeads = new Int32Array(ROWS_AT_FIRST).fill(-1);
-  lastSlices = new Int32Array(ROWS_AT_FIRST).fill(-1);
+  indexIds = new Int32Array(ROWS_AT_FIRST);
+  openHeads = new Int32Array(ROWS_AT_FIRST);
+  lastSlices = new Int32Array(ROWS_AT_FIRST);
   /** 1 while the metric is known to have no sealed block. */
   unsealed = new Uint8Array(ROWS_AT_FIRST);
   /** MetricInfo.newestSealedS: whole seconds fit 32 bits until 2106, and windows are ≥ 1 s apart. */
