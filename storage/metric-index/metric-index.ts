@@ -42,6 +42,8 @@ export const KIND_BITS: Readonly<Record<IndexKind, number>> = { numeric: 1, hist
 const NAMED_NOW = 0x80;
 const KIND_NAMES: readonly (readonly string[])[] = Array.from({ length: 8 }, (_, bits) => (['numeric', 'histogram', 'text'] as const).filter((k) => (bits & KIND_BITS[k]) !== 0));
 const KIND_TEXTS: readonly string[] = KIND_NAMES.map((names) => names.join(','));
+/** Hash slots an empty index starts with. */
+const FIRST_SLOTS = 2048;
 
 const enum State {
   Free = 0,
@@ -112,7 +114,7 @@ export class MetricIndex {
   private nameLength = new Uint16Array(0);
   private names = Buffer.alloc(0);
   private namesUsed = 0;
-  private table = new Int32Array(2048);
+  private table = new Int32Array(FIRST_SLOTS);
   private readonly checks: { uuid: string; checkName: string; accountId: number }[] = [];
   /** Series (pending or alive ids) per account and per check id: what series limits count. */
   private readonly accountSeries = new Map<number, number>();
@@ -863,7 +865,7 @@ function dictionary(account: AccountIndex, category: string): TermDictionary {
 
 /** Hash slots for `ids` linked storage ids: a power of two, at most half full. */
 function slotCountFor(ids: number): number {
-  let slots = 2048;
+  let slots = FIRST_SLOTS;
   while (slots < ids * 2) slots *= 2;
   return slots;
 }
