@@ -42,9 +42,11 @@ export async function fetchRoutes(app: FastifyInstance, opts: { node: FerriteNod
     const plan = withFieldErrors(() => planFetch(fetchDocument(req, text)));
     const end = endOf(plan);
     const keepable = key === null ? null : withFieldErrors(() => keepableStreams(node, plan));
-    // Asked before the read: whatever changes the streams after this moves an epoch.
-    const stamps = keepable === null ? null : await settledStamps(node, keepable, end);
-    const columns = await withFieldErrors(() => runFetch(node, plan, requestDeadline(req), { json: !flatBuffer }));
+    // Asked before the read, not waited for: each shard takes its epoch as the question arrives,
+    // ahead of the read's questions, and whatever changes the streams after that moves it.
+    const stamping = keepable === null ? null : settledStamps(node, keepable, end);
+    const reading = withFieldErrors(() => runFetch(node, plan, requestDeadline(req), { json: !flatBuffer }));
+    const [stamps, columns] = await Promise.all([stamping, reading]);
     const head = { startMs: plan.startMs, periodMs: plan.periodMs, count: plan.count, errors: [], warnings: [] };
     const answer = flatBuffer ? { type: DF4_FLATBUFFER_TYPE, body: Buffer.from(df4FlatBuffer(head, columns)) } : { type: 'application/json', body: df4Json(head, columns) };
     if (stamps !== null) answers.keep(key!, stamps, end, answer);

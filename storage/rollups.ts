@@ -24,7 +24,8 @@ import { loadMarkers } from './markers.js';
 import type { MetricRef } from '../model/metric-info.js';
 import { ChunkEdit, hasPeriodBefore, readChunks, stageAddedPeriods, storedPeriodStarts } from './rollup-chunks.js';
 import { CHUNK_PERIODS, chunkSpanMs, chunkStartOf } from '../model/rollup/chunk.js';
-import { accumulateColumns, accumulateValues, carryAfter, COARSEN_MIN, CompactPeriods, PeriodColumns, valuesOnly } from '../model/rollup/period-columns.js';
+import { accumulateColumns, accumulateValues, carryAfter, COARSEN_MIN, CompactPeriods, PeriodColumns, valueStatInto, valuesOnly } from '../model/rollup/period-columns.js';
+import { fieldColumns, fieldInto, type FieldSpec } from '../model/rollup/fields.js';
 import { ComputedRollups } from './metric-cache.js';
 import { migrateRollups } from './rollup-migration.js';
 
@@ -347,6 +348,25 @@ export class RollupStore {
     for (const [lo, hi] of staleSlots(slots, stale, this.spanMs)) await this.recalc(raw, metric, slots, lo, hi);
     await this.addRaw(raw, metric, slots, valuesOnly(columns));
     return slots;
+  }
+
+  /**
+   * One field per slot into `out` (NaN: none, and blank where a slot holds no measurement, as
+   * fetch cells are): `read` and `fieldInto`. A field of the value quantity over slots no stored
+   * level serves (a fetch at 10 s, say) is computed from raw straight into `out`, the same bits.
+   */
+  async readFieldInto(raw: RawSource, metric: MetricRef, spanMs: number, first: number, end: number, engine: RollupEngine, spec: FieldSpec, out: Float64Array): Promise<void> {
+    const fromRaw = engine === 'recalc' || (engine === 'dispatch' && this.levelServing(spanMs, first) === undefined);
+    if (spec.q === 'value' && fromRaw && out.length === Math.max(0, Math.ceil((end - first) / spanMs))) {
+      const samples = await raw.read(metric, first, first + out.length * spanMs);
+      try {
+        valueStatInto(out, samples, first, spanMs, spec.stat);
+      } finally {
+        releaseDense(samples);
+      }
+      return;
+    }
+    fieldInto(out, await this.read(raw, metric, spanMs, first, end, engine, fieldColumns(spec, true)), spec, true);
   }
 
   /**

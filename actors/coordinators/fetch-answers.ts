@@ -52,7 +52,7 @@ export class FetchAnswers {
       this.misses++;
       return undefined;
     }
-    const now = await Promise.all(entry.stamps.map((s) => node.shards.askShard(s.shard, 'settledEpoch', s.metrics, entry.end)));
+    const now = await Promise.all(entry.stamps.map((s) => node.shards.askShard(s.shard, 'settledEpoch', s.metrics, entry.end, 'settled')));
     // Dropped (not only passed over) when stale: its replacement is kept under the same key.
     if (this.entries.get(key) !== entry || !now.every((epoch, i) => epoch === entry.stamps[i]!.epoch)) {
       this.remove(key);
@@ -92,12 +92,13 @@ export class FetchAnswers {
 
 /**
  * The epochs of the shards holding `metrics` (a plan's numeric streams, all read on this node)
- * if an answer read now may be kept: each settled up to `end`. Asked before the read, so
+ * if an answer read now may be kept: each settled up to `end`. Asked before the read (each shard
+ * takes its epoch as the question arrives, ahead of the read's questions sent right after it), so
  * anything that changes its streams after this moves an epoch.
  */
 export async function settledStamps(node: NodeApi, metrics: readonly ReadMetric[], end: number): Promise<ShardStamp[] | null> {
   const byShard = [...node.shards.byShard(metrics, (m) => m.partition)];
-  const epochs = await Promise.all(byShard.map(([n, list]) => node.shards.askShard(n, 'settledEpoch', list.map(readMetric), end)));
+  const epochs = await Promise.all(byShard.map(([n, list]) => node.shards.askShard(n, 'settledEpoch', list.map(readMetric), end, 'arrival')));
   if (epochs.some((e) => e === null)) return null;
   return byShard.map(([shard, list], i) => ({ shard, metrics: list.map(readMetric), epoch: epochs[i]! }));
 }

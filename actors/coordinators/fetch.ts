@@ -135,7 +135,21 @@ function numericColumn(plan: FetchPlan, s: StreamSpec, metric: MetricInfo, cells
   };
 }
 
-const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: [`__check_uuid:${s.uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)] });
+const headOf = (s: StreamSpec, metric: MetricInfo) => ({ label: s.label ?? metric.name.canonical, tags: tagsOf(s.uuid, metric) });
+
+/**
+ * A stream's tags, kept per metric (frozen: every read of the metric shares them, and DF4 JSON
+ * keeps their text: model/fetch/df4.ts) for the uuid spelling the last read used.
+ */
+const keptTags = new WeakMap<MetricInfo, { uuid: string; tags: string[] }>();
+
+function tagsOf(uuid: string, metric: MetricInfo): string[] {
+  const kept = keptTags.get(metric);
+  if (kept?.uuid === uuid) return kept.tags;
+  const tags = Object.freeze([`__check_uuid:${uuid}`, `__name:${metric.name.name}`, ...metric.name.tags.map(tagText)]) as string[];
+  keptTags.set(metric, { uuid, tags });
+  return tags;
+}
 
 /** Slot geometry of a plan. */
 export const endOf = (p: FetchPlan): number => p.startMs + p.count * p.periodMs;

@@ -53,6 +53,9 @@ export interface SlotGeometry {
 }
 
 /** A numeric stream to read: its metric and the transform its slots get. */
+/** When `settledEpoch` reads the epoch: see there. */
+export type EpochTaken = 'arrival' | 'settled';
+
 export interface NumericStream {
   metric: ReadMetric;
   transform: string;
@@ -118,8 +121,12 @@ export interface ShardMethods {
   numericCellsMany(streams: NumericStream[], slots: SlotGeometry): Float64Array;
   /** Its streams read, transformed and folded into partial sums per group (a sum, mean or groupby reduce pushed down). */
   foldNumeric(streams: FoldStream[], slots: SlotGeometry, groups: number): WireSums;
-  /** The epoch a whole-fetch answer over the metrics up to `end` is current at; null while one has an open buffer before `end`. */
-  settledEpoch(metrics: ReadMetric[], end: number): string | null;
+  /**
+   * The epoch a whole-fetch answer over the metrics up to `end` is current at; null while one has
+   * an open buffer before `end`. Taken as the question arrives (`arrival`: to stamp an answer about
+   * to be read) or once the questions before it are answered (`settled`: to check a kept one).
+   */
+  settledEpoch(metrics: ReadMetric[], end: number, taken: EpochTaken): string | null;
   histograms(metric: WireMetric, period: number, start: number, end: number): WireHistogramRow[];
   /** Stores rollup records (/write/nnt), indexing the metric first. */
   writeRollups(metric: WireMetric, records: [number, RollupAccumulator][]): void;

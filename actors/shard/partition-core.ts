@@ -14,6 +14,7 @@ import type { HistogramRow, HistogramStore } from '../../storage/histograms.js';
 import type { RawSource, RollupEngine, RollupSlots, RollupStore } from '../../storage/rollups.js';
 import type { Tombstone, Tombstones } from '../../storage/tombstones.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
+import type { FieldSpec } from '../../model/rollup/fields.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
 import { OpenBuffers, type BufferId, type SeriesLookup } from './open-buffers.js';
 import type { BufferTable } from './window-buffer.js';
@@ -191,6 +192,10 @@ export class PartitionCore {
 
   readRollups(metric: MetricRef, spanMs: number, start: number, end: number, engine: RollupEngine, columns?: readonly number[]): Promise<RollupSlots> {
     return this.deps.rollups.read(this.raw, metric, spanMs, start, end, engine, columns);
+  }
+
+  readFieldInto(metric: MetricRef, spanMs: number, start: number, end: number, spec: FieldSpec, out: Float64Array): Promise<void> {
+    return this.deps.rollups.readFieldInto(this.raw, metric, spanMs, start, end, 'dispatch', spec, out);
   }
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {

@@ -7,6 +7,7 @@ import type { SampleColumns } from '../../model/ingest-batch.js';
 import type { DataKind } from '../../model/ingest-record.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupAccumulator } from '../../model/rollup/accumulator.js';
+import type { FieldSpec } from '../../model/rollup/fields.js';
 import { concatSeries, type Series } from '../../model/series.js';
 import { leadRunComplete, selectTextRows, type TextReadOptions, type TextRow } from '../../model/text-read.js';
 import type { MetricInfo, MetricRef } from '../../model/metric-info.js';
@@ -137,17 +138,19 @@ export class Partition {
   }
 
   /**
-   * Rollup reads of several metrics over one span in one turn of the mailbox, up to
+   * Field reads of several metrics over one span in one turn of the mailbox, up to
    * READS_SIDE_BY_SIDE at once: their RocksDB iterators overlap instead of each waiting for the
-   * last (a hundred iterators one after another took 22–25 ms, side by side 9). `each` gets a
-   * read's slots as it ends, so a read holds a few metrics' periods at a time, not all of them.
+   * last (a hundred iterators one after another took 22–25 ms, side by side 9). Each writes one
+   * field per slot into its own `outOf(i)` as its read ends, so a read holds a few metrics'
+   * periods at a time, not all of them.
    */
-  readRollupsEach(metrics: readonly MetricRef[], spanMs: number, start: number, end: number, columns: readonly number[], each: (slots: RollupSlots, i: number) => void): Promise<void> {
+  readFieldsEach(metrics: readonly MetricRef[], spanMs: number, start: number, end: number, spec: FieldSpec, outOf: (i: number) => Float64Array): Promise<void> {
     const indexes = metrics.map((_, i) => i);
     return this.queue.run(async () => {
-      await inLanes(indexes, async (i) => each(await this.core.readRollups(metrics[i]!, spanMs, start, end, 'dispatch', columns), i), READS_SIDE_BY_SIDE);
+      await inLanes(indexes, (i) => this.core.readFieldInto(metrics[i]!, spanMs, start, end, spec, outOf(i)), READS_SIDE_BY_SIDE);
     });
   }
+
 
   writeRollups(metric: MetricRef, records: [number, RollupAccumulator][]): Promise<void> {
     return this.queue.run(() => this.core.writeRollups(metric, records));

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActivityWindow } from '../../model/activity.js';
 import type { FerriteConfig } from '../../model/config.js';
-import { numericColumns, numericValues, numericValuesInto } from '../../model/fetch/numeric.js';
+import { NUMERIC_TRANSFORMS, numericColumns, numericValues } from '../../model/fetch/numeric.js';
 import type { RollupSlots } from '../../model/rollup/slots.js';
 import { CellSums } from '../../model/fetch/reduce.js';
 import { serializeHistogram } from '../../model/histogram/index.js';
@@ -30,7 +30,7 @@ import { unpackDeclarations, type Declarations, type WirePart } from '../ingest/
 import type { MetricInfo, MetricRef, ReadMetric, WireMetric } from '../../model/metric-info.js';
 import { rebuildActivity } from './activity-rebuild.js';
 import { shardFind, shardSearch, type FindPart, type FoundMetric, type ShardFindRequest, type ShardSearch } from './find.js';
-import type { FoldStream, ListedMetric, NumericStream, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
+import type { EpochTaken, FoldStream, ListedMetric, NumericStream, RollupLevels, SampleNames, SeriesAnswer, SeriesQuestion, ShardSetup, SlotGeometry, WireHistogramRow, WireSums } from './messages.js';
 import { Partition, type PartitionHooks } from './partition.js';
 import type { DeleteOutcome, DeleteTarget } from '../../model/delete.js';
 import type { RollupEngine } from '../../storage/rollups.js';
@@ -267,7 +267,7 @@ export class Shard {
       const refs = await Promise.all(ks.map((k) => this.knownRef(streams[k]!.metric)));
       const known = ks.filter((_, i) => refs[i] !== null);
       const cellsOf = (i: number) => out.subarray(known[i]! * g.count, (known[i]! + 1) * g.count);
-      await this.partition(metric.partition).readRollupsEach(refs.filter((r) => r !== null), g.periodMs, g.startMs, end, numericColumns(transform), (slots, i) => numericValuesInto(cellsOf(i), transform, slots));
+      await this.partition(metric.partition).readFieldsEach(refs.filter((r) => r !== null), g.periodMs, g.startMs, end, NUMERIC_TRANSFORMS[transform]!, cellsOf);
     };
     await Promise.all([...groups.values()].map(readGroup));
     return out;
@@ -289,7 +289,12 @@ export class Shard {
    * ageing, a delete), rollups or the index (tombstones, a full delete); it names this process,
    * as a restarted shard counts from 0.
    */
-  async settledEpoch(metrics: ReadMetric[], end: number): Promise<string | null> {
+  async settledEpoch(metrics: ReadMetric[], end: number, taken: EpochTaken): Promise<string | null> {
+    // `arrival`: before the reads the node sends right behind this question run, so a write that
+    // lands after it moves the epoch past the answer's stamp (an epoch taken later could name a
+    // write the read missed). `settled`: after every write queued before it (an acknowledged
+    // delete included), so a kept answer is never taken for current across one.
+    const arrived = this.readEpoch();
     const byPartition = new Map<number, MetricRef[]>();
     for (const m of metrics) {
       let list = byPartition.get(m.partition);
@@ -299,6 +304,10 @@ export class Shard {
     const settled = await Promise.all([...byPartition].map(([p, list]) => this.partition(p).settledUntil(list, end)));
     await this.indexTail;
     if (!settled.every(Boolean)) return null;
+    return taken === 'arrival' ? arrived : this.readEpoch();
+  }
+
+  private readEpoch(): string {
     return `${this.incarnation}.${this.storage.numericReadGeneration()}`;
   }
 

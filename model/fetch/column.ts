@@ -11,8 +11,8 @@ interface ColumnHead {
 export type NumericColumn = ColumnHead & {
   kind: 'numeric';
   values: (number | null)[];
-  /** Its cells as DF4 JSON (model/fetch/df4.ts), rendered while the streams after it were being read. */
-  json?: Uint8Array;
+  /** Its cells as DF4 JSON (model/fetch/df4.ts, ASCII), rendered while the streams after it were being read. */
+  json?: string;
 };
 export type HistogramColumn = ColumnHead & { kind: 'histogram'; values: (Histogram | null)[] };
 /** Text cells hold [offset ms within the slot, value] entries. */

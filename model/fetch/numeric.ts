@@ -1,7 +1,7 @@
 // Numeric fetch transforms (interface §4.3): one value per slot from the slot's rollup
 // accumulator, which holds every measurement of the slot (and the rates they complete).
 import { emptyAccumulator, type RollupAccumulator } from '../rollup/accumulator.js';
-import { FIELD_SPECS, fieldColumn, fieldColumns, fieldInto, type FieldSpec } from '../rollup/fields.js';
+import { FIELD_SPECS, fieldColumn, fieldColumns, type FieldSpec } from '../rollup/fields.js';
 import { RollupSlots } from '../rollup/slots.js';
 import { lookupTable } from '../lookup-table.js';
 
@@ -23,11 +23,6 @@ export const numericColumns = (name: string): number[] => fieldColumns(NUMERIC_T
 /** The transform per slot: NaN where the slot has no measurement or no finite value. */
 export function numericValues(name: string, slots: RollupSlots): Float64Array {
   return fieldColumn(slots, NUMERIC_TRANSFORMS[name]!, true);
-}
-
-/** `numericValues` written into `out` (slots.count long). */
-export function numericValuesInto(out: Float64Array, name: string, slots: RollupSlots): Float64Array {
-  return fieldInto(out, slots, NUMERIC_TRANSFORMS[name]!, true);
 }
 
 /** The transform's value of one slot; null when the slot has no measurement. */

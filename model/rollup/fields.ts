@@ -44,22 +44,39 @@ export function fieldColumn(slots: RollupSlots, spec: FieldSpec, requireValues =
 
 /** `fieldColumn` written into `out` (slots.count long), which it returns. */
 export function fieldInto(out: Float64Array, slots: RollupSlots, spec: FieldSpec, requireValues = false): Float64Array {
-  out.fill(NaN);
   const n = slots.column(spec.q, 'n');
-  const valueN = requireValues ? slots.column('value', 'n') : null;
-  const present = slots.present;
-  if (spec.stat === 'count') {
+  const sum = spec.stat === 'count' ? n : slots.column(spec.q, 'sum');
+  const sumsq = spec.stat === 'stddev' ? slots.column(spec.q, 'sumsq') : n;
+  return statInto(out, spec.stat, { present: slots.present, n, sum, sumsq, valueN: requireValues ? slots.column('value', 'n') : null });
+}
+
+/** One quantity's columns per slot, as a field is computed from them. */
+export interface StatColumns {
+  /** 1 where the slot has data. */
+  present: Uint8Array;
+  n: Float64Array;
+  /** Read only for a sum, a mean or a stddev. */
+  sum: Float64Array;
+  /** Read only for a stddev. */
+  sumsq: Float64Array;
+  /** The value quantity's counts, when a slot holding no measurement is to be blank (fetch cells). */
+  valueN: Float64Array | null;
+}
+
+/** `stat` per slot into `out` (NaN: none), which it returns: what `fieldInto` computes from a quantity's columns. */
+export function statInto(out: Float64Array, stat: FieldSpec['stat'], { present, n, sum, sumsq, valueN }: StatColumns): Float64Array {
+  out.fill(NaN);
+  if (stat === 'count') {
     for (let i = 0; i < out.length; i++) if (present[i] !== 0 && (valueN === null || valueN[i] !== 0)) out[i] = n[i]!;
     return out;
   }
-  const sum = slots.column(spec.q, 'sum');
-  if (spec.stat === 'sum') {
+  if (stat === 'sum') {
     for (let i = 0; i < out.length; i++) if (present[i] !== 0 && (valueN === null || valueN[i] !== 0) && sum[i]! - sum[i]! === 0) out[i] = sum[i]!;
     return out;
   }
   // The loops below are meanOf and stddevOf written out: each slot's value stays a double
   // (a value that may be null, or a NaN chosen in a branch, is boxed: one allocation a slot).
-  if (spec.stat === 'mean') {
+  if (stat === 'mean') {
     for (let i = 0; i < out.length; i++) {
       const k = n[i]!;
       if (present[i] === 0 || (valueN !== null && valueN[i] === 0) || k === 0) continue;
@@ -68,7 +85,6 @@ export function fieldInto(out: Float64Array, slots: RollupSlots, spec: FieldSpec
     }
     return out;
   }
-  const sumsq = slots.column(spec.q, 'sumsq');
   for (let i = 0; i < out.length; i++) {
     const k = n[i]!;
     if (present[i] === 0 || (valueN !== null && valueN[i] === 0) || k === 0) continue;

@@ -37,5 +37,5 @@ test('cells rendered ahead of time read as JSON.stringify writes them, NaN and i
     cells(Array.from({ length: 1440 }, (_, i) => (i % 7 === 0 ? NaN : Math.sin(i) * 1e3))),
     cells([NaN, 1]),
   ];
-  for (const c of columns) t.is(numericCellsJson(c.cells).toString('latin1'), c.json);
+  for (const c of columns) t.is(numericCellsJson(c.cells), c.json);
 });

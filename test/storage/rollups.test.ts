@@ -19,6 +19,7 @@ import type { Store } from '../../storage/rocks.js';
 import { ComputedRollups } from '../../storage/metric-cache.js';
 import { PeriodColumns } from '../../model/rollup/period-columns.js';
 import { columnId, PARTS } from '../../model/rollup/chunk.js';
+import { fieldColumns, fieldInto, type FieldSpec } from '../../model/rollup/fields.js';
 import { RollupStore, type RawSource } from '../../storage/rollups.js';
 import { denseOf, type DenseSeries } from '../../model/dense-series.js';
 import { metricId, storedPeriods, withStore } from './store.js';
@@ -205,6 +206,30 @@ test('reads: stored levels for nnt, raw for windows not yet rolled up (dispatch)
     t.deepEqual((await rows(60_000, 'nnt', T, T + MIN))[0]![1]!.value, momentsOf(1, 1e9, 0), 'nnt: the written record replaced the stored period');
     t.deepEqual(await rows(60_000, 'dispatch', T, T + MIN), want.p60.slice(0, 1), 'dispatch: from raw');
     t.deepEqual(await rows(60_000, 'recalc', T, T + MIN), want.p60.slice(0, 1), 'recalc: always from raw');
+  });
+});
+
+test('a field read into cells (a fetch) equals the field of the slots read, served by a level or computed from raw', async (t) => {
+  await withStore(async ({ store }) => {
+    const r = await rig(store);
+    const data = samples(T, 10, 5, 0.5).map(([ts, v], i): [number, number] => [ts, i % 7 === 3 ? -v : v * 1.1]);
+    await seal(r, A, T, data);
+    await r.rollups.write(A, [[T + 4 * MIN, { ...emptyAccumulator(), value: momentsOf(3, 2.5, 0.25) }]]);
+    const specs: FieldSpec[] = (['count', 'sum', 'mean', 'stddev'] as const).map((stat) => ({ q: 'value', stat }));
+    // 10 s and 90 s from T + 30 s are served by no level (computed straight from raw); 60 and 300 s are.
+    const geometries: [number, number, number][] = [[10_000, T, 70], [90_000, T + 30_000, 7], [60_000, T, 11], [300_000, T, 3], [10_000, T - 20_000, 4]];
+    for (const [span, first, count] of geometries) {
+      for (const engine of ['dispatch', 'recalc'] as const) {
+        for (const spec of specs) {
+          const end = first + count * span;
+          const general = fieldInto(new Float64Array(count), await r.rollups.read(r.raw, A, span, first, end, engine, fieldColumns(spec, true)), spec, true);
+          const cells = new Float64Array(count).fill(-1);
+          await r.rollups.readFieldInto(r.raw, A, span, first, end, engine, spec, cells);
+          t.deepEqual(new Uint8Array(cells.buffer), new Uint8Array(general.buffer), `${spec.stat} at ${span} ms from T${first - T >= 0 ? '+' : ''}${first - T}, ${engine}`);
+          t.true(cells.some((v) => !Number.isNaN(v)) || first < T, 'the read found data');
+        }
+      }
+    }
   });
 });
 
