@@ -157,14 +157,21 @@ export class Shard {
       this.index.noteActivity(batch);
       return this.indexTail;
     }
-    const writes = this.storage.batch();
-    const staged = this.index.stage(writes, entries);
+    // Ids now, records when the queue gets to them (MetricIndex.reserve): a backlog holds ids.
+    const staged = this.index.reserve(entries);
     // Marked at once, so samples arriving before the write is durable do not stage the metric again.
     entries.forEach((e, i) => e.kind === 'numeric' && (e.metric.indexId = staged.ids[i]!));
     // The index answers staged names (pending or stored): the series table's copies go now, so
     // through a backlog of new series it holds one batch's names, not the backlog's.
     for (const e of entries) if (e.metric instanceof ShardMetric) e.metric.indexed();
     return this.inIndexQueue(async () => {
+      const writes = this.storage.batch();
+      try {
+        this.index.stageWrites(writes, staged);
+      } catch (error) {
+        writes.discard();
+        throw error;
+      }
       await writes.write();
       // A metric new to the index has no sealed block anywhere: its reads skip looking for one.
       for (const m of this.index.apply(staged)) m.unsealed = true;
