@@ -70,7 +70,9 @@ export interface AccountIndex {
 
 /** What one batch adds to the index, applied once the batch is written. */
 export interface StagedIndex<M extends IndexableMetric = IndexableMetric> {
-  fresh: { id: number; metric: M }[];
+  /** The metrics new to the index (or pending in an unwritten batch) and their dense ids, in step (no object per metric: a backlog holds these). */
+  fresh: M[];
+  freshIds: number[];
   types: number[];
   /** The dense id of each record staged, in order (staged or stored: what `stagedId` answers). */
   ids: number[];
@@ -361,7 +363,7 @@ export class MetricIndex {
    * they were ≈ 100 MB of the shard's heap and its collections' work.
    */
   reserve<M extends IndexableMetric>(records: Iterable<{ metric: M; kind: IndexKind }>): StagedIndex<M> {
-    const staged: StagedIndex<M> = { fresh: [], types: [], ids: [], recordBits: [], typeKeys: [] };
+    const staged: StagedIndex<M> = { fresh: [], freshIds: [], types: [], ids: [], recordBits: [], typeKeys: [] };
     let last: M | null = null;
     let id = -1;
     try {
@@ -379,7 +381,8 @@ export class MetricIndex {
             const recordBits = this.pendingTypes[id]! | KIND_BITS[r.kind];
             this.pendingTypes[id] = recordBits;
             this.stagedNow[id] = recordBits | NAMED_NOW;
-            staged.fresh.push({ id, metric: m });
+            staged.fresh.push(m);
+            staged.freshIds.push(id);
             staged.recordBits.push(recordBits);
             staged.types.push(id, recordBits);
           }
@@ -400,7 +403,8 @@ export class MetricIndex {
 
   /** Adds to `batch` the name records and type keys `reserve` staged. */
   stageWrites(batch: StoreBatch, staged: StagedIndex): void {
-    staged.fresh.forEach(({ id, metric: m }, i) => {
+    staged.fresh.forEach((m, i) => {
+      const id = staged.freshIds[i]!;
       batch.put(CF.metrics, this.storageIdOf(id), encodeNameRecord(id, staged.recordBits[i]!, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: this.canonicalOf(id) }));
     });
     for (let i = 0; i < staged.typeKeys.length; i += 2) batch.put(CF.index, typeKey(this.storageIdOf(staged.typeKeys[i]!), KIND_NAMES[staged.typeKeys[i + 1]!]![0]!), EMPTY);
@@ -409,7 +413,9 @@ export class MetricIndex {
   /** Makes what `stage` wrote searchable (its batch is durable); the metrics new to the index. */
   apply<M extends IndexableMetric>(staged: StagedIndex<M>): M[] {
     const named: M[] = [];
-    for (const { id, metric } of staged.fresh) {
+    for (let i = 0; i < staged.fresh.length; i++) {
+      const id = staged.freshIds[i]!;
+      const metric = staged.fresh[i]!;
       if (this.state[id] !== State.Pending) continue;
       this.pendingTypes[id] = 0;
       // The name as staged (canonical, as a load reads stored ones), not asked of the metric: a

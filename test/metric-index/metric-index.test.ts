@@ -353,8 +353,8 @@ test('one stage names each new metric once and stages each later kind once, howe
     const batch = store.batch();
     const kinds = ['numeric', 'numeric', 'text', 'numeric', 'text', 'histogram'] as const;
     const staged = ix.stage(batch, kinds.map((kind, i) => ({ metric: i % 2 === 0 ? a : b, kind })));
-    t.deepEqual(staged.fresh.map((f) => f.metric), [a, b], 'one name record each');
-    const [ia, ib] = [staged.fresh[0]!.id, staged.fresh[1]!.id];
+    t.deepEqual(staged.fresh, [a, b], 'one name record each');
+    const [ia, ib] = [staged.freshIds[0]!, staged.freshIds[1]!];
     t.deepEqual(staged.types, [ia, 1, ib, 1, ia, 4, ib, 2], 'the first kind in the record, each later kind once');
     await batch.write();
     ix.apply(staged);
