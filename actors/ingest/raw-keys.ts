@@ -30,6 +30,11 @@ export class RawKeys implements KnownKeys<number> {
   private next = new Int32Array(1024);
   /** The entry the last `find` returned. */
   private previous = EMPTY;
+  /**
+   * Where the last `find` that missed looked, and the name's hash there: `resolveNew` of the same
+   * fields (what a parse does next) neither hashes nor probes again (a million new series: ≈ 1 s).
+   */
+  private missed: { bytes: Buffer | null; from: number; to: number; check: number; hash: number } = { bytes: null, from: 0, to: 0, check: EMPTY, hash: 0 };
   private entries = 0;
   /** Each entry's metric. */
   private metrics = new Int32Array(1024);
@@ -54,8 +59,12 @@ export class RawKeys implements KnownKeys<number> {
       this.previous = guess;
       return this.metrics[guess];
     }
-    const entry = this.lookup(bytes, tab + 1, to, check, hashName(bytes, tab + 1, to, check));
-    if (entry === EMPTY) return undefined;
+    const hash = hashName(bytes, tab + 1, to, check);
+    const entry = this.lookup(bytes, tab + 1, to, check, hash);
+    if (entry === EMPTY) {
+      this.remember(bytes, from, to, check, hash);
+      return undefined;
+    }
     if (previous !== EMPTY) this.next[previous] = entry + 1;
     this.previous = entry;
     return this.metrics[entry];
@@ -67,10 +76,23 @@ export class RawKeys implements KnownKeys<number> {
     return resolved;
   }
 
+  private remember(bytes: Buffer, from: number, to: number, check: number, hash: number): void {
+    const m = this.missed;
+    m.bytes = bytes;
+    m.from = from;
+    m.to = to;
+    m.check = check;
+    m.hash = hash;
+  }
+
   private add(bytes: Buffer, from: number, tab: number, to: number, metric: number): void {
-    const check = this.checkId(bytes, from, tab, true);
-    const hash = hashName(bytes, tab + 1, to, check);
-    if (this.lookup(bytes, tab + 1, to, check, hash) !== EMPTY) return;
+    const m = this.missed;
+    // The fields `find` just missed: nothing was added since (only `add` adds, and it clears this).
+    const known = m.bytes === bytes && m.from === from && m.to === to && m.check !== EMPTY;
+    m.bytes = null;
+    const check = known ? m.check : this.checkId(bytes, from, tab, true);
+    const hash = known ? m.hash : hashName(bytes, tab + 1, to, check);
+    if (!known && this.lookup(bytes, tab + 1, to, check, hash) !== EMPTY) return;
     const entry = this.entries++;
     if (entry === this.starts.length) this.growEntries();
     if ((entry + 1) * SLOTS_PER_ENTRY > this.slots.length) this.slots = slotsFor(this.slots.length * 2, this.hashes, entry);
