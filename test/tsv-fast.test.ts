@@ -132,6 +132,13 @@ test('raw keys: the same name under another check, or bytes that differ anywhere
   const metrics = fields.map((f) => (known.resolveNew(b, ...f) as { metric: number }).metric);
   t.deepEqual(metrics.map(keyOf), ['chk/cpu|ST[a:b]', 'other/cpu|ST[a:b]', 'chk/cpu|ST[a:c]']);
   fields.forEach((f, i) => t.is(known.find(b, ...f), metrics[i], `fields ${i} are found`));
+  // A miss is remembered for the fields that missed only: other fields resolved after it are hashed for themselves.
+  const c = Buffer.from('chk\tmem|ST[a:b]\nchk\tdisk|ST[a:b]');
+  t.is(known.find(c, 0, 3, 15), undefined);
+  const disk = (known.resolveNew(c, 16, 19, 32) as { metric: number }).metric;
+  t.is(keyOf(disk) as string | undefined, 'chk/disk|ST[a:b]');
+  t.is(known.find(c, 16, 19, 32), disk, 'found by its own bytes');
+  t.is(known.find(c, 0, 3, 15), undefined, 'the miss before it is still unknown');
   // A table past its first growth still finds everything.
   const many = Buffer.from(Array.from({ length: 5000 }, (_, i) => `chk\tm${i}`).join('\n'));
   let at = 0;
@@ -144,7 +151,7 @@ test('raw keys: the same name under another check, or bytes that differ anywhere
   }
   for (const s of spans) known.resolveNew(many, ...s);
   t.true(spans.every((s, i) => keyOf(known.find(many, ...s)) === `chk/m${i}`));
-  t.is(known.size, 5003);
+  t.is(known.size, 5004);
   // The entry that followed last time is tried first; another order, or bytes that differ where it is expected, still find the right one.
   t.true([...spans].reverse().every((s) => keyOf(known.find(many, ...s)) === `chk/${many.toString('utf8', s[1] + 1, s[2])}`));
   t.true(spans.every((s, i) => keyOf(known.find(many, ...s)) === `chk/m${i}`));
