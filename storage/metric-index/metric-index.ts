@@ -405,7 +405,7 @@ export class MetricIndex {
   stageWrites(batch: StoreBatch, staged: StagedIndex): void {
     staged.fresh.forEach((m, i) => {
       const id = staged.freshIds[i]!;
-      batch.put(CF.metrics, this.storageIdOf(id), encodeNameRecord(id, staged.recordBits[i]!, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: this.canonicalOf(id) }));
+      batch.put(CF.metrics, this.storageIdOf(id), encodeNameRecord(id, staged.recordBits[i]!, { accountId: m.accountId, uuid: m.uuid, checkName: m.checkName, canonical: this.canonicalBytes(id) }));
     });
     for (let i = 0; i < staged.typeKeys.length; i += 2) batch.put(CF.index, typeKey(this.storageIdOf(staged.typeKeys[i]!), KIND_NAMES[staged.typeKeys[i + 1]!]![0]!), EMPTY);
   }
@@ -610,6 +610,12 @@ export class MetricIndex {
   canonicalOf(id: number): string {
     const start = this.nameStart[id]!;
     return this.names.toString('utf8', start, start + this.nameLength[id]!);
+  }
+
+  /** The canonical name's UTF-8 bytes: a view of the index's arena, read before the next name is added. */
+  canonicalBytes(id: number): Uint8Array {
+    const start = this.nameStart[id]!;
+    return this.names.subarray(start, start + this.nameLength[id]!);
   }
 
   /** The UTF-8 length of the canonical name. */

@@ -31,15 +31,21 @@ export interface DecodedNameRecord extends NameRecordFields {
   typeBits: number;
 }
 
-export function encodeNameRecord(denseId: number, typeBits: number, m: NameRecordFields): Buffer {
+/**
+ * `m.canonical` may be given as its UTF-8 bytes (the index's copy: a new series' record is then
+ * written without decoding its name to text and encoding it back).
+ */
+export function encodeNameRecord(denseId: number, typeBits: number, m: Omit<NameRecordFields, 'canonical'> & { canonical: string | Uint8Array }): Buffer {
   // Written in place: a new series writes one record, and each field as its own Buffer first cost more than the record.
   const check = checkPart(m);
-  const out = Buffer.allocUnsafe(CHECK_PART_AT + check.length + Buffer.byteLength(m.canonical));
+  const canonical = m.canonical;
+  const out = Buffer.allocUnsafe(CHECK_PART_AT + check.length + (typeof canonical === 'string' ? Buffer.byteLength(canonical) : canonical.length));
   out[0] = V3;
   out.writeUInt32BE(denseId, 1);
   out[5] = typeBits;
   out.set(check, CHECK_PART_AT);
-  out.write(m.canonical, CHECK_PART_AT + check.length, 'utf8');
+  if (typeof canonical === 'string') out.write(canonical, CHECK_PART_AT + check.length, 'utf8');
+  else out.set(canonical, CHECK_PART_AT + check.length);
   return out;
 }
 
@@ -50,7 +56,7 @@ const CHECK_PART_AT = 6;
 let lastCheck: { accountId: number; uuid: string; checkName: string; bytes: Buffer } | null = null;
 
 /** account (u32 BE) | uuid (0xff and 16 bytes, or length and UTF-8) | check name length (u16 BE) | check name. */
-function checkPart(m: NameRecordFields): Buffer {
+function checkPart(m: Omit<NameRecordFields, 'canonical'>): Buffer {
   const last = lastCheck;
   if (last !== null && last.accountId === m.accountId && last.uuid === m.uuid && last.checkName === m.checkName) return last.bytes;
   const binaryUuid = CANONICAL_UUID.test(m.uuid);

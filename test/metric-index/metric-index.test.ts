@@ -387,7 +387,12 @@ test('name records read back whatever their checks, record after record (a check
   const check = fc.record({ accountId: fc.constantFrom(0, 7, 2 ** 32 - 1), uuid: fc.constantFrom(UUIDS[0]!, UUIDS[1]!, UUIDS[0]!.toUpperCase(), 'not-a-uuid', '', 'é'), checkName: fc.constantFrom('c_7_1::http', '', 'ü`x', 'c'.repeat(300)) });
   fc.assert(
     fc.property(fc.array(fc.tuple(check, fc.string({ maxLength: 40 }), fc.nat({ max: 2 ** 32 - 1 }), fc.nat({ max: 255 })), { maxLength: 30 }), (records) => {
-      for (const [c, canonical, denseId, typeBits] of records) t.deepEqual(decodeNameRecord(encodeNameRecord(denseId, typeBits, { ...c, canonical })), { denseId, typeBits, ...c, canonical });
+      for (const [c, canonical, denseId, typeBits] of records) {
+        const record = encodeNameRecord(denseId, typeBits, { ...c, canonical });
+        t.deepEqual(decodeNameRecord(record), { denseId, typeBits, ...c, canonical });
+        // The name given as its UTF-8 bytes (the index's copy) makes the same record.
+        t.deepEqual(encodeNameRecord(denseId, typeBits, { ...c, canonical: Buffer.from(canonical, 'utf8') }), record);
+      }
     }),
   );
 });
