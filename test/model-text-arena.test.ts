@@ -49,3 +49,44 @@ test('a number not handed out is a bug, not an empty text', (t) => {
   t.throws(() => arena.text(1), { message: /BUG: text 1 of 1/ });
   t.throws(() => arena.text(-1), { instanceOf: RangeError });
 });
+
+test('sortedRange gives a range of texts in UTF-8 byte order, equal texts by number', (t) => {
+  // Texts sharing long prefixes (what the keyed sort skips), ending inside and past the 4-byte key,
+  // with NUL bytes (which the key pads with), repeats and non-ASCII; ranges that start past 0.
+  const stem = fc.constantFrom('', 'bench.metric.', 'bench.metric.1', 'h\u00e9', 'a\u0000', '\u{1F600}');
+  const text = fc.tuple(stem, fc.oneof(fc.string({ unit: 'grapheme', maxLength: 8 }), fc.nat(100_000).map(String), fc.constantFrom('', '\u0000', '\u0000\u0000', '1', '12', '1234', '12345'))).map(([a, b]) => a + b);
+  fc.assert(
+    fc.property(fc.array(text, { maxLength: 300 }), fc.nat(20), (texts, skip) => {
+      const arena = new TextArena(16, 2);
+      for (const s of texts) arena.add(s);
+      const from = Math.min(skip, texts.length);
+      const want = texts
+        .map((s, i) => ({ s, i }))
+        .slice(from)
+        .sort((a, b) => Buffer.compare(Buffer.from(a.s), Buffer.from(b.s)) || a.i - b.i)
+        .map((x) => x.i);
+      t.deepEqual([...arena.sortedRange(from, texts.length)], want);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('mergeSorted merges two lists in byte order into one in byte order, ties taking the first list first', (t) => {
+  const stem = fc.constantFrom('', 'bench.metric.', 'bench.metric.12', 'h\u00e9', 'a\u0000');
+  const text = fc.tuple(stem, fc.oneof(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.nat(100_000).map(String), fc.constantFrom('', '\u0000', '1234', '12345'))).map(([a, b]) => a + b);
+  fc.assert(
+    fc.property(fc.array(fc.tuple(text, fc.boolean()), { maxLength: 200 }), (items) => {
+      const arena = new TextArena(16, 2);
+      for (const [s] of items) arena.add(s);
+      const order = (list: number[]) => list.sort((x, y) => Buffer.compare(Buffer.from(items[x]![0]), Buffer.from(items[y]![0])) || x - y);
+      const a = order(items.flatMap(([, first], i) => (first ? [i] : [])));
+      const b = order(items.flatMap(([, first], i) => (first ? [] : [i])));
+      const into = new Uint32Array(items.length);
+      arena.mergeSorted(Uint32Array.from(a), Uint32Array.from(b), into);
+      const fromA = new Set(a);
+      const want = [...a, ...b].sort((x, y) => Buffer.compare(Buffer.from(items[x]![0]), Buffer.from(items[y]![0])) || Number(fromA.has(y)) - Number(fromA.has(x)) || x - y);
+      t.deepEqual([...into], want);
+    }),
+    { numRuns: 300 },
+  );
+});

@@ -311,16 +311,9 @@ export class TermDictionary {
   }
 
   private mergeUnsorted(): void {
-    const fresh = Uint32Array.from({ length: this.count - this.merged }, (_, i) => this.merged + i).sort((a, b) => this.texts.compare(a, b));
-    const old = this.sorted.slice(0, this.merged);
-    let i = 0;
-    let j = 0;
-    let n = 0;
-    while (i < old.length || j < fresh.length) {
-      if (j >= fresh.length || (i < old.length && this.texts.compare(old[i]!, fresh[j]!) < 0)) this.sorted[n++] = old[i++]!;
-      else this.sorted[n++] = fresh[j++]!;
-    }
-    this.merged = n;
+    const fresh = this.texts.sortedRange(this.merged, this.count);
+    this.texts.mergeSorted(this.sorted.slice(0, this.merged), fresh, this.sorted);
+    this.merged = this.count;
   }
 }
 
