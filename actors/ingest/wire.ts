@@ -145,16 +145,24 @@ export function declarationTransfers(fresh: readonly Declarations[]): ArrayBuffe
  * objects for the garbage collector to carry over, as text it is one string.
  */
 export class DeclaredMetric implements NewMetric {
+  private text: string | null = null;
+
   constructor(
     readonly sid: number,
     readonly accountId: AccountId,
     readonly uuid: string,
     readonly checkName: string,
-    readonly canonical: string,
+    /** The canonical name's UTF-8 bytes, a view of the declarations' buffer: a shard's index copies them as they are. */
+    readonly canonicalBytes: Buffer,
     /** A view of the declarations' buffer. */
     readonly id: Buffer,
     readonly partition: number,
   ) {}
+
+  /** The canonical name as text, decoded when first asked (a shard that indexes the metric never asks). */
+  get canonical(): string {
+    return (this.text ??= this.canonicalBytes.toString('utf8'));
+  }
 
   get idHex(): string {
     return this.id.toString('hex');
@@ -180,7 +188,7 @@ export function unpackDeclarations(d: Declarations): DeclaredMetric[] {
   for (let i = 0; i < n; i++) {
     const [accountId, uuid, checkName] = d.checks[word(i, 1)]!;
     const length = word(i, 3);
-    const canonical = bytes.toString('utf8', at, at + length);
+    const canonical = bytes.subarray(at, at + length);
     at += length;
     out[i] = new DeclaredMetric(word(i, 0), accountId as AccountId, uuid, checkName, canonical, bytes.subarray(idsAt + i * METRIC_ID_BYTES, idsAt + (i + 1) * METRIC_ID_BYTES), word(i, 2));
   }

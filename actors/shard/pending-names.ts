@@ -5,13 +5,16 @@
 // batch's size and shrank again, batch after batch, each growth a backing store in fresh pages —
 // ≈ 15 µs a page fault on our machines — 0.2 s of a million new series.)
 
+/** A pending name: its text, or its UTF-8 bytes as a parse lane declared it (decoded only if asked). */
+export type PendingName = string | Uint8Array;
+
 export class PendingNames {
-  private names: (string | undefined)[] = [];
+  private names: (PendingName | undefined)[] = [];
   /** The row of `names[0]`. */
   private base = 0;
   private count = 0;
 
-  get(row: number): string | undefined {
+  get(row: number): PendingName | undefined {
     // Below the run is undefined, as past its end; a negative index would be looked up as a
     // property name (a string made and hashed per call).
     const i = row - this.base;
@@ -19,7 +22,7 @@ export class PendingNames {
   }
 
   /** `row`: at least every row set before (rows are taken in order). */
-  set(row: number, name: string): void {
+  set(row: number, name: PendingName): void {
     if (this.count === 0) {
       this.names = [];
       this.base = row;

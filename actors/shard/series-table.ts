@@ -108,6 +108,11 @@ export class ShardMetric implements MetricInfo {
     return this.table.canonicalOf(this.row);
   }
 
+  /** The canonical name's UTF-8 bytes while they are the declaration's (see MetricIndex `assign`). */
+  get canonicalBytes(): Uint8Array | undefined {
+    return this.table.canonicalBytesOf(this.row);
+  }
+
   get key(): MetricKey {
     return metricKey(this.uuid, this.canonical);
   }
@@ -172,7 +177,7 @@ export class SeriesTable {
    * The shard's MetricInfo of a metric it takes samples of (its row made at its first sample);
    * `id`: its storage id's bytes, when the sender has them (a parse lane's declarations).
    */
-  adopt(m: WireMetric & { id?: Uint8Array }): ShardMetric {
+  adopt(m: WireMetric & { id?: Uint8Array; canonicalBytes?: Uint8Array }): ShardMetric {
     const id = m.id ?? this.idBytes(m.idHex);
     let n = this.ids.find(id);
     if (n < 0) n = this.ids.add(id);
@@ -180,7 +185,7 @@ export class SeriesTable {
     let row = this.rowOf[n]!;
     if (row === NOT_ADOPTED) {
       row = this.rowOf[n] = this.newRow(n, m);
-      this.pending.set(row, canonicalText(m));
+      this.pending.set(row, m.canonicalBytes ?? canonicalText(m));
       this.adopted++;
     }
     return this.metricAt(row);
@@ -264,16 +269,21 @@ export class SeriesTable {
   /** The canonical name of the metric in `row`: pending, forgotten, or the index's. */
   canonicalOf(row: number): string {
     const own = this.pending.get(row) ?? this.forgotten.get(row);
-    if (own !== undefined) return own;
+    if (own !== undefined) return typeof own === 'string' ? own : Buffer.from(own.buffer, own.byteOffset, own.byteLength).toString('utf8');
     const name = this.names(this.idOf(row));
     if (name === null) throw new Error(`BUG: metric ${this.idOf(row).toString('hex')} was let go of its name but the index does not hold it`);
     return name;
   }
 
+  /** The pending name's UTF-8 bytes, when it was declared as bytes (the index copies them as they are). */
+  canonicalBytesOf(row: number): Uint8Array | undefined {
+    const pending = this.pending.get(row);
+    return typeof pending === 'string' ? undefined : pending;
+  }
+
   nameOf(row: number): CanonicalName {
     // A pending name is canonical as the node sent it; one the index holds was checked when stored.
-    const pending = this.pending.get(row);
-    if (pending !== undefined) return splitCanonical(pending);
+    if (this.pending.get(row) !== undefined) return splitCanonical(this.canonicalOf(row));
     const canonical = this.canonicalOf(row);
     const parsed = canonicalizeMetricName(canonical);
     if (!parsed.ok) throw new Error(`BUG: stored canonical name ${JSON.stringify(canonical)} does not parse: ${parsed.reason}`);

@@ -34,6 +34,8 @@ export interface IndexableMetric {
   name: { canonical: string; name: string; tags: readonly { category: string; value: string | null }[] };
   /** The canonical name, when the metric has it without parsing (model/metric-info.ts `canonicalText`). */
   canonical?: string;
+  /** Its UTF-8 bytes, when the metric has them (a parse lane's declaration): copied as they are. */
+  canonicalBytes?: Uint8Array;
 }
 
 /** Type bits, in the order find reports types. */
@@ -650,13 +652,13 @@ export class MetricIndex {
   /** A new pending dense id for `m`. */
   private assign(m: IndexableMetric, storageId: Buffer): number {
     const id = this.size;
-    this.place(id, storageId, m.accountId, m.uuid, m.checkName, canonicalText(m));
+    this.place(id, storageId, m.accountId, m.uuid, m.checkName, m.canonicalBytes ?? canonicalText(m));
     this.state[id] = State.Pending;
     return id;
   }
 
   /** Fills the columns of `id` and links its storage id. */
-  private place(id: number, storageId: Uint8Array, accountId: number, uuid: string, checkName: string, canonical: string): void {
+  private place(id: number, storageId: Uint8Array, accountId: number, uuid: string, checkName: string, canonical: string | Uint8Array): void {
     if (id >= this.capacity) this.grow(roomFor(this.capacity, id + 1));
     // Ids restored from disk come in storage id order, not dense id order.
     if (id >= this.size) this.size = id + 1;
@@ -732,8 +734,9 @@ export class MetricIndex {
     return c;
   }
 
-  private appendName(id: number, canonical: string): void {
-    const bytes = Buffer.byteLength(canonical, 'utf8');
+  /** Keeps a name (text, or its UTF-8 bytes as they are) in the names arena. */
+  private appendName(id: number, canonical: string | Uint8Array): void {
+    const bytes = typeof canonical === 'string' ? Buffer.byteLength(canonical, 'utf8') : canonical.length;
     if (this.namesUsed + bytes > this.names.length) {
       const next = Buffer.allocUnsafe(Math.max(roomFor(this.names.length, this.namesUsed + bytes), 64 * 1024));
       this.names.copy(next, 0, 0, this.namesUsed);
@@ -741,7 +744,9 @@ export class MetricIndex {
     }
     this.nameStart[id] = this.namesUsed;
     this.nameLength[id] = bytes;
-    this.namesUsed += this.names.write(canonical, this.namesUsed, 'utf8');
+    if (typeof canonical === 'string') this.names.write(canonical, this.namesUsed, 'utf8');
+    else this.names.set(canonical, this.namesUsed);
+    this.namesUsed += bytes;
   }
 
   // Open addressing (linear probing) over the storage ids: slot → dense id + 1 (0 = empty).
