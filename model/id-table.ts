@@ -33,13 +33,38 @@ export class IdTable {
     return Buffer.from(this.ids.buffer, n * ID_BYTES, ID_BYTES);
   }
 
+  /**
+   * The number of `id`, numbering it if new: one probe either way (a new series' `find` and
+   * `add` probed the table twice, each a likely cache miss at a million ids).
+   */
+  numberOf(id: Uint8Array): number {
+    const mask = this.slots.length - 1;
+    let slot = hashOf(id, 0) & mask;
+    for (; ; slot = (slot + 1) & mask) {
+      const n = this.slots[slot]! - 1;
+      if (n < 0) break;
+      if (this.sameId(n, id)) return n;
+    }
+    const n = this.append(id);
+    // The empty slot the probe ended at is where `place` would put it, unless the slots grew.
+    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    else this.slots[slot] = n + 1;
+    return n;
+  }
+
   /** Numbers `id`, which must not be in the table: the next number. */
   add(id: Uint8Array): number {
+    const n = this.append(id);
+    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    else this.place(n);
+    return n;
+  }
+
+  /** Keeps `id`'s bytes as the next number (not yet in a slot). */
+  private append(id: Uint8Array): number {
     const n = this.count++;
     if (this.count * ID_BYTES > this.ids.length) this.ids = grown(this.ids, roomFor(this.ids.length, this.count * ID_BYTES));
     this.ids.set(id.subarray(0, ID_BYTES), n * ID_BYTES);
-    if (this.count * 2 > this.slots.length) this.rehash(this.slots.length * 2);
-    else this.place(n);
     return n;
   }
 

@@ -29,3 +29,27 @@ test('ids that share their hash bytes, or differ only in their last byte, are to
   other[14] = 0xff;
   t.is(table.find(other), -1);
 });
+
+test('numberOf finds a known id and numbers a new one, as find and add do, ids sharing hash bytes included', (t) => {
+  const table = new IdTable();
+  const clashing = (i: number) => {
+    const id = Buffer.alloc(16, 9);
+    id.writeUInt16BE(i, 12);
+    return id;
+  };
+  // Random ids and ids with one hash (long probe runs), asked in a shuffled order with repeats, past growths.
+  const ids = [...Array.from({ length: 20_000 }, () => randomBytes(16)), ...Array.from({ length: 400 }, (_, i) => clashing(i))];
+  const asked = Array.from({ length: 60_000 }, (_, k) => ids[(k * 7919) % ids.length]!);
+  const numbered = new Map<string, number>();
+  for (const id of asked) {
+    const key = id.toString('hex');
+    const n = table.numberOf(id);
+    if (!numbered.has(key)) {
+      t.is(n, numbered.size, 'a new id gets the next number');
+      numbered.set(key, n);
+    } else t.is(n, numbered.get(key)!);
+  }
+  t.is(table.size, numbered.size);
+  t.true([...numbered].every(([hex, n]) => table.find(Buffer.from(hex, 'hex')) === n));
+  t.is(table.add(randomBytes(16)), numbered.size, 'add still numbers after numberOf');
+});

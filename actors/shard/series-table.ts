@@ -179,8 +179,7 @@ export class SeriesTable {
    */
   adopt(m: WireMetric & { id?: Uint8Array; canonicalBytes?: Uint8Array }): ShardMetric {
     const id = m.id ?? this.idBytes(m.idHex);
-    let n = this.ids.find(id);
-    if (n < 0) n = this.ids.add(id);
+    const n = this.ids.numberOf(id);
     this.rowOf = withRoom(this.rowOf, n + 1, NOT_ADOPTED);
     let row = this.rowOf[n]!;
     if (row === NOT_ADOPTED) {
