@@ -32,7 +32,7 @@ export interface PartitionHooks {
 /** Reads back from the newest data (far past any real timestamp) until two samples are in hand. */
 const LATEST_HORIZON = 2 ** 52;
 
-/** A partition's rollup reads of one question that run side by side (`readRollupsEach`). */
+/** A partition's rollup reads of one question that run side by side (`readFieldsEach`). */
 const READS_SIDE_BY_SIDE = 8;
 
 export class Partition {

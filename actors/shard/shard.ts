@@ -5,8 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActivityWindow } from '../../model/activity.js';
 import type { FerriteConfig } from '../../model/config.js';
-import { NUMERIC_TRANSFORMS, numericColumns, numericValues } from '../../model/fetch/numeric.js';
-import type { RollupSlots } from '../../model/rollup/slots.js';
+import { NUMERIC_TRANSFORMS } from '../../model/fetch/numeric.js';
 import { CellSums } from '../../model/fetch/reduce.js';
 import { serializeHistogram } from '../../model/histogram/index.js';
 import { IngestBatch, SampleColumns } from '../../model/ingest-batch.js';
@@ -234,16 +233,13 @@ export class Shard {
     return fieldColumn(slots, FIELD_SPECS[type]);
   }
 
+  /** One stream's cells for a transform (NaN: none), read as `numericCellsMany` reads each; null when never stored here. */
   async numericCells(m: ReadMetric, g: SlotGeometry, transform: string): Promise<Float64Array | null> {
-    const slots = await this.numericSlots(m, g, transform);
-    return slots === null ? null : numericValues(transform, slots);
-  }
-
-  /** One stream read into slots for a transform; null when never stored here. */
-  private async numericSlots(m: ReadMetric, g: SlotGeometry, transform: string): Promise<RollupSlots | null> {
     const ref = await this.knownRef(m);
     if (ref === null) return null;
-    return this.partition(m.partition).readRollups(ref, g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, 'dispatch', numericColumns(transform));
+    const out = new Float64Array(g.count);
+    await this.partition(m.partition).readFieldsEach([ref], g.periodMs, g.startMs, g.startMs + g.count * g.periodMs, NUMERIC_TRANSFORMS[transform]!, () => out);
+    return out;
   }
 
   /** What a read finds the metric by; null when the index never held it. */
@@ -257,7 +253,7 @@ export class Shard {
   /**
    * Each stream's cells written into one array as its read ends. A partition reads its streams
    * of one transform in one turn of its mailbox, several side by side (partition.ts
-   * `readRollupsEach`); a stream's slots are gone once its cells are written.
+   * `readFieldsEach`); a stream's slots are gone once its cells are written.
    */
   async numericCellsMany(streams: NumericStream[], g: SlotGeometry): Promise<Float64Array> {
     const out = new Float64Array(streams.length * g.count).fill(NaN);

@@ -1,7 +1,7 @@
 // Numeric fetch transforms (interface §4.3): one value per slot from the slot's rollup
 // accumulator, which holds every measurement of the slot (and the rates they complete).
 import { emptyAccumulator, type RollupAccumulator } from '../rollup/accumulator.js';
-import { FIELD_SPECS, fieldColumn, fieldColumns, type FieldSpec } from '../rollup/fields.js';
+import { FIELD_SPECS, fieldColumn, type FieldSpec } from '../rollup/fields.js';
 import { RollupSlots } from '../rollup/slots.js';
 import { lookupTable } from '../lookup-table.js';
 
@@ -16,9 +16,6 @@ export const NUMERIC_TRANSFORMS: Record<string, FieldSpec> = lookupTable({
   derivative_stddev: FIELD_SPECS.derivative_stddev,
   stddev: FIELD_SPECS.stddev,
 });
-
-/** The rollup chunk columns a transform reads. */
-export const numericColumns = (name: string): number[] => fieldColumns(NUMERIC_TRANSFORMS[name]!, true);
 
 /** The transform per slot: NaN where the slot has no measurement or no finite value. */
 export function numericValues(name: string, slots: RollupSlots): Float64Array {
